@@ -1,0 +1,194 @@
+"""Generated out= and functional variants (spec section 2).
+
+Mutation-only ops (inplace or mutable kind) get a functional variant so that
+functionalization has something to call, and an out= variant so that every
+variant pairs up in a NativeFunctionsGroup. Generation happens only where the
+entry asks for it with ``autogen:``; the grouping check then insists that the
+``autogen:`` line names exactly what was generated.
+"""
+
+from __future__ import annotations
+
+import string
+from dataclasses import replace
+from types import MappingProxyType
+
+from atengen.errors import AtengenError
+from atengen.groups import pre_group
+from atengen.native_function import BackendMetadata, NativeFunction
+from atengen.schema import (
+    TENSOR,
+    Annotation,
+    Argument,
+    BaseOperatorName,
+    FunctionSchema,
+    OperatorName,
+    Return,
+    SchemaError,
+    SchemaKind,
+    check_schema,
+)
+
+# Out= ops in the torch YAML whose functional variant exists but cannot be
+# paired by signature (private or differently shaped); everywhere else a lone
+# out= op is an error, so new ones are caught.
+LONE_OUT_OPS_ALLOWED = frozenset(
+    {"adaptive_avg_pool3d_backward.grad_input", "_slow_conv2d_backward.grad_input"}
+)
+# Tags a generated variant inherits from the op it is generated from.
+_INHERITED_TAGS = frozenset({"nondeterministic_seeded", "view_copy", "pt2_compliant_tag"})
+# Generated kernels are plain composites: they call the original op.
+GENERATED_KERNEL_KEY = "CompositeExplicitAutograd"
+
+
+def add_generated_functions(
+    functions: list[NativeFunction],
+) -> tuple[list[NativeFunction], list[AtengenError]]:
+    """Returns ``functions`` plus the generated variants, and any errors."""
+    result = list(functions)
+    errors: list[AtengenError] = []
+    for d in pre_group(functions):
+        try:
+            result.extend(_generate_for_bucket(d))
+        except AtengenError as e:
+            errors.append(e)
+    return result, errors
+
+
+def _generate_for_bucket(d: dict[SchemaKind, NativeFunction]) -> list[NativeFunction]:
+    fns = list(d.values())
+    if all(f.manual_cpp_binding for f in fns):
+        return []
+    # Views alias their inputs; out= and functional copies of them make no sense.
+    # set_ is tagged inplace_view but is an ordinary mutation here.
+    if any(f.is_view_op and str(f.name.name) != "set_" for f in fns):
+        return []
+    # Transforms let CompositeImplicitAutograd ops decompose, so they need no
+    # variants, unless the op is part of the core op set.
+    is_core = any("core" in f.tags for f in fns)
+    if all(f.has_composite_implicit_autograd_kernel for f in fns) and not is_core:
+        return []
+    has_out = SchemaKind.out in d
+    if has_out and len(d) == 1:
+        out = d[SchemaKind.out]
+        if str(out.name) not in LONE_OUT_OPS_ALLOWED:
+            raise AtengenError(
+                out.loc,
+                f"out= op '{out.name}' has no functional or inplace variant to group with; "
+                "add the functional op to the YAML",
+            )
+        return []
+
+    base = (
+        d.get(SchemaKind.mutable)
+        or d.get(SchemaKind.inplace)
+        or d.get(SchemaKind.out)
+        or d[SchemaKind.functional]
+    )
+    wants_out = any("out" in str(name) for name in base.autogen)
+    # An out= variant turns tensor returns into out args (or self, if inplace),
+    # so ops returning no tensors cannot have one.
+    can_have_out = base.kind is SchemaKind.inplace or base.func.is_tensor_returning()
+    if wants_out and not has_out and not can_have_out:
+        raise AtengenError(
+            base.loc,
+            f"cannot generate an out= variant of '{base.name}': it returns no tensors; "
+            "remove the out name from 'autogen:'",
+        )
+    generated = []
+    gets_out = wants_out and not has_out and can_have_out
+    if gets_out:
+        generated.append(_generated_function(base, _out_schema(base)))
+    # A functional variant is only useful if the variants can be grouped,
+    # and groups need an out= variant.
+    if SchemaKind.functional not in d and (has_out or gets_out):
+        generated.append(_generated_function(base, _functional_schema(base.func)))
+    return generated
+
+
+def _generated_function(base: NativeFunction, func: FunctionSchema) -> NativeFunction:
+    try:
+        check_schema(func)
+    except SchemaError as e:
+        raise AtengenError(base.loc, f"generated variant '{func}' is invalid: {e}") from None
+    # out= kernels are named `<name>_<overload>` so overloads of one op
+    # (`randn.names_out`, `randn.generator_with_names_out`) do not collide.
+    kernel = func.name.unambiguous_name() if func.is_out_fn() else str(func.name.name)
+    if base.func.has_symint():
+        kernel += "_symint"
+    tags = {"generated"} | (base.tags & _INHERITED_TAGS)
+    if func.is_out_fn():
+        tags.add("out")
+    return NativeFunction(
+        namespace=base.namespace,
+        func=func,
+        loc=base.loc,
+        # Generated ops are for transforms, not users: no methods, not structured.
+        variants=frozenset({"function"}),
+        tags=frozenset(tags),
+        dispatch=MappingProxyType(
+            {GENERATED_KERNEL_KEY: BackendMetadata(kernel, "at::native", False)}
+        ),
+        device_guard=False,
+        device_check="NoCheck",
+        use_const_ref_for_mutable_tensors=base.use_const_ref_for_mutable_tensors,
+    )
+
+
+def _functional_schema(func: FunctionSchema) -> FunctionSchema:
+    """Mutated inputs become `<arg>_out` returns; a mutable base renames to `<name>_functional`."""
+    sig = func.signature(keep_return_names=True)
+    name = BaseOperatorName(
+        func.name.name.base,
+        inplace=False,
+        dunder_method=func.name.name.dunder_method,
+        # `foo.overload` may already exist for the mutable op's other overloads.
+        functional_overload=func.kind is SchemaKind.mutable,
+    )
+    return replace(sig, name=OperatorName(name, func.name.overload_name))
+
+
+def _out_overload(func: FunctionSchema) -> OperatorName:
+    overload = func.name.overload_name
+    name = replace(func.name.name, inplace=False)
+    return OperatorName(name, f"{overload}_out" if overload else "out")
+
+
+def _out_schema(base: NativeFunction) -> FunctionSchema:
+    func = base.func
+    if func.kind is SchemaKind.inplace:
+        # zero_(Tensor(a!) self) -> Tensor(a!)  =>  zero.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+        self_arg = func.arguments.self_arg
+        out = Argument("out", self_arg.type, None, self_arg.annotation)
+        arguments = func.arguments.without_self_annotation().with_out_args([out])
+        return FunctionSchema(_out_overload(func), arguments, func.returns)
+    returns, outs = _outs_from_returns(func)
+    if func.kind is SchemaKind.mutable:
+        # Mutable positionals stay mutable; only the returns become outs.
+        return FunctionSchema(_out_overload(func), func.arguments.with_out_args(outs), returns)
+    return FunctionSchema(
+        _out_overload(func), func.arguments.stripped().with_out_args(outs), returns
+    )
+
+
+def _outs_from_returns(func: FunctionSchema) -> tuple[tuple[Return, ...], list[Argument]]:
+    """Each tensor-like return becomes an out kwarg with a fresh alias letter.
+
+    Plain-Tensor returns stay as returns aliasing their outs; otherwise the
+    outs are not returned (you cannot method-chain on a tensor list).
+    """
+    used = {x for a in func.arguments.flat_all if a.annotation for x in a.annotation.alias_set}
+    fresh = [c for c in string.ascii_lowercase if c not in used]
+    all_plain_tensors = all(r.type == TENSOR for r in func.returns)
+    returns: list[Return] = []
+    outs: list[Argument] = []
+    for i, r in enumerate(func.returns):
+        if not r.type.is_tensor_like():
+            returns.append(r)
+            continue
+        annotation = Annotation((fresh[i],), True)
+        name = "out" if len(func.returns) == 1 else f"out{i}"
+        outs.append(Argument(name, r.type, None, annotation))
+        if all_plain_tensors:
+            returns.append(Return(None, r.type, annotation))
+    return tuple(returns), outs

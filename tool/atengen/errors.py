@@ -1,0 +1,50 @@
+"""One error type for every bad input, so the CLI prints ``file:line: error: ...``."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class Location:
+    """Where an entry (or one of its keys) sits in its YAML file; lines count from 1."""
+
+    path: str
+    line: int
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.line}"
+
+
+class AtengenError(Exception):
+    """A user-facing error: a location and a one-line message.
+
+    Several errors found in one pass are carried together in ``errors`` so a
+    user fixes them all in one edit-run cycle.
+    """
+
+    def __init__(self, location: Location | None, message: str):
+        # Messages must stay on one line: tools grep them and tests assert it.
+        self.location = location
+        self.message = " ".join(message.split())
+        self.errors: list[AtengenError] = [self]
+        super().__init__(self.format())
+
+    def format(self) -> str:
+        where = f"{self.location}: " if self.location else ""
+        return f"{where}error: {self.message}"
+
+    @classmethod
+    def combine(cls, errors: list[AtengenError]) -> AtengenError:
+        """One exception holding several errors, first one first."""
+        first = errors[0]
+        combined = cls(first.location, first.message)
+        combined.errors = list(errors)
+        return combined
+
+    def format_all(self) -> str:
+        return "\n".join(e.format() for e in self.errors)
+
+
+class SchemaError(ValueError):
+    """A malformed schema string; the model layer adds the entry's location."""

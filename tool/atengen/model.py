@@ -1,0 +1,131 @@
+"""The operator model: every NativeFunction (after autogen), its groups and view groups.
+
+``load_model(op_yaml, tags_yaml)`` is the one entry point the emitters and the
+CLI use. It reports every error it can find in one pass.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from functools import cached_property
+
+from atengen.autogen import add_generated_functions
+from atengen.errors import AtengenError, Location
+from atengen.groups import (
+    NativeFunctionsGroup,
+    NativeFunctionsViewGroup,
+    make_groups,
+    make_view_groups,
+    pre_group,
+)
+from atengen.native_function import NativeFunction, native_function_from_entry, parse_tags_yaml
+from atengen.yaml_loader import YamlList, YamlMap, load_yaml
+
+
+@dataclass(frozen=True, eq=False)
+class OperatorModel:
+    entries: int  # entries in the op YAML
+    functions: tuple[NativeFunction, ...]  # YAML order, then generated variants
+    groups: tuple[NativeFunctionsGroup, ...]
+    view_groups: tuple[NativeFunctionsViewGroup, ...]
+    valid_tags: frozenset[str] = field(default=frozenset())
+
+    @cached_property
+    def by_name(self) -> dict[str, NativeFunction]:
+        return {f"{f.namespace}::{f.name}": f for f in self.functions}
+
+    @cached_property
+    def group_of(self) -> dict[int, NativeFunctionsGroup]:
+        """id(NativeFunction) -> its group."""
+        return {id(f): g for g in self.groups for f in g.functions()}
+
+    @cached_property
+    def view_group_of(self) -> dict[int, NativeFunctionsViewGroup]:
+        return {id(f): g for g in self.view_groups for f in g.functions()}
+
+    def counts(self) -> dict[str, object]:
+        """Summary numbers for `atengen check`."""
+        kinds = Counter(f.kind.value for f in self.functions)
+        keys = Counter(k for f in self.functions for k in f.dispatch)
+        return {
+            "entries": self.entries,
+            "native_functions": len(self.functions),
+            "generated": sum(f.generated for f in self.functions),
+            "groups": len(self.groups),
+            "view_groups": len(self.view_groups),
+            "operator_base_names": len({(f.namespace, f.name.name.base) for f in self.functions}),
+            "kinds": dict(sorted(kinds.items())),
+            "dispatch_keys": dict(sorted(keys.items())),
+        }
+
+
+def load_model(op_yaml: str, tags_yaml: str) -> OperatorModel:
+    valid_tags = parse_tags_yaml(load_yaml(tags_yaml), tags_yaml)
+    doc = load_yaml(op_yaml)
+    return build_model(doc, op_yaml, valid_tags)
+
+
+def build_model(doc: object, path: str, valid_tags: frozenset[str]) -> OperatorModel:
+    if not isinstance(doc, YamlList):
+        line = doc.line if isinstance(doc, YamlMap) else 1
+        raise AtengenError(Location(path, line), "op YAML must be a list of '- func: ...' entries")
+    errors: list[AtengenError] = []
+    functions: list[NativeFunction] = []
+    for i, entry in enumerate(doc):
+        try:
+            functions.append(native_function_from_entry(entry, doc.item_location(i), valid_tags))
+        except AtengenError as e:
+            errors.append(e)
+    _raise_if(errors)
+    errors.extend(_check_names_and_delegates(functions))
+    _raise_if(errors)
+
+    functions, errors = add_generated_functions(functions)
+    _raise_if(errors)
+    groups, group_errors = make_groups(pre_group(functions))
+    view_groups, view_errors = make_view_groups(functions)
+    # `autogen:` on ops that get no variants (CompositeImplicitAutograd-only,
+    # views, manual bindings) is ignored, as torch's own YAML relies on.
+    errors = group_errors + view_errors
+    _raise_if(sorted(errors, key=lambda e: e.location.line if e.location else 0))
+    return OperatorModel(len(doc), tuple(functions), tuple(groups), tuple(view_groups), valid_tags)
+
+
+def _raise_if(errors: list[AtengenError]) -> None:
+    if errors:
+        raise AtengenError.combine([x for e in errors for x in e.errors])
+
+
+def _check_names_and_delegates(functions: list[NativeFunction]) -> list[AtengenError]:
+    errors = []
+    by_name: dict[tuple[str, str], NativeFunction] = {}
+    for f in functions:
+        key = (f.namespace, str(f.name))
+        if key in by_name:
+            first = by_name[key]
+            errors.append(
+                AtengenError(f.loc, f"op '{f.name}' is defined twice (first on line {first.loc.line})")
+            )
+        by_name[key] = f
+    for f in functions:
+        if f.structured_delegate is None:
+            continue
+        target = by_name.get((f.namespace, str(f.structured_delegate)))
+        if target is None:
+            errors.append(
+                AtengenError(
+                    f.loc,
+                    f"'{f.name}' is a structured_delegate of '{f.structured_delegate}', "
+                    "which does not exist",
+                )
+            )
+        elif not target.structured:
+            errors.append(
+                AtengenError(
+                    f.loc,
+                    f"'{f.name}' is a structured_delegate of '{f.structured_delegate}', which is "
+                    "not marked 'structured: True'",
+                )
+            )
+    return errors

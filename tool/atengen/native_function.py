@@ -1,0 +1,508 @@
+"""One operator entry of an op YAML, validated into a frozen NativeFunction."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+
+from atengen import dispatch_keys as dk
+from atengen.errors import AtengenError, Location, SchemaError
+from atengen.schema import (
+    Argument,
+    FunctionSchema,
+    OperatorName,
+    SchemaKind,
+    parse_argument,
+    parse_operator_name,
+    parse_schema,
+)
+from atengen.yaml_loader import YamlList, YamlMap
+
+# Every key an entry may have; anything else is a typo and an error.
+ENTRY_KEYS = (
+    "func",
+    "dispatch",
+    "variants",
+    "tags",
+    "device_check",
+    "device_guard",
+    "python_module",
+    "autogen",
+    "structured",
+    "structured_delegate",
+    "structured_inherits",
+    "precomputed",
+    "ufunc_inner_loop",
+    "cpp_no_default_args",
+    "manual_cpp_binding",
+    "manual_kernel_registration",
+    "category_override",
+    "use_const_ref_for_mutable_tensors",
+)
+_ENTRY_KEY_SET = frozenset(ENTRY_KEYS)
+DEFAULT_NAMESPACE = "aten"
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_UFUNC_KEYS = frozenset(
+    {"CUDAFunctor", "CUDAFunctorOnOther", "CUDAFunctorOnSelf", "CPUScalar", "CPUVector"}
+    | {"ScalarOnly", "Generic"}
+)
+
+
+@dataclass(frozen=True, slots=True)
+class BackendMetadata:
+    """The kernel registered for one dispatch key."""
+
+    kernel: str
+    cpp_namespace: str  # e.g. "at::native"
+    structured: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Precompute:
+    """`precomputed:` of a structured kernel: meta() computes these for impl()."""
+
+    replace: tuple[tuple[str, tuple[Argument, ...]], ...]  # kernel arg -> new args
+    add: tuple[Argument, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class UfuncInnerLoop:
+    key: str  # a UfuncKey such as Generic or ScalarOnly
+    name: str
+    dtypes: tuple[str, ...]
+
+
+@dataclass(frozen=True, eq=False)
+class NativeFunction:
+    namespace: str
+    func: FunctionSchema
+    loc: Location
+    variants: frozenset[str]
+    tags: frozenset[str]
+    # dispatch key -> kernel, in YAML order; after autogen, generated variants
+    # carry their composite kernels here too.
+    dispatch: Mapping[str, BackendMetadata]
+    structured: bool = False
+    structured_delegate: OperatorName | None = None
+    structured_inherits: str | None = None
+    precomputed: Precompute | None = None
+    ufunc_inner_loop: tuple[UfuncInnerLoop, ...] = ()
+    autogen: tuple[OperatorName, ...] = ()
+    device_guard: bool = True
+    device_check: str = "ExactSame"
+    python_module: str | None = None
+    category_override: str | None = None
+    cpp_no_default_args: frozenset[str] = frozenset()
+    manual_cpp_binding: bool = False
+    manual_kernel_registration: bool = False
+    use_const_ref_for_mutable_tensors: bool = False
+
+    @property
+    def name(self) -> OperatorName:
+        return self.func.name
+
+    @property
+    def kind(self) -> SchemaKind:
+        return self.func.kind
+
+    @property
+    def generated(self) -> bool:
+        return "generated" in self.tags
+
+    @property
+    def part_of_structured_group(self) -> bool:
+        return self.structured or self.structured_delegate is not None
+
+    def has_kernel(self, key: str) -> bool:
+        return key in self.dispatch
+
+    @property
+    def has_composite_implicit_autograd_kernel(self) -> bool:
+        return "CompositeImplicitAutograd" in self.dispatch
+
+    @property
+    def has_composite_kernel(self) -> bool:
+        return any(k in self.dispatch for k in dk.COMPOSITE_KEYS)
+
+    @property
+    def is_view_op(self) -> bool:
+        """Returns an alias of an input: a non-mutating aliased return, an
+        inplace_view op, or an input whose alias set widens to a wildcard."""
+        if any(r.annotation is not None and not r.annotation.is_write for r in self.func.returns):
+            return True
+        # resize_ and resize_as_ are tagged inplace_view but functionalization
+        # treats them as ordinary mutations (there is no out-of-place resize view).
+        if "inplace_view" in self.tags and str(self.name) not in ("resize_", "resize_as_"):
+            return True
+        return any(
+            a.annotation is not None and "*" in a.annotation.alias_set_after
+            for a in self.func.arguments.flat_all
+        )
+
+
+def parse_tags_yaml(doc: object, path: str) -> frozenset[str]:
+    """tags.yaml: a list of `{tag: name, desc: text}`."""
+    if not isinstance(doc, YamlList):
+        line = doc.line if isinstance(doc, YamlMap) else 1
+        raise AtengenError(Location(path, line), "tags YAML must be a list of '- tag: <name>'")
+    tags: set[str] = set()
+    for i, e in enumerate(doc):
+        loc = doc.item_location(i)
+        if not isinstance(e, YamlMap) or not isinstance(e.get("tag"), str):
+            raise AtengenError(loc, "each tags YAML item must be a mapping with a string 'tag'")
+        extra = set(e) - {"tag", "desc"}
+        if extra:
+            raise AtengenError(loc, f"unknown key(s) in tag entry: {', '.join(sorted(extra))}")
+        if not isinstance(e.get("desc"), str) or not e["desc"].strip():
+            raise AtengenError(loc, f"tag '{e['tag']}' needs a non-empty 'desc'")
+        if e["tag"] in tags:
+            raise AtengenError(loc, f"tag '{e['tag']}' is defined twice")
+        tags.add(e["tag"])
+    return frozenset(tags)
+
+
+class _EntryReader:
+    """Typed access to one entry's keys; every error points at the key's line."""
+
+    def __init__(self, entry: YamlMap):
+        self.entry = entry
+
+    def err(self, key: str | None, message: str) -> AtengenError:
+        loc = self.entry.key_location(key) if key else self.entry.location
+        return AtengenError(loc, message)
+
+    def get(self, key: str, types: type | tuple[type, ...], default, what: str):
+        value = self.entry.get(key, default)
+        if value is not default and not isinstance(value, types):
+            raise self.err(key, f"'{key}' must be {what}, got {_describe(value)}")
+        return value
+
+    def boolean(self, key: str, default: bool) -> bool:
+        return self.get(key, bool, default, "True or False")
+
+    def string(self, key: str) -> str | None:
+        return self.get(key, str, None, "a string")
+
+
+def _describe(value: object) -> str:
+    if isinstance(value, dict):
+        return "a mapping"
+    if isinstance(value, list):
+        return "a list"
+    return f"{value!r} ({type(value).__name__})"
+
+
+def native_function_from_entry(
+    entry: object, loc: Location, valid_tags: frozenset[str]
+) -> NativeFunction:
+    if not isinstance(entry, YamlMap):
+        raise AtengenError(loc, f"each op YAML item must be a mapping, got {_describe(entry)}")
+    r = _EntryReader(entry)
+    unknown = [k for k in entry if k not in _ENTRY_KEY_SET]
+    if unknown:
+        raise r.err(
+            unknown[0],
+            f"unknown key '{unknown[0]}' in entry; allowed keys: {', '.join(ENTRY_KEYS)}",
+        )
+    raw_func = r.get("func", str, None, "a schema string")
+    if raw_func is None:
+        raise r.err(None, "entry has no 'func:' schema")
+    namespace, func = _parse_func(r, raw_func)
+
+    variants = _parse_variants(r)
+    structured = r.boolean("structured", False)
+    delegate = _parse_op_name(r, "structured_delegate")
+    inherits = r.string("structured_inherits")
+    if inherits is not None and "::" in inherits:
+        raise r.err("structured_inherits", "structured_inherits cannot name a namespace")
+    device_guard = r.boolean("device_guard", True)
+    device_check = r.get("device_check", str, "ExactSame", "ExactSame or NoCheck")
+    if device_check not in ("ExactSame", "NoCheck"):
+        raise r.err("device_check", f"illegal device_check '{device_check}'; use ExactSame or NoCheck")
+    python_module = r.string("python_module")
+    if python_module is not None and "method" in variants:
+        raise r.err("python_module", "functions in a python_module cannot be methods")
+    use_const_ref = r.boolean("use_const_ref_for_mutable_tensors", False)
+    if use_const_ref and func.arguments.out:
+        raise r.err(
+            "use_const_ref_for_mutable_tensors",
+            "use_const_ref_for_mutable_tensors is not supported on out= ops",
+        )
+    tags = _parse_tags(r, namespace, func, valid_tags)
+    dispatch = _parse_dispatch(r, func, structured, delegate)
+    ufunc_loops = _parse_ufunc_inner_loop(r, structured)
+    if ufunc_loops:
+        for key in dk.UFUNC_DISPATCH_KEYS:
+            if key in dispatch:
+                raise r.err("dispatch", f"ufunc ops must not list {key} in dispatch; it is generated")
+            dispatch[key] = BackendMetadata(f"ufunc_{func.name.name}_{key}", "at::native", True)
+
+    nf = NativeFunction(
+        namespace=namespace,
+        func=func,
+        loc=loc,
+        variants=variants,
+        tags=tags,
+        dispatch=MappingProxyType(dispatch),
+        structured=structured,
+        structured_delegate=delegate,
+        structured_inherits=inherits,
+        precomputed=_parse_precomputed(r, func, structured),
+        ufunc_inner_loop=ufunc_loops,
+        autogen=_parse_autogen(r),
+        device_guard=device_guard,
+        device_check=device_check,
+        python_module=python_module,
+        category_override=r.string("category_override"),
+        cpp_no_default_args=_parse_cpp_no_default_args(r, func),
+        manual_cpp_binding=r.boolean("manual_cpp_binding", False),
+        manual_kernel_registration=r.boolean("manual_kernel_registration", False),
+        use_const_ref_for_mutable_tensors=use_const_ref,
+    )
+    _check_function(r, nf)
+    return nf
+
+
+def _parse_func(r: _EntryReader, raw: str) -> tuple[str, FunctionSchema]:
+    namespace = DEFAULT_NAMESPACE
+    text = raw
+    head = raw.split("(", 1)[0]
+    if "::" in head:
+        namespace, _, _ = head.partition("::")
+        text = raw[len(namespace) + 2 :]
+        if not _IDENT.fullmatch(namespace) or "::" in text.split("(", 1)[0]:
+            raise r.err("func", f"illegal namespace in '{head}'; use one level, e.g. myops::foo")
+    try:
+        return namespace, parse_schema(text)
+    except SchemaError as e:
+        raise r.err("func", f"bad schema '{raw}': {e}") from None
+
+
+def _parse_op_name(r: _EntryReader, key: str) -> OperatorName | None:
+    s = r.string(key)
+    if s is None:
+        return None
+    if "::" in s:
+        raise r.err(key, f"{key} cannot name a namespace; it uses the op's own")
+    try:
+        return parse_operator_name(s)
+    except SchemaError as e:
+        raise r.err(key, f"bad {key} '{s}': {e}") from None
+
+
+def _parse_variants(r: _EntryReader) -> frozenset[str]:
+    raw = r.get("variants", str, "function", "'function', 'method' or 'function, method'")
+    variants = [v.strip() for v in raw.split(",")]
+    for v in variants:
+        if v not in ("function", "method"):
+            raise r.err("variants", f"illegal variant '{v}'; use function and/or method")
+    return frozenset(variants)
+
+
+def _parse_tags(
+    r: _EntryReader, namespace: str, func: FunctionSchema, valid_tags: frozenset[str]
+) -> frozenset[str]:
+    raw = r.entry.get("tags", [])
+    items = [raw] if isinstance(raw, str) else raw
+    if not isinstance(items, list) or not all(isinstance(t, str) for t in items):
+        raise r.err("tags", f"'tags' must be a tag name or a list of tag names, got {_describe(raw)}")
+    for t in items:
+        if t not in valid_tags:
+            raise r.err("tags", f"unknown tag '{t}'; tags must be defined in the tags YAML")
+    tags = set(items)
+    # torch's convention: every aten op is pt2-compliant, out= ops carry "out" and
+    # inplace ops "inplace" (when the tags YAML defines those tags).
+    if namespace == "aten" and "pt2_compliant_tag" in valid_tags:
+        tags.add("pt2_compliant_tag")
+    if func.is_out_fn() and "out" in valid_tags:
+        tags.add("out")
+    if func.name.name.inplace and "inplace" in valid_tags:
+        tags.add("inplace")
+    return frozenset(tags)
+
+
+def _cpp_name(func: FunctionSchema) -> str:
+    """The default kernel name of an op: its base name, plus `_out` for out= ops."""
+    return str(func.name.name) + ("_out" if func.is_out_fn() else "")
+
+
+def _parse_dispatch(
+    r: _EntryReader, func: FunctionSchema, structured: bool, delegate: OperatorName | None
+) -> dict[str, BackendMetadata]:
+    raw = r.entry.get("dispatch")
+    dispatch: dict[str, BackendMetadata] = {}
+    if raw is None:
+        if structured or delegate is not None:
+            return dispatch
+        name = str(func.name.name)
+        args = func.arguments
+        is_factory = args.tensor_options is not None and not any(
+            a.type.is_tensor_like() for a in args.flat_non_out
+        )
+        if name.startswith("new_") or name.endswith("_like") or is_factory:
+            raise r.err(
+                None,
+                f"factory function '{name}' needs a CompositeExplicitAutograd dispatch entry; "
+                "without a dispatch table it would be CompositeImplicitAutograd, and factories "
+                "must not decompose",
+            )
+        dispatch["CompositeImplicitAutograd"] = BackendMetadata(_cpp_name(func), "at::native", False)
+        return dispatch
+    # `dispatch: {}` is allowed: an op with no kernels at all (not even the
+    # implicit CompositeImplicitAutograd one), registered by hand elsewhere.
+    if not isinstance(raw, YamlMap):
+        raise r.err("dispatch", f"'dispatch' must be a mapping of keys to kernels, got {_describe(raw)}")
+    for keys, kernel in raw.items():
+        loc = raw.key_location(keys)
+        if not isinstance(kernel, str) or not kernel:
+            raise AtengenError(loc, f"dispatch kernel for '{keys}' must be a name, got {_describe(kernel)}")
+        for key in (k.strip() for k in keys.split(",")):
+            if not dk.is_op_yaml_dispatch_key(key):
+                why = "cannot be used in an op YAML" if dk.is_known_dispatch_key(key) else "is unknown"
+                raise AtengenError(loc, f"dispatch key '{key}' {why}{dk.closest_key(key)}")
+            if key in dispatch:
+                raise AtengenError(loc, f"dispatch key '{key}' is given twice")
+            dispatch[key] = _backend_metadata(loc, kernel, structured and key in dk.STRUCTURED_DISPATCH_KEYS)
+
+    composites = [k for k in dk.COMPOSITE_KEYS if k in dispatch]
+    if len(composites) > 1:
+        raise r.err(
+            "dispatch",
+            "cannot specify more than one of CompositeExplicitAutograd, "
+            "CompositeExplicitAutogradNonFunctional, or CompositeImplicitAutograd on a single "
+            "kernel; each strictly subsumes the other. If you wanted to provide an explicit "
+            "autograd implementation, specify CompositeExplicitAutograd; otherwise specify "
+            "CompositeImplicitAutograd only",
+        )
+    if set(dispatch) == {"CompositeImplicitAutograd"} and delegate is None:
+        kernel = dispatch["CompositeImplicitAutograd"].kernel
+        if kernel == _cpp_name(func):
+            raise r.err("dispatch", "unnecessary dispatch table for this function; just delete it")
+        if "_symint" not in kernel:
+            raise r.err(
+                "dispatch",
+                f"unexpected name for a lone CompositeImplicitAutograd kernel: expected "
+                f"'{_cpp_name(func)}' but got '{kernel}'; rename the implementation and delete "
+                "the dispatch table",
+            )
+    if delegate is not None:
+        for key in sorted(dk.STRUCTURED_DISPATCH_KEYS & set(dispatch)):
+            raise r.err("dispatch", f"a structured_delegate op must not list {key} in dispatch; it is delegated")
+    return dispatch
+
+
+def _backend_metadata(loc: Location, kernel: str, structured: bool) -> BackendMetadata:
+    # `CPU: at::native::foo` or `CPU: foo`; up to three namespace levels.
+    *namespaces, name = kernel.split("::")
+    if not _IDENT.fullmatch(name) or len(namespaces) > 3 or not all(_IDENT.fullmatch(n) for n in namespaces):
+        raise AtengenError(loc, f"illegal kernel name '{kernel}'")
+    cpp_namespace = "::".join(namespaces) if namespaces else "at"
+    if not cpp_namespace.endswith("::native"):
+        cpp_namespace += "::native"
+    return BackendMetadata(name, cpp_namespace, structured)
+
+
+def _parse_autogen(r: _EntryReader) -> tuple[OperatorName, ...]:
+    raw = r.get("autogen", str, "", "a comma-separated string of op names")
+    names = []
+    for s in (x.strip() for x in raw.split(",")) if raw else ():
+        try:
+            names.append(parse_operator_name(s))
+        except SchemaError as e:
+            raise r.err("autogen", f"bad autogen name '{s}': {e}") from None
+    return tuple(names)
+
+
+def _parse_cpp_no_default_args(r: _EntryReader, func: FunctionSchema) -> frozenset[str]:
+    raw = r.get("cpp_no_default_args", list, [], "a list of argument names")
+    defaulted = {a.name for a in func.arguments.flat_all if a.default is not None}
+    for name in raw:
+        if not isinstance(name, str) or name not in defaulted:
+            raise r.err("cpp_no_default_args", f"cpp_no_default_args names '{name}', which is not an argument with a default")
+    return frozenset(raw)
+
+
+def _parse_precomputed(r: _EntryReader, func: FunctionSchema, structured: bool) -> Precompute | None:
+    raw = r.get("precomputed", list, None, "a list of 'arg -> type name, ...' lines")
+    if raw is None:
+        return None
+    if not structured:
+        raise r.err("precomputed", "precomputed requires structured: True")
+    if not raw or not all(isinstance(x, str) for x in raw):
+        raise r.err("precomputed", "precomputed must be a non-empty list of strings")
+    lines = list(raw)
+    # The last line may list added parameters that replace nothing.
+    add_line = lines.pop() if " -> " not in lines[-1] else None
+    arg_names = {a.name for a in func.arguments.flat_non_out}
+    replace: list[tuple[str, tuple[Argument, ...]]] = []
+    try:
+        for line in lines:
+            if " -> " not in line:
+                raise r.err("precomputed", f"'{line}': only the last precomputed line may omit ' -> '")
+            arg, _, decls = line.partition(" -> ")
+            if arg not in arg_names:
+                raise r.err("precomputed", f"precomputed replaces '{arg}', which is not an argument")
+            replace.append((arg, tuple(parse_argument(d.strip()) for d in decls.split(","))))
+        add = tuple(parse_argument(d.strip()) for d in add_line.split(",")) if add_line else ()
+    except SchemaError as e:
+        raise r.err("precomputed", f"bad precomputed declaration: {e}") from None
+    return Precompute(tuple(replace), add)
+
+
+def _parse_ufunc_inner_loop(r: _EntryReader, structured: bool) -> tuple[UfuncInnerLoop, ...]:
+    raw = r.entry.get("ufunc_inner_loop")
+    if raw is None:
+        return ()
+    if not structured:
+        raise r.err("ufunc_inner_loop", "ufunc_inner_loop requires structured: True")
+    items = {"Generic": raw} if isinstance(raw, str) else raw
+    if not isinstance(items, dict):
+        raise r.err("ufunc_inner_loop", f"ufunc_inner_loop must be a string or mapping, got {_describe(raw)}")
+    loops = []
+    for key, value in items.items():
+        if key not in _UFUNC_KEYS:
+            raise r.err("ufunc_inner_loop", f"unknown ufunc key '{key}'; allowed: {', '.join(sorted(_UFUNC_KEYS))}")
+        m = re.fullmatch(r"(\w+) \((.+)\)", value) if isinstance(value, str) else None
+        if m is None:
+            raise r.err("ufunc_inner_loop", f"ufunc_inner_loop value for {key} must look like 'name (Dtype, ...)'")
+        loops.append(UfuncInnerLoop(key, m.group(1), tuple(d.strip() for d in m.group(2).split(","))))
+    return tuple(loops)
+
+
+def _check_function(r: _EntryReader, f: NativeFunction) -> None:
+    """Cross-key rules of one entry."""
+    kind = f.kind
+    if f.func.arguments.out and f.variants != {"function"}:
+        raise r.err("variants", "ops with out arguments must have only the function variant")
+    if f.structured:
+        if kind is not SchemaKind.out:
+            raise r.err("structured", "put structured: True on the out= variant; did you mean structured_delegate?")
+        if not f.device_guard:
+            raise r.err("device_guard", "device_guard: False is not respected by structured kernels")
+    if f.structured_delegate is not None:
+        if kind is SchemaKind.out:
+            raise r.err("structured_delegate", "structured_delegate is not allowed on out= ops; did you mean structured?")
+        if not f.device_guard:
+            raise r.err("device_guard", "device_guard: False is not respected by structured kernels")
+    if f.structured_inherits is not None and not f.structured:
+        raise r.err("structured_inherits", "structured_inherits requires structured: True")
+    if str(f.name).startswith("_foreach") and f.device_check != "NoCheck":
+        raise r.err(None, "foreach ops must use device_check: NoCheck")
+    if "inplace_view" in f.tags and str(f.name) not in ("resize_", "resize_as_") and str(f.name.name) != "set_":
+        if not f.name.name.inplace:
+            raise r.err("tags", f"'{f.name}' is tagged inplace_view but its name has no trailing '_'")
+    if _looks_random(f.func) and "nondeterministic_seeded" not in f.tags:
+        raise r.err(None, f"'{f.name}' looks random (rand/dropout/Generator) and needs the nondeterministic_seeded tag")
+
+
+def _looks_random(func: FunctionSchema) -> bool:
+    name = str(func.name)
+    args = func.arguments.flat_non_out
+    if "rand" in name:
+        return True
+    if any(str(a.type).startswith("Generator") for a in args):
+        return True
+    dropout = "dropout" in name or any("dropout" in a.name for a in func.arguments.flat_all)
+    return dropout and "backward" not in name and str(func.name.name) != "_cudnn_init_dropout_state"

@@ -1,0 +1,722 @@
+"""Function schemas: parse, print, classify and normalise.
+
+The grammar is the one ``native_functions.yaml`` uses, e.g.
+``add.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)``.
+Printing is canonical: ``str(parse_schema(s)) == s`` for every schema in the real
+YAML, and parsing rejects strings that would not print back identically, so a
+schema has exactly one spelling.
+"""
+
+from __future__ import annotations
+
+import enum
+import re
+from dataclasses import dataclass, replace
+from functools import cache, cached_property
+
+from atengen.errors import SchemaError
+
+# ---------------------------------------------------------------------------
+# Types
+
+BASE_TYPE_NAMES = frozenset(
+    {
+        "Generator",
+        "ScalarType",
+        "Tensor",
+        "int",
+        "Dimname",
+        "DimVector",
+        "float",
+        "str",
+        "bool",
+        "Layout",
+        "Device",
+        "DeviceIndex",
+        "Scalar",
+        "MemoryFormat",
+        "QScheme",
+        "Storage",
+        "Stream",
+        "SymInt",
+        "SymBool",
+        "GraphModule",
+    }
+)
+_CUSTOM_CLASS_PREFIX = "__torch__.torch.classes."
+_CUSTOM_CLASS_RE = re.compile(r"[A-Za-z0-9_.]+")
+_IDENT_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+@dataclass(frozen=True, slots=True)
+class BaseType:
+    name: str
+
+    def __str__(self) -> str:
+        return self.name
+
+    def is_tensor_like(self) -> bool:
+        return self.name == "Tensor"
+
+    def is_symint_like(self) -> bool:
+        return self.name == "SymInt"
+
+
+@dataclass(frozen=True, slots=True)
+class CustomClassType:
+    class_name: str
+
+    def __str__(self) -> str:
+        return _CUSTOM_CLASS_PREFIX + self.class_name
+
+    def is_tensor_like(self) -> bool:
+        return False
+
+    def is_symint_like(self) -> bool:
+        return False
+
+
+@dataclass(frozen=True, slots=True)
+class OptionalType:
+    elem: Type
+
+    def __str__(self) -> str:
+        return f"{self.elem}?"
+
+    def is_tensor_like(self) -> bool:
+        return self.elem.is_tensor_like()
+
+    def is_symint_like(self) -> bool:
+        return self.elem.is_symint_like()
+
+
+@dataclass(frozen=True, slots=True)
+class ListType:
+    elem: Type
+    size: int | None  # int[2] has size 2; int[] has None
+
+    def __str__(self) -> str:
+        return f"{self.elem}[{'' if self.size is None else self.size}]"
+
+    def is_tensor_like(self) -> bool:
+        return self.elem.is_tensor_like()
+
+    def is_symint_like(self) -> bool:
+        return self.elem.is_symint_like()
+
+
+Type = BaseType | CustomClassType | OptionalType | ListType
+
+TENSOR = BaseType("Tensor")
+_LIST_SUFFIX_RE = re.compile(r"^(.+)\[([0-9]*)\]$")
+
+
+@cache
+def parse_type(s: str) -> Type:
+    # Suffixes bind from the right: `Tensor?[]` is a list of optionals and
+    # `int[]?` an optional list.
+    if s.endswith("?"):
+        return OptionalType(parse_type(s[:-1]))
+    m = _LIST_SUFFIX_RE.match(s)
+    if m:
+        size = m.group(2)
+        if size.startswith("0") and size != "0":
+            raise SchemaError(f"unrecognized type '{s}'")
+        return ListType(parse_type(m.group(1)), int(size) if size else None)
+    if s in BASE_TYPE_NAMES:
+        return BaseType(s)
+    if s.startswith(_CUSTOM_CLASS_PREFIX):
+        name = s[len(_CUSTOM_CLASS_PREFIX) :]
+        if _CUSTOM_CLASS_RE.fullmatch(name):
+            return CustomClassType(name)
+    raise SchemaError(f"unrecognized type '{s}'")
+
+
+# ---------------------------------------------------------------------------
+# Alias annotations: `a`, `a!`, `a|b`, `a -> *`, `a! -> a|b`
+
+_ALIAS_SET_RE = r"[a-z](?:\|[a-z])*"
+_ANNOTATION_RE = re.compile(rf"({_ALIAS_SET_RE})(!?)(?: -> (\*|{_ALIAS_SET_RE}))?")
+
+
+@dataclass(frozen=True, slots=True)
+class Annotation:
+    alias_set: tuple[str, ...]
+    is_write: bool
+    alias_set_after: tuple[str, ...] = ()
+
+    def __str__(self) -> str:
+        s = "|".join(self.alias_set) + ("!" if self.is_write else "")
+        if self.alias_set_after:
+            s += " -> " + "|".join(self.alias_set_after)
+        return s
+
+
+@cache
+def parse_annotation(s: str) -> Annotation:
+    m = _ANNOTATION_RE.fullmatch(s)
+    if m is None:
+        raise SchemaError(f"unrecognized alias annotation '{s}'")
+    before = tuple(m.group(1).split("|"))
+    is_write = m.group(2) == "!"
+    after = tuple(m.group(3).split("|")) if m.group(3) else ()
+    if is_write and len(before) > 1:
+        raise SchemaError(f"alias set larger than 1 cannot be mutable: '{s}'")
+    if len(before) > 1 and len(after) > 1:
+        raise SchemaError(f"before and after alias sets cannot both be larger than 1: '{s}'")
+    return Annotation(before, is_write, after)
+
+
+# ---------------------------------------------------------------------------
+# Arguments and returns
+
+
+@dataclass(frozen=True, slots=True)
+class Argument:
+    name: str
+    type: Type
+    default: str | None
+    annotation: Annotation | None
+
+    @property
+    def is_write(self) -> bool:
+        return self.annotation is not None and self.annotation.is_write
+
+    def __str__(self) -> str:
+        mb_default = f"={self.default}" if self.default is not None else ""
+        return f"{_type_with_annotation(self.type, self.annotation)} {self.name}{mb_default}"
+
+
+@dataclass(frozen=True, slots=True)
+class Return:
+    name: str | None
+    type: Type
+    annotation: Annotation | None
+
+    @property
+    def is_write(self) -> bool:
+        return self.annotation is not None and self.annotation.is_write
+
+    def __str__(self) -> str:
+        t = _type_with_annotation(self.type, self.annotation)
+        return t if self.name is None else f"{t} {self.name}"
+
+
+def _type_with_annotation(t: Type, annotation: Annotation | None) -> str:
+    s = str(t)
+    if annotation is None:
+        return s
+    # Only Tensor, Tensor? and Tensor[] carry annotations: `Tensor(a!)?`.
+    return f"Tensor({annotation}){s[len('Tensor') :]}"
+
+
+_ANNOTATED_TENSOR_RE = re.compile(r"Tensor\((.+)\)(\?|\[\])?")
+
+
+def _split_type_and_rest(s: str) -> tuple[Type, Annotation | None, str | None]:
+    """``Tensor(a -> *)[] self=x`` -> (type, annotation, ``self=x``).
+
+    The type ends at the first space outside parentheses (annotations such as
+    ``a -> *`` contain spaces).
+    """
+    depth = 0
+    cut = -1
+    for i, c in enumerate(s):
+        if c == "(":
+            depth += 1
+        elif c == ")":
+            depth -= 1
+        elif c == " " and depth == 0:
+            cut = i
+            break
+    type_s, rest = (s, None) if cut < 0 else (s[:cut], s[cut + 1 :])
+    if "(" in type_s:
+        m = _ANNOTATED_TENSOR_RE.fullmatch(type_s)
+        if m is None:
+            raise SchemaError(f"unrecognized alias analysis form '{type_s}'")
+        return parse_type("Tensor" + (m.group(2) or "")), parse_annotation(m.group(1)), rest
+    return parse_type(type_s), None, rest
+
+
+@cache  # results are immutable, and most argument strings repeat
+def parse_argument(s: str) -> Argument:
+    t, annotation, rest = _split_type_and_rest(s)
+    if rest is None:
+        raise SchemaError(f"argument '{s}' needs a type and a name")
+    name, eq, default = rest.partition("=")
+    if not _IDENT_RE.fullmatch(name):
+        raise SchemaError(f"illegal argument name in '{s}'")
+    if eq and not default:
+        raise SchemaError(f"empty default value in argument '{s}'")
+    return Argument(name, t, default if eq else None, annotation)
+
+
+@cache
+def parse_return(s: str) -> Return:
+    t, annotation, name = _split_type_and_rest(s)
+    if name is not None and not _IDENT_RE.fullmatch(name):
+        raise SchemaError(f"illegal return name in '{s}'")
+    return Return(name, t, annotation)
+
+
+@dataclass(frozen=True, slots=True)
+class TensorOptionsArguments:
+    """The four kwargs `dtype, layout, device, pin_memory` of factory functions."""
+
+    dtype: Argument
+    layout: Argument
+    device: Argument
+    pin_memory: Argument
+
+    def all(self) -> tuple[Argument, ...]:
+        return (self.dtype, self.layout, self.device, self.pin_memory)
+
+
+_TENSOR_OPTIONS_PATTERN = (
+    ("dtype", BaseType("ScalarType")),
+    ("layout", BaseType("Layout")),
+    ("device", BaseType("Device")),
+    ("pin_memory", BaseType("bool")),
+)
+
+
+def _looks_like_tensor_option(a: Argument, name: str, t: Type) -> bool:
+    return a.name == name and (a.type == t or a.type == OptionalType(t))
+
+
+@dataclass(frozen=True, slots=True)
+class Arguments:
+    pre_self_positional: tuple[Argument, ...]
+    self_arg: Argument | None
+    post_self_positional: tuple[Argument, ...]
+    pre_tensor_options_kwarg_only: tuple[Argument, ...]
+    tensor_options: TensorOptionsArguments | None
+    post_tensor_options_kwarg_only: tuple[Argument, ...]
+    out: tuple[Argument, ...]
+
+    @property
+    def flat_positional(self) -> tuple[Argument, ...]:
+        self_part = (self.self_arg,) if self.self_arg is not None else ()
+        return self.pre_self_positional + self_part + self.post_self_positional
+
+    @property
+    def flat_kwarg_only(self) -> tuple[Argument, ...]:
+        options = self.tensor_options.all() if self.tensor_options is not None else ()
+        return self.pre_tensor_options_kwarg_only + options + self.post_tensor_options_kwarg_only
+
+    @property
+    def flat_non_out(self) -> tuple[Argument, ...]:
+        return self.flat_positional + self.flat_kwarg_only
+
+    @property
+    def flat_all(self) -> tuple[Argument, ...]:
+        return self.flat_positional + self.flat_kwarg_only + self.out
+
+    def __str__(self) -> str:
+        parts = [str(a) for a in self.flat_positional]
+        kwargs = self.flat_kwarg_only
+        if kwargs or self.out:
+            parts.append("*")
+        parts.extend(str(a) for a in kwargs)
+        parts.extend(str(a) for a in self.out)
+        return ", ".join(parts)
+
+    def stripped(self, *, strip_default: bool = False) -> Arguments:
+        """The overload-independent part: no annotations, no TensorOptions, no outs."""
+
+        def strip(a: Argument) -> Argument:
+            return Argument(a.name, a.type, None if strip_default else a.default, None)
+
+        return Arguments(
+            pre_self_positional=tuple(map(strip, self.pre_self_positional)),
+            self_arg=strip(self.self_arg) if self.self_arg is not None else None,
+            post_self_positional=tuple(map(strip, self.post_self_positional)),
+            # With TensorOptions gone, later kwargs simply follow the earlier ones.
+            pre_tensor_options_kwarg_only=tuple(
+                map(strip, self.pre_tensor_options_kwarg_only + self.post_tensor_options_kwarg_only)
+            ),
+            tensor_options=None,
+            post_tensor_options_kwarg_only=(),
+            out=(),
+        )
+
+    def with_out_args(self, outs: list[Argument]) -> Arguments:
+        return replace(self, out=self.out + tuple(outs))
+
+    def without_self_annotation(self) -> Arguments:
+        return replace(self, self_arg=replace(self.self_arg, annotation=None))
+
+
+def _split_top_level(s: str) -> list[str]:
+    """Split on ', ' outside brackets, parentheses and quotes (defaults may hold lists)."""
+    parts: list[str] = []
+    depth = 0
+    quote = ""
+    start = 0
+    i = 0
+    n = len(s)
+    while i < n:
+        c = s[i]
+        if quote:
+            if c == "\\":
+                i += 1
+            elif c == quote:
+                quote = ""
+        elif c in "\"'":
+            quote = c
+        elif c in "([":
+            depth += 1
+        elif c in ")]":
+            depth -= 1
+        elif c == "," and depth == 0 and s.startswith(", ", i):
+            parts.append(s[start:i])
+            start = i + 2
+            i += 1
+        i += 1
+    parts.append(s[start:])
+    return parts
+
+
+def parse_arguments(s: str) -> Arguments:
+    positional: list[Argument] = []
+    kwarg_only: list[Argument] = []
+    out: list[Argument] = []
+    section = positional
+    seen_star = False
+    if s:
+        for piece in _split_top_level(s):
+            if piece == "*":
+                if seen_star:
+                    raise SchemaError("kwarg-only marker '*' may appear only once")
+                seen_star = True
+                section = kwarg_only
+                continue
+            a = parse_argument(piece)
+            # Mutable kwarg-only arguments are the out= arguments; they come last.
+            if a.is_write and section is kwarg_only:
+                section = out
+            elif not a.is_write and section is out:
+                raise SchemaError(
+                    f"argument '{a.name}' follows the out arguments; out arguments must come last"
+                )
+            section.append(a)
+    names = [a.name for a in positional + kwarg_only + out]
+    if len(set(names)) != len(names):
+        dup = next(n for n in names if names.count(n) > 1)
+        raise SchemaError(f"duplicate argument name '{dup}'")
+
+    self_ix = next((i for i, a in enumerate(positional) if a.name == "self"), None)
+    if self_ix is None:
+        pre_self, self_arg, post_self = [], None, positional
+    else:
+        pre_self, self_arg, post_self = (
+            positional[:self_ix],
+            positional[self_ix],
+            positional[self_ix + 1 :],
+        )
+    if any(a.is_write for a in pre_self):
+        raise SchemaError("mutable arguments before self are not supported")
+
+    pre_to: list[Argument] = []
+    post_to: list[Argument] = []
+    tensor_options = None
+    acc = pre_to
+    i = 0
+    width = len(_TENSOR_OPTIONS_PATTERN)
+    while i < len(kwarg_only):
+        window = kwarg_only[i : i + width]
+        if len(window) == width and all(
+            _looks_like_tensor_option(a, n, t)
+            for a, (n, t) in zip(window, _TENSOR_OPTIONS_PATTERN, strict=True)
+        ):
+            if tensor_options is not None:
+                raise SchemaError("TensorOptions arguments may appear only once")
+            tensor_options = TensorOptionsArguments(*window)
+            acc = post_to
+            i += width
+            continue
+        acc.append(kwarg_only[i])
+        i += 1
+    return Arguments(
+        tuple(pre_self),
+        self_arg,
+        tuple(post_self),
+        tuple(pre_to),
+        tensor_options,
+        tuple(post_to),
+        tuple(out),
+    )
+
+
+def parse_returns(s: str) -> tuple[Return, ...]:
+    if s == "()":
+        return ()
+    if s.startswith("(") and s.endswith(")"):
+        s = s[1:-1]
+    return tuple(parse_return(r) for r in _split_top_level(s))
+
+
+def _print_returns(returns: tuple[Return, ...]) -> str:
+    if len(returns) == 1:
+        return str(returns[0])
+    return "(" + ", ".join(map(str, returns)) + ")"
+
+
+# ---------------------------------------------------------------------------
+# Operator names
+
+# Python's augmented assignments; `__iadd__` is the inplace form of `__add__`.
+_AUGMENTED_ASSIGNMENT_NAMES = frozenset(
+    {"add", "sub", "mul", "div", "mod", "pow", "lshift", "rshift", "and", "xor", "or"}
+)
+_DUNDER_RE = re.compile(r"__([^_]+)__")
+_FUNCTIONAL_SUFFIX = "_functional"
+
+
+@dataclass(frozen=True, slots=True)
+class BaseOperatorName:
+    base: str
+    inplace: bool = False
+    dunder_method: bool = False
+    # `foo_functional`: the functional variant generated from a mutable `foo`,
+    # renamed so that it cannot clash with foo's existing overloads.
+    functional_overload: bool = False
+
+    def __str__(self) -> str:
+        if self.dunder_method:
+            return f"__{'i' if self.inplace else ''}{self.base}__"
+        suffix = "_" if self.inplace else _FUNCTIONAL_SUFFIX if self.functional_overload else ""
+        return self.base + suffix
+
+
+def parse_base_name(s: str) -> BaseOperatorName:
+    if not s:
+        raise SchemaError("empty operator name")
+    if s.endswith("_out"):
+        raise SchemaError(
+            f"operator name '{s}' ends in '_out', which is reserved; "
+            "use an 'out' overload name instead"
+        )
+    m = _DUNDER_RE.fullmatch(s)
+    if m:
+        base = m.group(1)
+        inplace = base[0] == "i" and base[1:] in _AUGMENTED_ASSIGNMENT_NAMES
+        if inplace:
+            base = base[1:]
+        elif base[0] == "i":
+            raise SchemaError(f"dunder name '{s}' is not a known inplace augmented assignment")
+        r = BaseOperatorName(base, inplace, True)
+    else:
+        inplace = s.endswith("_")
+        base = s[:-1] if inplace else s
+        functional = base.endswith(_FUNCTIONAL_SUFFIX)
+        if functional:
+            if inplace:
+                raise SchemaError(f"'{s}': a _functional operator cannot be inplace")
+            base = base[: -len(_FUNCTIONAL_SUFFIX)]
+        r = BaseOperatorName(base, inplace, False, functional)
+    if not _IDENT_RE.fullmatch(r.base) or str(r) != s:
+        raise SchemaError(f"illegal operator name '{s}'")
+    return r
+
+
+@dataclass(frozen=True, slots=True)
+class OperatorName:
+    name: BaseOperatorName
+    overload_name: str
+
+    def __str__(self) -> str:
+        return f"{self.name}.{self.overload_name}" if self.overload_name else str(self.name)
+
+    def unambiguous_name(self) -> str:
+        """``name_overload``: unique across overloads, usable as a C++ identifier."""
+        return f"{self.name}_{self.overload_name}" if self.overload_name else str(self.name)
+
+    def with_overload(self, overload_name: str) -> OperatorName:
+        return OperatorName(self.name, overload_name)
+
+
+def parse_operator_name(s: str) -> OperatorName:
+    base, dot, overload = s.partition(".")
+    if dot and not re.fullmatch(r"[A-Za-z0-9_]+", overload):
+        raise SchemaError(f"illegal overload name in '{s}'")
+    return OperatorName(parse_base_name(base), overload)
+
+
+# ---------------------------------------------------------------------------
+# Function schemas
+
+
+class SchemaKind(enum.Enum):
+    functional = "functional"
+    inplace = "inplace"
+    out = "out"
+    mutable = "mutable"
+    scratch = "scratch"
+
+
+@dataclass(frozen=True)
+class FunctionSchema:
+    name: OperatorName
+    arguments: Arguments
+    returns: tuple[Return, ...]
+
+    def __str__(self) -> str:
+        return f"{self.name}({self.arguments}) -> {_print_returns(self.returns)}"
+
+    @cached_property
+    def kind(self) -> SchemaKind:
+        # Precedence: inplace > scratch > out > mutable > functional. Inplace and
+        # out ops may also mutate positional args and still keep their kind.
+        if self.name.name.inplace:
+            return SchemaKind.inplace
+        if any(a.name.startswith("_scratch_") for a in self.arguments.out):
+            return SchemaKind.scratch
+        if self.arguments.out:
+            return SchemaKind.out
+        if any(a.is_write for a in self.arguments.post_self_positional):
+            return SchemaKind.mutable
+        return SchemaKind.functional
+
+    def is_out_fn(self) -> bool:
+        return bool(self.arguments.out)
+
+    def has_symint(self) -> bool:
+        return any(a.type.is_symint_like() for a in self.arguments.flat_all)
+
+    def is_tensor_returning(self) -> bool:
+        return any(r.type.is_tensor_like() for r in self.returns)
+
+    def signature(
+        self,
+        *,
+        strip_default: bool = False,
+        strip_view_copy_name: bool = False,
+        keep_return_names: bool = False,
+    ) -> FunctionSchema:
+        """The schema shared by the functional/inplace/out/mutable variants of one op.
+
+        Overload name, inplace `_`, out args, annotations and TensorOptions are
+        dropped; mutated inputs that are not returned become extra returns (self,
+        then outs, then post-self positionals), named ``<arg>_out`` when
+        ``keep_return_names`` is set. ``strip_view_copy_name`` maps ``x_copy`` to
+        ``x`` and ``x_scatter`` to ``x_inverse`` so views pair with their copies.
+        """
+        base = self.name.name.base
+        if strip_view_copy_name:
+            if base.endswith("_copy"):
+                base = base.replace("_copy", "")
+            elif base.endswith("_scatter"):
+                base = base.replace("scatter", "inverse")
+        self_part = (self.arguments.self_arg,) if self.arguments.self_arg is not None else ()
+        return_annotations = {r.annotation for r in self.returns}
+        mutated_inputs = tuple(
+            Return(f"{a.name}_out" if keep_return_names else None, a.type, None)
+            for a in self_part + self.arguments.out + self.arguments.post_self_positional
+            if a.is_write and a.annotation not in return_annotations
+        )
+        kept_returns = tuple(
+            Return(r.name if keep_return_names else None, r.type, None) for r in self.returns
+        )
+        return FunctionSchema(
+            OperatorName(BaseOperatorName(base, False, self.name.name.dunder_method), ""),
+            self.arguments.stripped(strip_default=strip_default),
+            kept_returns + mutated_inputs,
+        )
+
+    def view_signature(self) -> FunctionSchema:
+        return self.signature(strip_view_copy_name=True)
+
+
+def parse_schema(s: str) -> FunctionSchema:
+    """Parse and check the structural restrictions every native function obeys."""
+    if " -> " not in s:
+        raise SchemaError("schema has no return type; expected '<name>(<args>) -> <returns>'")
+    # The argument list is the first top-level parenthesised group; annotations
+    # like `Tensor(a -> *)` contain ' -> ', so find the closing paren by depth.
+    open_ix = s.find("(")
+    if open_ix <= 0:
+        raise SchemaError("schema has no argument list")
+    depth = 0
+    close_ix = -1
+    for i in range(open_ix, len(s)):
+        if s[i] == "(":
+            depth += 1
+        elif s[i] == ")":
+            depth -= 1
+            if depth == 0:
+                close_ix = i
+                break
+    if close_ix < 0 or not s.startswith(" -> ", close_ix + 1):
+        raise SchemaError("schema has unbalanced parentheses or no ' -> ' after the arguments")
+    r = FunctionSchema(
+        parse_operator_name(s[:open_ix]),
+        parse_arguments(s[open_ix + 1 : close_ix]),
+        parse_returns(s[close_ix + 5 :]),
+    )
+    if str(r) != s:
+        raise SchemaError(f"schema is not in canonical form; expected '{r}'")
+    check_schema(r)
+    return r
+
+
+def check_schema(f: FunctionSchema) -> None:
+    """The schema restrictions (spec section 1); each failure names the rule broken."""
+    args, rets = f.arguments, f.returns
+    for a, r in zip(args.out, rets, strict=False):
+        if a.annotation != r.annotation:
+            raise SchemaError(
+                f"out argument '{a.name}' must alias the return in the same position; "
+                "the i-th out argument corresponds to the i-th return"
+            )
+    return_annotations = {r.annotation for r in rets}
+    for a in args.post_self_positional:
+        if a.is_write and a.annotation in return_annotations:
+            raise SchemaError(
+                f"mutable positional argument '{a.name}' must not be returned; "
+                "return only out arguments or self"
+            )
+    mutable_returns = [r for r in rets if r.is_write]
+    if mutable_returns and len(mutable_returns) != len(rets):
+        raise SchemaError(
+            "returns must be all mutable or all immutable, not a mix like (Tensor(a!), Tensor)"
+        )
+    out_and_self = {a.annotation for a in args.out}
+    if args.self_arg is not None:
+        out_and_self.add(args.self_arg.annotation)
+    for r in mutable_returns:
+        if r.annotation not in out_and_self:
+            raise SchemaError(
+                f"mutable return '{r}' must alias an out argument or self; "
+                "did you forget to make an out argument keyword-only?"
+            )
+    if args.out:
+        if any(a.type != TENSOR for a in args.out):
+            if rets:
+                raise SchemaError(
+                    "out= ops whose out arguments are not plain Tensors (e.g. Tensor(a!)[]) "
+                    "must return ()"
+                )
+        elif len([a for a in args.out if not a.name.startswith("_scratch_")]) != len(rets):
+            raise SchemaError("an out= op must return as many values as it has out arguments")
+    if f.name.name.inplace:
+        self_arg = args.self_arg
+        if self_arg is None or not self_arg.is_write:
+            raise SchemaError(f"inplace op '{f.name}' needs a mutable self argument, e.g. Tensor(a!)")
+        if self_arg.type == TENSOR:
+            if len(rets) != 1 or rets[0].annotation != self_arg.annotation:
+                raise SchemaError(f"inplace op '{f.name}' must return self, e.g. -> Tensor(a!)")
+        elif rets:
+            raise SchemaError(f"inplace op '{f.name}' with a non-Tensor self must return ()")
+        if args.out:
+            raise SchemaError(f"inplace op '{f.name}' cannot also have out arguments")
+    if args.tensor_options is not None and f.kind is not SchemaKind.functional:
+        raise SchemaError(
+            "TensorOptions arguments (dtype, layout, device, pin_memory) are only allowed "
+            f"on functional ops, but this op is {f.kind.value}"
+        )
+    if "functional" in f.name.overload_name and f.kind is not SchemaKind.functional:
+        raise SchemaError(
+            f"overload name '{f.name.overload_name}' contains 'functional', "
+            f"which is reserved for functional ops, but this op is {f.kind.value}"
+        )
