@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+from collections.abc import Mapping
 
 # Keys a `dispatch:` table in an op YAML may name: the in-tree backends and the
 # composite alias keys. Out-of-tree backends (XLA, PrivateUse1, ...) register
@@ -108,3 +109,47 @@ def closest_key(name: str) -> str:
     """' (did you mean X?)' or '' — for error messages."""
     match = difflib.get_close_matches(name, sorted(_OP_YAML_KEY_SET | _OTHER_C10_KEYS), n=1)
     return f" (did you mean '{match[0]}'?)" if match else ""
+
+
+# --- Which kernel serves a runtime key (spec section 3) ----------------------
+# A kernel registered for a backend key itself wins. Otherwise the composite
+# alias keys fill in, in precedence order NonFunctional > Explicit > Implicit.
+COMPOSITE_PRECEDENCE = (
+    "CompositeExplicitAutogradNonFunctional",
+    "CompositeExplicitAutograd",
+    "CompositeImplicitAutograd",
+)
+# Functional backends (XLA, Lazy) want ops they can trace whole, and sparse
+# kernels cannot run a dense decomposition into views and mutations, so the
+# NonFunctional composite skips them.
+_NON_FUNCTIONAL_EXCLUDED = frozenset({"XLA", "Lazy"})
+
+
+def is_autograd_key(key: str) -> bool:
+    return key.startswith("Autograd")
+
+
+def composite_covers(alias: str, runtime_key: str) -> bool:
+    """Whether a kernel registered under a composite alias key serves runtime_key."""
+    if alias == "CompositeImplicitAutograd":
+        # A math kernel serves every backend and, via autograd, the autograd keys.
+        return True
+    if is_autograd_key(runtime_key):
+        return False  # explicit composites come with their own derivative formula
+    if alias == "CompositeExplicitAutograd":
+        return True
+    if alias == "CompositeExplicitAutogradNonFunctional":
+        return runtime_key not in _NON_FUNCTIONAL_EXCLUDED and not runtime_key.startswith(
+            "Sparse"
+        )
+    raise ValueError(f"{alias} is not a composite key")
+
+
+def serving_key(dispatch: Mapping[str, object], runtime_key: str) -> str | None:
+    """The key of the `dispatch` entry that serves runtime_key, or None."""
+    if runtime_key in dispatch:
+        return runtime_key
+    for alias in COMPOSITE_PRECEDENCE:
+        if alias in dispatch and composite_covers(alias, runtime_key):
+            return alias
+    return None

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from atengen.errors import AtengenError
 from atengen.native_function import NativeFunction
-from atengen.schema import FunctionSchema, SchemaKind
+from atengen.schema import SchemaKind
 
 
 @dataclass(frozen=True, eq=False)
@@ -39,21 +39,11 @@ class NativeFunctionsViewGroup:
         return tuple(f for f in (self.view, self.view_copy, self.view_inplace) if f)
 
 
-def grouping_key(func: FunctionSchema) -> FunctionSchema:
-    """Variants of one op share this key.
-
-    Defaults are stripped: two overloads cannot differ only in defaults, and
-    variants written by hand sometimes disagree on them (``bernoulli.p``
-    spells ``float p`` while ``bernoulli_.float`` spells ``float p=0.5``).
-    """
-    return func.signature(strip_default=True)
-
-
 def pre_group(functions: Iterable[NativeFunction]) -> list[dict[SchemaKind, NativeFunction]]:
     """Bucket functions by grouping key, then by kind; a kind may appear once."""
-    buckets: dict[FunctionSchema, dict[SchemaKind, NativeFunction]] = {}
+    buckets: dict[str, dict[SchemaKind, NativeFunction]] = {}
     for f in functions:
-        d = buckets.setdefault(grouping_key(f.func), {})
+        d = buckets.setdefault(f.func.grouping_key, {})
         other = d.get(f.kind)
         if other is not None:
             raise AtengenError(
@@ -176,14 +166,14 @@ def gets_generated_view_copy(f: NativeFunction) -> bool:
 def make_view_groups(
     functions: Iterable[NativeFunction],
 ) -> tuple[list[NativeFunctionsViewGroup], list[AtengenError]]:
-    buckets: dict[FunctionSchema, dict[object, NativeFunction]] = {}
+    buckets: dict[str, dict[object, NativeFunction]] = {}
     errors: list[AtengenError] = []
     for f in functions:
         kind = _view_kind(f)
         if kind == _ALIASING_INPLACE and "inplace_view" not in f.tags:
             errors.append(AtengenError(f.loc, f"inplace view op '{f.name}' needs the inplace_view tag"))
             continue
-        d = buckets.setdefault(f.func.view_signature(), {})
+        d = buckets.setdefault(f.func.view_grouping_key, {})
         if kind in d:
             other = d[kind]
             errors.append(

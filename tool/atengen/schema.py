@@ -171,7 +171,9 @@ def parse_annotation(s: str) -> Annotation:
 # Arguments and returns
 
 
-@dataclass(frozen=True, slots=True)
+# Argument and Return cache their printed text (no slots, so cached_property
+# works): the model prints every schema and two normalised signatures of it.
+@dataclass(frozen=True)
 class Argument:
     name: str
     type: Type
@@ -183,11 +185,29 @@ class Argument:
         return self.annotation is not None and self.annotation.is_write
 
     def __str__(self) -> str:
+        return self.text
+
+    @cached_property
+    def text(self) -> str:
         mb_default = f"={self.default}" if self.default is not None else ""
         return f"{_type_with_annotation(self.type, self.annotation)} {self.name}{mb_default}"
 
+    def stripped(self, *, strip_default: bool) -> Argument:
+        """Without annotation (and default): the form signature() uses."""
+        return self._without_default if strip_default else self._with_default
 
-@dataclass(frozen=True, slots=True)
+    @cached_property
+    def _with_default(self) -> Argument:
+        return self if self.annotation is None else Argument(self.name, self.type, self.default, None)
+
+    @cached_property
+    def _without_default(self) -> Argument:
+        if self.annotation is None and self.default is None:
+            return self
+        return Argument(self.name, self.type, None, None)
+
+
+@dataclass(frozen=True)
 class Return:
     name: str | None
     type: Type
@@ -198,8 +218,17 @@ class Return:
         return self.annotation is not None and self.annotation.is_write
 
     def __str__(self) -> str:
+        return self.text
+
+    @cached_property
+    def text(self) -> str:
         t = _type_with_annotation(self.type, self.annotation)
         return t if self.name is None else f"{t} {self.name}"
+
+
+@cache
+def _plain_return(t: Type) -> Return:
+    return Return(None, t, None)
 
 
 def _type_with_annotation(t: Type, annotation: Annotation | None) -> str:
@@ -230,6 +259,8 @@ def _split_type_and_rest(s: str) -> tuple[Type, Annotation | None, str | None]:
             cut = i
             break
     type_s, rest = (s, None) if cut < 0 else (s[:cut], s[cut + 1 :])
+    if not type_s or rest == "" or (rest and rest[0] == " "):
+        raise SchemaError(f"malformed argument '{s}': stray or missing space")
     if "(" in type_s:
         m = _ANNOTATED_TENSOR_RE.fullmatch(type_s)
         if m is None:
@@ -325,7 +356,7 @@ class Arguments:
         """The overload-independent part: no annotations, no TensorOptions, no outs."""
 
         def strip(a: Argument) -> Argument:
-            return Argument(a.name, a.type, None if strip_default else a.default, None)
+            return a.stripped(strip_default=strip_default)
 
         return Arguments(
             pre_self_positional=tuple(map(strip, self.pre_self_positional)),
@@ -349,7 +380,10 @@ class Arguments:
 
 def _split_top_level(s: str) -> list[str]:
     """Split on ', ' outside brackets, parentheses and quotes (defaults may hold lists)."""
-    parts: list[str] = []
+    parts = s.split(", ")
+    if all(_balanced(p) for p in parts):  # the common case, and much faster
+        return parts
+    parts = []
     depth = 0
     quote = ""
     start = 0
@@ -375,6 +409,15 @@ def _split_top_level(s: str) -> list[str]:
         i += 1
     parts.append(s[start:])
     return parts
+
+
+def _balanced(s: str) -> bool:
+    return (
+        s.count("(") == s.count(")")
+        and s.count("[") == s.count("]")
+        and s.count('"') % 2 == 0
+        and "'" not in s
+    )
 
 
 def parse_arguments(s: str) -> Arguments:
@@ -562,7 +605,28 @@ class FunctionSchema:
     returns: tuple[Return, ...]
 
     def __str__(self) -> str:
+        return self.text
+
+    @cached_property
+    def text(self) -> str:
+        """The canonical spelling, printed once and cached."""
         return f"{self.name}({self.arguments}) -> {_print_returns(self.returns)}"
+
+    @cached_property
+    def grouping_key(self) -> str:
+        """Variants of one op share this key: the default-free signature().
+
+        Defaults are stripped: two overloads cannot differ only in defaults, and
+        hand-written variants sometimes disagree on them (``bernoulli.p`` spells
+        ``float p`` while ``bernoulli_.float`` spells ``float p=0.5``). A string
+        because it is hashed many times and strings cache their hash.
+        """
+        return self.signature(strip_default=True).text
+
+    @cached_property
+    def view_grouping_key(self) -> str:
+        """Views, their inplace forms and their `_copy` ops share this key."""
+        return self.view_signature().text
 
     @cached_property
     def kind(self) -> SchemaKind:
@@ -611,12 +675,13 @@ class FunctionSchema:
         self_part = (self.arguments.self_arg,) if self.arguments.self_arg is not None else ()
         return_annotations = {r.annotation for r in self.returns}
         mutated_inputs = tuple(
-            Return(f"{a.name}_out" if keep_return_names else None, a.type, None)
+            Return(f"{a.name}_out", a.type, None) if keep_return_names else _plain_return(a.type)
             for a in self_part + self.arguments.out + self.arguments.post_self_positional
             if a.is_write and a.annotation not in return_annotations
         )
         kept_returns = tuple(
-            Return(r.name if keep_return_names else None, r.type, None) for r in self.returns
+            Return(r.name, r.type, None) if keep_return_names else _plain_return(r.type)
+            for r in self.returns
         )
         return FunctionSchema(
             OperatorName(BaseOperatorName(base, False, self.name.name.dunder_method), ""),
@@ -654,7 +719,7 @@ def parse_schema(s: str) -> FunctionSchema:
         parse_arguments(s[open_ix + 1 : close_ix]),
         parse_returns(s[close_ix + 5 :]),
     )
-    if str(r) != s:
+    if r.text != s:
         raise SchemaError(f"schema is not in canonical form; expected '{r}'")
     check_schema(r)
     return r

@@ -1,0 +1,106 @@
+"""The CLI on bad input: one line per error with file:line, non-zero exit, no traceback."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from tests.model_helpers import TAGS_YAML, run_cli
+
+GOOD_ENTRY = "- func: f(Tensor self) -> Tensor\n  dispatch:\n    CPU: f\n"
+
+BAD_OP_YAMLS = {
+    "malformed": (b"- func: f(Tensor self) -> Tensor\n  dispatch: [CPU: f\n", 3, "invalid YAML"),
+    "tabs": (b"- func: f(Tensor self) -> Tensor\n\tdispatch:\n", 2, "tab character"),
+    "duplicate_key": (
+        b"- func: f(Tensor self) -> Tensor\n  variants: function\n  variants: method\n",
+        3,
+        "duplicate key 'variants' (first defined on line 2)",
+    ),
+    "unknown_key": (b"- func: f(Tensor self) -> Tensor\n  colour: red\n", 2, "unknown key 'colour'"),
+    "bad_schema": (b"- func: f(Tensor self -> Tensor\n", 1, "bad schema"),
+    "unknown_dispatch_key": (
+        b"- func: f(Tensor self) -> Tensor\n  dispatch:\n    GPU: f\n",
+        3,
+        "dispatch key 'GPU' is unknown",
+    ),
+    "unknown_tag": (b"- func: f(Tensor self) -> Tensor\n  tags: [shiny]\n", 2, "unknown tag 'shiny'"),
+    "empty": (b"", 1, "empty YAML file"),
+    "only_comments": (b"# nothing here\n", 1, "empty YAML file"),
+    # byte 0x80 (the first non-UTF-8 byte) comes after the 0x0a newline: line 2
+    "binary": (bytes(range(256)) * 4, 2, "not UTF-8 text"),
+    "nul_bytes": (b"- func: f(Tensor self) -> Tensor\n\x00\x01\n", 2, "NUL byte"),
+    "not_a_list": (b"func: f(Tensor self) -> Tensor\n", 1, "must be a list"),
+    "scalar_document": (b"42\n", 1, "must be a list"),
+    "two_documents": (GOOD_ENTRY.encode() + b"---\n" + GOOD_ENTRY.encode(), 4, "invalid YAML"),
+}
+
+LINE_RE = re.compile(r"^(?P<path>[^:]+):(?P<line>\d+): error: (?P<msg>.+)$")
+
+
+@pytest.mark.parametrize("command", ["check", "dump"])
+@pytest.mark.parametrize("case", sorted(BAD_OP_YAMLS))
+def test_bad_op_yaml(tmp_path, case, command):
+    data, line, message = BAD_OP_YAMLS[case]
+    op = tmp_path / "ops.yaml"
+    op.write_bytes(data)
+    (tmp_path / "tags.yaml").write_text(TAGS_YAML)
+    r = run_cli(command, f"--op_yaml={op}")
+    assert r.returncode == 1, r.stderr
+    assert r.stdout == ""  # nothing partial on stdout
+    assert "Traceback" not in r.stderr
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1, r.stderr
+    m = LINE_RE.match(lines[0])
+    assert m, lines[0]
+    assert (m["path"], int(m["line"])) == (str(op), line)
+    assert message in m["msg"]
+
+
+@pytest.mark.parametrize(
+    "tags, line, message",
+    [
+        ("- tag: a\n", 1, "needs a non-empty 'desc'"),
+        ("- tag: a\n  desc: x\n- tag: a\n  desc: y\n", 3, "tag 'a' is defined twice"),
+        ("tag: a\n", 1, "must be a list"),
+        ("- tag: a\n  desc: x\n  color: red\n", 1, "unknown key(s) in tag entry: color"),
+    ],
+)
+def test_bad_tags_yaml(tmp_path, tags, line, message):
+    op = tmp_path / "ops.yaml"
+    op.write_text(GOOD_ENTRY)
+    (tmp_path / "tags.yaml").write_text(tags)
+    r = run_cli("check", f"--op_yaml={op}")
+    assert r.returncode == 1
+    assert r.stderr.strip() == f"{tmp_path}/tags.yaml:{line}: error: " + r.stderr.split(
+        "error: ", 1
+    )[1].strip()
+    assert message in r.stderr
+
+
+def test_missing_file(tmp_path):
+    r = run_cli("check", f"--op_yaml={tmp_path}/nope.yaml", f"--tags_yaml={tmp_path}/t.yaml")
+    assert r.returncode == 1
+    assert "Traceback" not in r.stderr
+    assert r.stderr.startswith(f"{tmp_path}/t.yaml:1: error: cannot read file")
+
+
+def test_unknown_command_prints_usage():
+    r = run_cli("explode")
+    assert r.returncode == 2
+    assert "usage: atengen {check,dump}" in r.stderr
+
+
+def test_check_and_dump_on_a_small_yaml(tmp_path):
+    op = tmp_path / "ops.yaml"
+    op.write_text(
+        "- func: f_(Tensor(a!) self) -> Tensor(a!)\n  dispatch:\n    CPU: f_\n  autogen: f, f.out\n"
+    )
+    (tmp_path / "tags.yaml").write_text(TAGS_YAML)
+    r = run_cli("check", f"--op_yaml={op}")
+    assert r.returncode == 0, r.stderr
+    assert "entries: 1\nnative_functions: 3\ngenerated: 2\ngroups: 1\nview_groups: 0\n" in r.stdout
+    d = run_cli("dump", f"--op_yaml={op}")
+    names = [line.split('"name": "')[1].split('"')[0] for line in d.stdout.splitlines()]
+    assert names == ["f", "f.out", "f_"]

@@ -1,0 +1,237 @@
+"""Spec section 1: schema parsing/printing, SchemaKind, signature() and the restrictions."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from tests.model_helpers import error_of  # noqa: F401  (puts tool/ on sys.path)
+
+from atengen.errors import SchemaError  # noqa: E402  isort: skip
+from atengen.schema import (  # noqa: E402  isort: skip
+    ListType,
+    OptionalType,
+    SchemaKind,
+    parse_annotation,
+    parse_schema,
+    parse_type,
+)
+
+
+@pytest.mark.parametrize(
+    "s",
+    [
+        "add.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)",
+        "max_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], SymInt[1] p=0) -> Tensor",
+        "f(Tensor?[] indices, int[]? dims, Dimname[1] names, str? mode=None) -> Tensor[]",
+        "view(Tensor(a) self, SymInt[] size) -> Tensor(a)",
+        "unbind.int(Tensor(a -> *) self, int dim=0) -> Tensor(a)[]",
+        "f(Tensor(a|b) self) -> Tensor(a|b)",
+        "empty.memory_format(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, "
+        "Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor",
+        "__iadd__.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)",
+        "f(__torch__.torch.classes.quantized.Conv2dPackedParamsBase packed) -> ()",
+        "min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)",
+        'f(Tensor self, str pad="valid", float[] ws=[1.0, 2.0]) -> Tensor',
+    ],
+)
+def test_parse_print_round_trip(s):
+    assert str(parse_schema(s)) == s
+
+
+def test_types_nest_from_the_right():
+    assert parse_type("Tensor?[]") == ListType(OptionalType(parse_type("Tensor")), None)
+    assert parse_type("int[]?") == OptionalType(ListType(parse_type("int"), None))
+    assert parse_type("int[2]").size == 2
+
+
+def test_annotation_before_after_sets_and_wildcard():
+    a = parse_annotation("a! -> a|b")
+    assert (a.alias_set, a.is_write, a.alias_set_after) == (("a",), True, ("a", "b"))
+    assert parse_annotation("a -> *").alias_set_after == ("*",)
+
+
+def test_tensor_options_are_grouped_only_as_the_four_kwargs():
+    f = parse_schema(
+        "ones(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, "
+        "Device? device=None, bool? pin_memory=None) -> Tensor"
+    )
+    assert f.arguments.tensor_options is not None
+    assert not f.arguments.pre_tensor_options_kwarg_only
+    g = parse_schema("f(Tensor self, *, ScalarType? dtype=None) -> Tensor")
+    assert g.arguments.tensor_options is None
+
+
+@pytest.mark.parametrize(
+    "s, message",
+    [
+        ("f(Tensor self) Tensor", "no return type"),
+        ("f(Tensor self -> Tensor", "unbalanced"),
+        ("f(Tensr self) -> Tensor", "unrecognized type 'Tensr'"),
+        ("f(Tensor(A!) self) -> Tensor", "unrecognized alias annotation 'A!'"),
+        ("f(Tensor(a|b!) self) -> Tensor", "alias set larger than 1 cannot be mutable"),
+        ("f(Tensor self, Tensor self) -> Tensor", "duplicate argument name 'self'"),
+        ("f(Tensor self, *, int a, *, int b) -> Tensor", "may appear only once"),
+        ("f(Tensor self,  int a) -> Tensor", "stray or missing space"),
+        ("f(Tensor self) ->  Tensor", "stray or missing space"),
+        ("f(Tensor self, int[ 2] a) -> Tensor", "unrecognized type 'int['"),
+        ("f(Tensor) -> Tensor", "needs a type and a name"),
+        ("f(Tensor self, int x=) -> Tensor", "empty default"),
+        ("f.o-l(Tensor self) -> Tensor", "illegal overload name"),
+        ("f(Tensor self, *, Tensor(a!) out, int x) -> Tensor(a!)", "out arguments must come last"),
+        ("__ifoo__(Tensor(a!) self) -> Tensor(a!)", "not a known inplace augmented"),
+    ],
+)
+def test_malformed_schemas(s, message):
+    with pytest.raises(SchemaError, match=re.escape(message)):
+        parse_schema(s)
+
+
+# --- SchemaKind ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "s, kind",
+    [
+        ("abs_(Tensor(a!) self) -> Tensor(a!)", SchemaKind.inplace),
+        ("__iadd__(Tensor(a!) self, Tensor other) -> Tensor(a!)", SchemaKind.inplace),
+        (
+            "f.out(Tensor self, *, Tensor(a!) out, Tensor(b!) _scratch_x) -> Tensor(a!)",
+            SchemaKind.scratch,
+        ),
+        ("abs.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", SchemaKind.out),
+        (
+            "_fused_moving_avg_obs_fq_helper(Tensor self, Tensor(a!) running_min, "
+            "float c) -> (Tensor output, Tensor mask)",
+            SchemaKind.mutable,
+        ),
+        ("abs(Tensor self) -> Tensor", SchemaKind.functional),
+        # An inplace (or out) op may also mutate positionals and keeps its kind.
+        ("f_(Tensor(a!) self, Tensor(b!) other) -> Tensor(a!)", SchemaKind.inplace),
+        ("f.out(Tensor self, Tensor(b!) st, *, Tensor(a!) out) -> Tensor(a!)", SchemaKind.out),
+    ],
+)
+def test_schema_kind_precedence(s, kind):
+    assert parse_schema(s).kind is kind
+
+
+# --- signature() ---------------------------------------------------------------
+
+
+def sig(s: str, **kw) -> str:
+    return str(parse_schema(s).signature(**kw))
+
+
+def test_signature_drops_overload_inplace_outs_annotations_and_return_names():
+    assert sig("add_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)") == (
+        "add(Tensor self, Tensor other) -> Tensor"
+    )
+    assert sig("add.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)") == (
+        "add(Tensor self, Tensor other) -> Tensor"
+    )
+    assert sig("min.dim(Tensor self) -> (Tensor values, Tensor indices)") == (
+        "min(Tensor self) -> (Tensor, Tensor)"
+    )
+
+
+def test_signature_keeps_the_dunder_flag():
+    assert sig("__iand__.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)") == (
+        "__and__(Tensor self, Tensor other) -> Tensor"
+    )
+
+
+def test_signature_turns_unreturned_mutable_inputs_into_returns_in_order():
+    s = (
+        "f(Tensor self, Tensor(a!) x, Tensor(b!) y) -> (Tensor output, Tensor mask)"
+    )  # mutable kind: positionals x, y become returns after the originals
+    assert sig(s) == "f(Tensor self, Tensor x, Tensor y) -> (Tensor, Tensor, Tensor, Tensor)"
+    named = parse_schema(s).signature(keep_return_names=True)
+    assert [r.name for r in named.returns] == ["output", "mask", "x_out", "y_out"]
+    # self first, then outs, then post-self positionals
+    t = "g.out(Tensor(a!) self, Tensor(b!) st, *, Tensor(c!)[] o) -> ()"
+    named = parse_schema(t).signature(keep_return_names=True)
+    assert [r.name for r in named.returns] == ["self_out", "o_out", "st_out"]
+
+
+def test_signature_drops_tensor_options_so_factories_pair_with_their_outs():
+    start_step = (
+        "range.start_step(Scalar start, Scalar end, Scalar step=1, *, ScalarType? dtype=None, "
+        "Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor"
+    )
+    start_out = (
+        "range.start_out(Scalar start, Scalar end, Scalar step=1, *, Tensor(a!) out) -> Tensor(a!)"
+    )
+    assert sig(start_step) == sig(start_out)
+
+
+def test_signature_strip_default_and_view_copy_name():
+    assert sig("f(Tensor self, int x=1) -> Tensor", strip_default=True) == (
+        "f(Tensor self, int x) -> Tensor"
+    )
+    assert sig("view_copy(Tensor self, SymInt[] size) -> Tensor", strip_view_copy_name=True) == (
+        "view(Tensor self, SymInt[] size) -> Tensor"
+    )
+    assert sig("slice_scatter(Tensor self) -> Tensor", strip_view_copy_name=True) == (
+        "slice_inverse(Tensor self) -> Tensor"
+    )
+
+
+# --- schema restrictions ---------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "s, message",
+    [
+        (
+            "f.out(Tensor self, *, Tensor(a!) out) -> Tensor(b!)",
+            "must alias the return in the same position",
+        ),
+        (
+            "f(Tensor self, Tensor(a!) x) -> Tensor(a!)",
+            "mutable positional argument 'x' must not be returned",
+        ),
+        (
+            "f.out(Tensor self, *, Tensor(a!) out) -> (Tensor(a!), Tensor)",
+            "must be all mutable or all immutable",
+        ),
+        ("f(Tensor(a!) self, Tensor(b!) x) -> Tensor(c!)", "must alias an out argument or self"),
+        (
+            "f.out(Tensor self, *, Tensor(a!)[] out) -> Tensor(a!)[]",
+            "must return ()",
+        ),
+        ("f.out(Tensor self, *, Tensor(a!) o, Tensor(b!) p) -> Tensor(a!)", "as many values"),
+        ("f_(Tensor self) -> Tensor", "needs a mutable self argument"),
+        ("f_(Tensor(a!) self) -> Tensor", "must return self"),
+        ("f_(Tensor(a!)[] self) -> Tensor(a!)[]", "non-Tensor self must return ()"),
+        (
+            "f.out(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None,"
+            " bool? pin_memory=None, Tensor(a!) out) -> Tensor(a!)",
+            "only allowed on functional ops",
+        ),
+        ("f_.functional(Tensor(a!) self) -> Tensor(a!)", "contains 'functional'"),
+        ("f(Tensor(a!) x, Tensor self) -> ()", "mutable arguments before self"),
+        ("foo_out(Tensor self) -> Tensor", "ends in '_out', which is reserved"),
+    ],
+)
+def test_schema_restrictions(s, message):
+    with pytest.raises(SchemaError) as info:
+        parse_schema(s)
+    assert message in str(info.value)
+
+
+def test_restriction_errors_name_the_entry_with_file_and_line(tmp_path):
+    err = error_of(
+        tmp_path,
+        """\
+        - func: ok(Tensor self) -> Tensor
+          dispatch:
+            CPU: ok
+        - func: bad(Tensor self, Tensor(a!) x) -> Tensor(a!)
+          dispatch:
+            CPU: bad
+        """,
+    )
+    assert err.startswith(f"{tmp_path}/ops.yaml:4: error: bad schema 'bad(")
+    assert "must not be returned" in err
+    assert "\n" not in err
