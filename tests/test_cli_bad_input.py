@@ -18,14 +18,22 @@ BAD_OP_YAMLS = {
         3,
         "duplicate key 'variants' (first defined on line 2)",
     ),
-    "unknown_key": (b"- func: f(Tensor self) -> Tensor\n  colour: red\n", 2, "unknown key 'colour'"),
+    "unknown_key": (
+        b"- func: f(Tensor self) -> Tensor\n  colour: red\n",
+        2,
+        "unknown key 'colour'",
+    ),
     "bad_schema": (b"- func: f(Tensor self -> Tensor\n", 1, "bad schema"),
     "unknown_dispatch_key": (
         b"- func: f(Tensor self) -> Tensor\n  dispatch:\n    GPU: f\n",
         3,
         "dispatch key 'GPU' is unknown",
     ),
-    "unknown_tag": (b"- func: f(Tensor self) -> Tensor\n  tags: [shiny]\n", 2, "unknown tag 'shiny'"),
+    "unknown_tag": (
+        b"- func: f(Tensor self) -> Tensor\n  tags: [shiny]\n",
+        2,
+        "unknown tag 'shiny'",
+    ),
     "empty": (b"", 1, "empty YAML file"),
     "only_comments": (b"# nothing here\n", 1, "empty YAML file"),
     # byte 0x80 (the first non-UTF-8 byte) comes after the 0x0a newline: line 2
@@ -73,9 +81,10 @@ def test_bad_tags_yaml(tmp_path, tags, line, message):
     (tmp_path / "tags.yaml").write_text(tags)
     r = run_cli("check", f"--op_yaml={op}")
     assert r.returncode == 1
-    assert r.stderr.strip() == f"{tmp_path}/tags.yaml:{line}: error: " + r.stderr.split(
-        "error: ", 1
-    )[1].strip()
+    assert (
+        r.stderr.strip()
+        == f"{tmp_path}/tags.yaml:{line}: error: " + r.stderr.split("error: ", 1)[1].strip()
+    )
     assert message in r.stderr
 
 

@@ -250,7 +250,10 @@ def test_more_than_one_composite_key_is_an_error(tmp_path):
             "Device? device=None, bool? pin_memory=None) -> Tensor\n",
             "factory function 'make'",
         ),
-        ("- func: rand_thing(Tensor self) -> Tensor\n  dispatch:\n    CPU: r\n", "nondeterministic_seeded"),
+        (
+            "- func: rand_thing(Tensor self) -> Tensor\n  dispatch:\n    CPU: r\n",
+            "nondeterministic_seeded",
+        ),
     ],
 )
 def test_implicit_dispatch_rules(tmp_path, yaml, message):

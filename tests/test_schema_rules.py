@@ -142,9 +142,7 @@ def test_signature_keeps_the_dunder_flag():
 
 
 def test_signature_turns_unreturned_mutable_inputs_into_returns_in_order():
-    s = (
-        "f(Tensor self, Tensor(a!) x, Tensor(b!) y) -> (Tensor output, Tensor mask)"
-    )  # mutable kind: positionals x, y become returns after the originals
+    s = "f(Tensor self, Tensor(a!) x, Tensor(b!) y) -> (Tensor output, Tensor mask)"  # mutable kind: positionals x, y become returns after the originals
     assert sig(s) == "f(Tensor self, Tensor x, Tensor y) -> (Tensor, Tensor, Tensor, Tensor)"
     named = parse_schema(s).signature(keep_return_names=True)
     assert [r.name for r in named.returns] == ["output", "mask", "x_out", "y_out"]

@@ -139,9 +139,7 @@ def composite_covers(alias: str, runtime_key: str) -> bool:
     if alias == "CompositeExplicitAutograd":
         return True
     if alias == "CompositeExplicitAutogradNonFunctional":
-        return runtime_key not in _NON_FUNCTIONAL_EXCLUDED and not runtime_key.startswith(
-            "Sparse"
-        )
+        return runtime_key not in _NON_FUNCTIONAL_EXCLUDED and not runtime_key.startswith("Sparse")
     raise ValueError(f"{alias} is not a composite key")
 
 

@@ -72,7 +72,9 @@ def make_groups(
         else:
             for f in d.values():
                 if f.generated:
-                    errors.append(AtengenError(f.loc, f"generated op '{f.name}' could not be grouped"))
+                    errors.append(
+                        AtengenError(f.loc, f"generated op '{f.name}' could not be grouped")
+                    )
     return groups, errors
 
 
@@ -104,7 +106,9 @@ def _check_group(g: NativeFunctionsGroup) -> None:
                 "the out= op needs 'structured: True' and the others 'structured_delegate'",
             )
         if f.namespace != g.functional.namespace:
-            raise AtengenError(f.loc, f"variants of '{g.functional.name}' are in different namespaces")
+            raise AtengenError(
+                f.loc, f"variants of '{g.functional.name}' are in different namespaces"
+            )
     if g.mutable is not None and not g.functional.name.name.functional_overload:
         raise AtengenError(
             g.mutable.loc,
@@ -171,7 +175,9 @@ def make_view_groups(
     for f in functions:
         kind = _view_kind(f)
         if kind == _ALIASING_INPLACE and "inplace_view" not in f.tags:
-            errors.append(AtengenError(f.loc, f"inplace view op '{f.name}' needs the inplace_view tag"))
+            errors.append(
+                AtengenError(f.loc, f"inplace view op '{f.name}' needs the inplace_view tag")
+            )
             continue
         d = buckets.setdefault(f.func.view_grouping_key, {})
         if kind in d:
@@ -201,7 +207,9 @@ def _check_view_group(g: NativeFunctionsViewGroup) -> None:
     if g.view_copy is None:
         if gets_generated_view_copy(view):
             base = view.name.name
-            name = f"{base.base}_copy" + (f".{view.name.overload_name}" if view.name.overload_name else "")
+            name = f"{base.base}_copy" + (
+                f".{view.name.overload_name}" if view.name.overload_name else ""
+            )
             raise AtengenError(
                 view.loc,
                 f"'{view.name}' aliases its inputs, so the YAML needs its non-aliasing "
@@ -212,7 +220,9 @@ def _check_view_group(g: NativeFunctionsViewGroup) -> None:
         if not copy.name.name.base.endswith(("_copy", "_scatter")):
             raise AtengenError(copy.loc, f"view_copy op '{copy.name}' must be named '*_copy'")
         if "view_copy" not in copy.tags:
-            raise AtengenError(copy.loc, f"'{copy.name}' is a view_copy op and needs the view_copy tag")
+            raise AtengenError(
+                copy.loc, f"'{copy.name}' is a view_copy op and needs the view_copy tag"
+            )
     if g.view_inplace is not None and view.has_composite_implicit_autograd_kernel:
         if not g.view_inplace.has_composite_implicit_autograd_kernel:
             raise AtengenError(

@@ -105,7 +105,9 @@ def _check_names_and_delegates(functions: list[NativeFunction]) -> list[AtengenE
         if key in by_name:
             first = by_name[key]
             errors.append(
-                AtengenError(f.loc, f"op '{f.name}' is defined twice (first on line {first.loc.line})")
+                AtengenError(
+                    f.loc, f"op '{f.name}' is defined twice (first on line {first.loc.line})"
+                )
             )
         by_name[key] = f
     for f in functions:

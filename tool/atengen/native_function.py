@@ -220,7 +220,9 @@ def native_function_from_entry(
     device_guard = r.boolean("device_guard", True)
     device_check = r.get("device_check", str, "ExactSame", "ExactSame or NoCheck")
     if device_check not in ("ExactSame", "NoCheck"):
-        raise r.err("device_check", f"illegal device_check '{device_check}'; use ExactSame or NoCheck")
+        raise r.err(
+            "device_check", f"illegal device_check '{device_check}'; use ExactSame or NoCheck"
+        )
     python_module = r.string("python_module")
     if python_module is not None and "method" in variants:
         raise r.err("python_module", "functions in a python_module cannot be methods")
@@ -236,7 +238,9 @@ def native_function_from_entry(
     if ufunc_loops:
         for key in dk.UFUNC_DISPATCH_KEYS:
             if key in dispatch:
-                raise r.err("dispatch", f"ufunc ops must not list {key} in dispatch; it is generated")
+                raise r.err(
+                    "dispatch", f"ufunc ops must not list {key} in dispatch; it is generated"
+                )
             dispatch[key] = BackendMetadata(f"ufunc_{func.name.name}_{key}", "at::native", True)
 
     nf = NativeFunction(
@@ -307,7 +311,9 @@ def _parse_tags(
     raw = r.entry.get("tags", [])
     items = [raw] if isinstance(raw, str) else raw
     if not isinstance(items, list) or not all(isinstance(t, str) for t in items):
-        raise r.err("tags", f"'tags' must be a tag name or a list of tag names, got {_describe(raw)}")
+        raise r.err(
+            "tags", f"'tags' must be a tag name or a list of tag names, got {_describe(raw)}"
+        )
     for t in items:
         if t not in valid_tags:
             raise r.err("tags", f"unknown tag '{t}'; tags must be defined in the tags YAML")
@@ -348,23 +354,35 @@ def _parse_dispatch(
                 "without a dispatch table it would be CompositeImplicitAutograd, and factories "
                 "must not decompose",
             )
-        dispatch["CompositeImplicitAutograd"] = BackendMetadata(_cpp_name(func), "at::native", False)
+        dispatch["CompositeImplicitAutograd"] = BackendMetadata(
+            _cpp_name(func), "at::native", False
+        )
         return dispatch
     # `dispatch: {}` is allowed: an op with no kernels at all (not even the
     # implicit CompositeImplicitAutograd one), registered by hand elsewhere.
     if not isinstance(raw, YamlMap):
-        raise r.err("dispatch", f"'dispatch' must be a mapping of keys to kernels, got {_describe(raw)}")
+        raise r.err(
+            "dispatch", f"'dispatch' must be a mapping of keys to kernels, got {_describe(raw)}"
+        )
     for keys, kernel in raw.items():
         loc = raw.key_location(keys)
         if not isinstance(kernel, str) or not kernel:
-            raise AtengenError(loc, f"dispatch kernel for '{keys}' must be a name, got {_describe(kernel)}")
+            raise AtengenError(
+                loc, f"dispatch kernel for '{keys}' must be a name, got {_describe(kernel)}"
+            )
         for key in (k.strip() for k in keys.split(",")):
             if not dk.is_op_yaml_dispatch_key(key):
-                why = "cannot be used in an op YAML" if dk.is_known_dispatch_key(key) else "is unknown"
+                why = (
+                    "cannot be used in an op YAML"
+                    if dk.is_known_dispatch_key(key)
+                    else "is unknown"
+                )
                 raise AtengenError(loc, f"dispatch key '{key}' {why}{dk.closest_key(key)}")
             if key in dispatch:
                 raise AtengenError(loc, f"dispatch key '{key}' is given twice")
-            dispatch[key] = _backend_metadata(loc, kernel, structured and key in dk.STRUCTURED_DISPATCH_KEYS)
+            dispatch[key] = _backend_metadata(
+                loc, kernel, structured and key in dk.STRUCTURED_DISPATCH_KEYS
+            )
 
     composites = [k for k in dk.COMPOSITE_KEYS if k in dispatch]
     if len(composites) > 1:
@@ -389,14 +407,21 @@ def _parse_dispatch(
             )
     if delegate is not None:
         for key in sorted(dk.STRUCTURED_DISPATCH_KEYS & set(dispatch)):
-            raise r.err("dispatch", f"a structured_delegate op must not list {key} in dispatch; it is delegated")
+            raise r.err(
+                "dispatch",
+                f"a structured_delegate op must not list {key} in dispatch; it is delegated",
+            )
     return dispatch
 
 
 def _backend_metadata(loc: Location, kernel: str, structured: bool) -> BackendMetadata:
     # `CPU: at::native::foo` or `CPU: foo`; up to three namespace levels.
     *namespaces, name = kernel.split("::")
-    if not _IDENT.fullmatch(name) or len(namespaces) > 3 or not all(_IDENT.fullmatch(n) for n in namespaces):
+    if (
+        not _IDENT.fullmatch(name)
+        or len(namespaces) > 3
+        or not all(_IDENT.fullmatch(n) for n in namespaces)
+    ):
         raise AtengenError(loc, f"illegal kernel name '{kernel}'")
     cpp_namespace = "::".join(namespaces) if namespaces else "at"
     if not cpp_namespace.endswith("::native"):
@@ -420,11 +445,16 @@ def _parse_cpp_no_default_args(r: _EntryReader, func: FunctionSchema) -> frozens
     defaulted = {a.name for a in func.arguments.flat_all if a.default is not None}
     for name in raw:
         if not isinstance(name, str) or name not in defaulted:
-            raise r.err("cpp_no_default_args", f"cpp_no_default_args names '{name}', which is not an argument with a default")
+            raise r.err(
+                "cpp_no_default_args",
+                f"cpp_no_default_args names '{name}', which is not an argument with a default",
+            )
     return frozenset(raw)
 
 
-def _parse_precomputed(r: _EntryReader, func: FunctionSchema, structured: bool) -> Precompute | None:
+def _parse_precomputed(
+    r: _EntryReader, func: FunctionSchema, structured: bool
+) -> Precompute | None:
     raw = r.get("precomputed", list, None, "a list of 'arg -> type name, ...' lines")
     if raw is None:
         return None
@@ -440,10 +470,14 @@ def _parse_precomputed(r: _EntryReader, func: FunctionSchema, structured: bool) 
     try:
         for line in lines:
             if " -> " not in line:
-                raise r.err("precomputed", f"'{line}': only the last precomputed line may omit ' -> '")
+                raise r.err(
+                    "precomputed", f"'{line}': only the last precomputed line may omit ' -> '"
+                )
             arg, _, decls = line.partition(" -> ")
             if arg not in arg_names:
-                raise r.err("precomputed", f"precomputed replaces '{arg}', which is not an argument")
+                raise r.err(
+                    "precomputed", f"precomputed replaces '{arg}', which is not an argument"
+                )
             replace.append((arg, tuple(parse_argument(d.strip()) for d in decls.split(","))))
         add = tuple(parse_argument(d.strip()) for d in add_line.split(",")) if add_line else ()
     except SchemaError as e:
@@ -459,15 +493,26 @@ def _parse_ufunc_inner_loop(r: _EntryReader, structured: bool) -> tuple[UfuncInn
         raise r.err("ufunc_inner_loop", "ufunc_inner_loop requires structured: True")
     items = {"Generic": raw} if isinstance(raw, str) else raw
     if not isinstance(items, dict):
-        raise r.err("ufunc_inner_loop", f"ufunc_inner_loop must be a string or mapping, got {_describe(raw)}")
+        raise r.err(
+            "ufunc_inner_loop",
+            f"ufunc_inner_loop must be a string or mapping, got {_describe(raw)}",
+        )
     loops = []
     for key, value in items.items():
         if key not in _UFUNC_KEYS:
-            raise r.err("ufunc_inner_loop", f"unknown ufunc key '{key}'; allowed: {', '.join(sorted(_UFUNC_KEYS))}")
+            raise r.err(
+                "ufunc_inner_loop",
+                f"unknown ufunc key '{key}'; allowed: {', '.join(sorted(_UFUNC_KEYS))}",
+            )
         m = re.fullmatch(r"(\w+) \((.+)\)", value) if isinstance(value, str) else None
         if m is None:
-            raise r.err("ufunc_inner_loop", f"ufunc_inner_loop value for {key} must look like 'name (Dtype, ...)'")
-        loops.append(UfuncInnerLoop(key, m.group(1), tuple(d.strip() for d in m.group(2).split(","))))
+            raise r.err(
+                "ufunc_inner_loop",
+                f"ufunc_inner_loop value for {key} must look like 'name (Dtype, ...)'",
+            )
+        loops.append(
+            UfuncInnerLoop(key, m.group(1), tuple(d.strip() for d in m.group(2).split(",")))
+        )
     return tuple(loops)
 
 
@@ -478,23 +523,42 @@ def _check_function(r: _EntryReader, f: NativeFunction) -> None:
         raise r.err("variants", "ops with out arguments must have only the function variant")
     if f.structured:
         if kind is not SchemaKind.out:
-            raise r.err("structured", "put structured: True on the out= variant; did you mean structured_delegate?")
+            raise r.err(
+                "structured",
+                "put structured: True on the out= variant; did you mean structured_delegate?",
+            )
         if not f.device_guard:
-            raise r.err("device_guard", "device_guard: False is not respected by structured kernels")
+            raise r.err(
+                "device_guard", "device_guard: False is not respected by structured kernels"
+            )
     if f.structured_delegate is not None:
         if kind is SchemaKind.out:
-            raise r.err("structured_delegate", "structured_delegate is not allowed on out= ops; did you mean structured?")
+            raise r.err(
+                "structured_delegate",
+                "structured_delegate is not allowed on out= ops; did you mean structured?",
+            )
         if not f.device_guard:
-            raise r.err("device_guard", "device_guard: False is not respected by structured kernels")
+            raise r.err(
+                "device_guard", "device_guard: False is not respected by structured kernels"
+            )
     if f.structured_inherits is not None and not f.structured:
         raise r.err("structured_inherits", "structured_inherits requires structured: True")
     if str(f.name).startswith("_foreach") and f.device_check != "NoCheck":
         raise r.err(None, "foreach ops must use device_check: NoCheck")
-    if "inplace_view" in f.tags and str(f.name) not in ("resize_", "resize_as_") and str(f.name.name) != "set_":
+    if (
+        "inplace_view" in f.tags
+        and str(f.name) not in ("resize_", "resize_as_")
+        and str(f.name.name) != "set_"
+    ):
         if not f.name.name.inplace:
-            raise r.err("tags", f"'{f.name}' is tagged inplace_view but its name has no trailing '_'")
+            raise r.err(
+                "tags", f"'{f.name}' is tagged inplace_view but its name has no trailing '_'"
+            )
     if _looks_random(f.func) and "nondeterministic_seeded" not in f.tags:
-        raise r.err(None, f"'{f.name}' looks random (rand/dropout/Generator) and needs the nondeterministic_seeded tag")
+        raise r.err(
+            None,
+            f"'{f.name}' looks random (rand/dropout/Generator) and needs the nondeterministic_seeded tag",
+        )
 
 
 def _looks_random(func: FunctionSchema) -> bool:

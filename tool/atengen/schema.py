@@ -198,7 +198,9 @@ class Argument:
 
     @cached_property
     def _with_default(self) -> Argument:
-        return self if self.annotation is None else Argument(self.name, self.type, self.default, None)
+        return (
+            self if self.annotation is None else Argument(self.name, self.type, self.default, None)
+        )
 
     @cached_property
     def _without_default(self) -> Argument:
@@ -767,7 +769,9 @@ def check_schema(f: FunctionSchema) -> None:
     if f.name.name.inplace:
         self_arg = args.self_arg
         if self_arg is None or not self_arg.is_write:
-            raise SchemaError(f"inplace op '{f.name}' needs a mutable self argument, e.g. Tensor(a!)")
+            raise SchemaError(
+                f"inplace op '{f.name}' needs a mutable self argument, e.g. Tensor(a!)"
+            )
         if self_arg.type == TENSOR:
             if len(rets) != 1 or rets[0].annotation != self_arg.annotation:
                 raise SchemaError(f"inplace op '{f.name}' must return self, e.g. -> Tensor(a!)")

@@ -1,0 +1,36 @@
+"""Shared pytest fixtures for the repository's tests (kept deliberately small)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+TOOL = REPO / "tool"
+
+# Make ``tests.oracle`` importable however pytest is started.
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+
+_SUMMARY_KEY = pytest.StashKey[list[str]]()
+
+
+@pytest.fixture(scope="session")
+def repo_root() -> Path:
+    return REPO
+
+
+@pytest.fixture(scope="session")
+def summary(pytestconfig: pytest.Config) -> list[str]:
+    """Lines appended here are printed in pytest's terminal summary (even without -s)."""
+    return pytestconfig.stash.setdefault(_SUMMARY_KEY, [])
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config: pytest.Config) -> None:
+    lines = config.stash.get(_SUMMARY_KEY, [])
+    if lines:
+        terminalreporter.section("summary")
+        for line in lines:
+            terminalreporter.write_line(line)
