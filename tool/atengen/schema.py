@@ -670,10 +670,7 @@ class FunctionSchema:
         """
         base = self.name.name.base
         if strip_view_copy_name:
-            if base.endswith("_copy"):
-                base = base.replace("_copy", "")
-            elif base.endswith("_scatter"):
-                base = base.replace("scatter", "inverse")
+            base = view_base_name(base)
         self_part = (self.arguments.self_arg,) if self.arguments.self_arg is not None else ()
         return_annotations = {r.annotation for r in self.returns}
         mutated_inputs = tuple(
@@ -693,6 +690,18 @@ class FunctionSchema:
 
     def view_signature(self) -> FunctionSchema:
         return self.signature(strip_view_copy_name=True)
+
+
+def view_base_name(base: str) -> str:
+    """`x_copy` -> `x` and `x_scatter` -> `x_inverse`: the view a copy op belongs to.
+
+    Like torch, this replaces every `_copy` in the name, not only the suffix.
+    """
+    if base.endswith("_copy"):
+        return base.replace("_copy", "")
+    if base.endswith("_scatter"):
+        return base.replace("scatter", "inverse")
+    return base
 
 
 def parse_schema(s: str) -> FunctionSchema:

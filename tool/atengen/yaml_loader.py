@@ -13,9 +13,26 @@ import yaml
 from atengen.errors import AtengenError, Location
 
 try:  # The C loader is ~10x faster; the pure-Python one gives identical nodes.
-    _Loader = yaml.CSafeLoader
+    _BaseLoader = yaml.CSafeLoader
 except AttributeError:  # pragma: no cover - PyYAML built without libyaml
-    _Loader = yaml.SafeLoader
+    _BaseLoader = yaml.SafeLoader
+
+# Even the C parser asks Python to resolve each plain scalar's implicit tag,
+# trying regexes one by one; the answer depends only on the text, and op
+# YAMLs repeat the same few words (func, dispatch, CPU, True) thousands of times.
+_SCALAR_TAGS: dict[tuple[str, tuple[bool, bool]], str] = {}
+
+
+class _Loader(_BaseLoader):
+    def resolve(self, kind, value, implicit):
+        if kind is not yaml.ScalarNode:
+            return super().resolve(kind, value, implicit)
+        key = (value, implicit)
+        tag = _SCALAR_TAGS.get(key)
+        if tag is None:
+            tag = _SCALAR_TAGS[key] = super().resolve(kind, value, implicit)
+        return tag
+
 
 _MAP_TAG = "tag:yaml.org,2002:map"
 _SEQ_TAG = "tag:yaml.org,2002:seq"
