@@ -115,16 +115,9 @@ class NativeFunction:
     def part_of_structured_group(self) -> bool:
         return self.structured or self.structured_delegate is not None
 
-    def has_kernel(self, key: str) -> bool:
-        return key in self.dispatch
-
     @property
     def has_composite_implicit_autograd_kernel(self) -> bool:
         return "CompositeImplicitAutograd" in self.dispatch
-
-    @property
-    def has_composite_kernel(self) -> bool:
-        return any(k in self.dispatch for k in dk.COMPOSITE_KEYS)
 
     @property
     def is_view_op(self) -> bool:

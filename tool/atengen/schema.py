@@ -15,157 +15,20 @@ from dataclasses import dataclass, replace
 from functools import cache, cached_property
 
 from atengen.errors import SchemaError
-
-# ---------------------------------------------------------------------------
-# Types
-
-BASE_TYPE_NAMES = frozenset(
-    {
-        "Generator",
-        "ScalarType",
-        "Tensor",
-        "int",
-        "Dimname",
-        "DimVector",
-        "float",
-        "str",
-        "bool",
-        "Layout",
-        "Device",
-        "DeviceIndex",
-        "Scalar",
-        "MemoryFormat",
-        "QScheme",
-        "Storage",
-        "Stream",
-        "SymInt",
-        "SymBool",
-        "GraphModule",
-    }
+from atengen.schema_types import (  # noqa: F401  (re-exported)
+    BASE_TYPE_NAMES,
+    TENSOR,
+    Annotation,
+    BaseType,
+    CustomClassType,
+    ListType,
+    OptionalType,
+    Type,
+    parse_annotation,
+    parse_type,
 )
-_CUSTOM_CLASS_PREFIX = "__torch__.torch.classes."
-_CUSTOM_CLASS_RE = re.compile(r"[A-Za-z0-9_.]+")
+
 _IDENT_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-
-
-@dataclass(frozen=True, slots=True)
-class BaseType:
-    name: str
-
-    def __str__(self) -> str:
-        return self.name
-
-    def is_tensor_like(self) -> bool:
-        return self.name == "Tensor"
-
-    def is_symint_like(self) -> bool:
-        return self.name == "SymInt"
-
-
-@dataclass(frozen=True, slots=True)
-class CustomClassType:
-    class_name: str
-
-    def __str__(self) -> str:
-        return _CUSTOM_CLASS_PREFIX + self.class_name
-
-    def is_tensor_like(self) -> bool:
-        return False
-
-    def is_symint_like(self) -> bool:
-        return False
-
-
-@dataclass(frozen=True, slots=True)
-class OptionalType:
-    elem: Type
-
-    def __str__(self) -> str:
-        return f"{self.elem}?"
-
-    def is_tensor_like(self) -> bool:
-        return self.elem.is_tensor_like()
-
-    def is_symint_like(self) -> bool:
-        return self.elem.is_symint_like()
-
-
-@dataclass(frozen=True, slots=True)
-class ListType:
-    elem: Type
-    size: int | None  # int[2] has size 2; int[] has None
-
-    def __str__(self) -> str:
-        return f"{self.elem}[{'' if self.size is None else self.size}]"
-
-    def is_tensor_like(self) -> bool:
-        return self.elem.is_tensor_like()
-
-    def is_symint_like(self) -> bool:
-        return self.elem.is_symint_like()
-
-
-Type = BaseType | CustomClassType | OptionalType | ListType
-
-TENSOR = BaseType("Tensor")
-_LIST_SUFFIX_RE = re.compile(r"^(.+)\[([0-9]*)\]$")
-
-
-@cache
-def parse_type(s: str) -> Type:
-    # Suffixes bind from the right: `Tensor?[]` is a list of optionals and
-    # `int[]?` an optional list.
-    if s.endswith("?"):
-        return OptionalType(parse_type(s[:-1]))
-    m = _LIST_SUFFIX_RE.match(s)
-    if m:
-        size = m.group(2)
-        if size.startswith("0") and size != "0":
-            raise SchemaError(f"unrecognized type '{s}'")
-        return ListType(parse_type(m.group(1)), int(size) if size else None)
-    if s in BASE_TYPE_NAMES:
-        return BaseType(s)
-    if s.startswith(_CUSTOM_CLASS_PREFIX):
-        name = s[len(_CUSTOM_CLASS_PREFIX) :]
-        if _CUSTOM_CLASS_RE.fullmatch(name):
-            return CustomClassType(name)
-    raise SchemaError(f"unrecognized type '{s}'")
-
-
-# ---------------------------------------------------------------------------
-# Alias annotations: `a`, `a!`, `a|b`, `a -> *`, `a! -> a|b`
-
-_ALIAS_SET_RE = r"[a-z](?:\|[a-z])*"
-_ANNOTATION_RE = re.compile(rf"({_ALIAS_SET_RE})(!?)(?: -> (\*|{_ALIAS_SET_RE}))?")
-
-
-@dataclass(frozen=True, slots=True)
-class Annotation:
-    alias_set: tuple[str, ...]
-    is_write: bool
-    alias_set_after: tuple[str, ...] = ()
-
-    def __str__(self) -> str:
-        s = "|".join(self.alias_set) + ("!" if self.is_write else "")
-        if self.alias_set_after:
-            s += " -> " + "|".join(self.alias_set_after)
-        return s
-
-
-@cache
-def parse_annotation(s: str) -> Annotation:
-    m = _ANNOTATION_RE.fullmatch(s)
-    if m is None:
-        raise SchemaError(f"unrecognized alias annotation '{s}'")
-    before = tuple(m.group(1).split("|"))
-    is_write = m.group(2) == "!"
-    after = tuple(m.group(3).split("|")) if m.group(3) else ()
-    if is_write and len(before) > 1:
-        raise SchemaError(f"alias set larger than 1 cannot be mutable: '{s}'")
-    if len(before) > 1 and len(after) > 1:
-        raise SchemaError(f"before and after alias sets cannot both be larger than 1: '{s}'")
-    return Annotation(before, is_write, after)
-
 
 # ---------------------------------------------------------------------------
 # Arguments and returns
@@ -576,9 +439,6 @@ class OperatorName:
     def unambiguous_name(self) -> str:
         """``name_overload``: unique across overloads, usable as a C++ identifier."""
         return f"{self.name}_{self.overload_name}" if self.overload_name else str(self.name)
-
-    def with_overload(self, overload_name: str) -> OperatorName:
-        return OperatorName(self.name, overload_name)
 
 
 def parse_operator_name(s: str) -> OperatorName:
