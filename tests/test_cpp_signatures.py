@@ -1,0 +1,51 @@
+"""Our dispatcher C++ signatures equal the wheel's `using schema = ...` in ATen/ops/<op>_ops.h."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from tests.model_helpers import REPO  # noqa: F401  (puts tool/ on sys.path)
+
+from atengen.cli import installed_torch_yaml_dir  # noqa: E402  isort: skip
+from atengen.cpp_types import dispatcher_options, function_type  # noqa: E402  isort: skip
+from atengen.model import load_model  # noqa: E402  isort: skip
+
+_STRUCT_RE = re.compile(r"struct TORCH_API \w+ \{(.*?)\n\};", re.S)
+
+
+def _wheel_signatures(include_dir: Path) -> dict[str, str]:
+    out = {}
+    for header in include_dir.glob("ATen/ops/*_ops.h"):
+        for block in _STRUCT_RE.findall(header.read_text()):
+            name = re.search(r'name = "aten::([^"]*)"', block).group(1)
+            overload = re.search(r'overload_name = "([^"]*)"', block).group(1)
+            sig = re.search(r"using schema = (.*);", block).group(1)
+            out[f"{name}.{overload}" if overload else name] = sig
+    return out
+
+
+def test_dispatcher_signatures_match_the_wheel_headers(summary):
+    yaml_dir = installed_torch_yaml_dir()
+    if yaml_dir is None:
+        pytest.skip("no installed torch")
+    include = Path(yaml_dir).parents[2].parent / "torch" / "include"
+    want = _wheel_signatures(include)
+    model = load_model(f"{yaml_dir}/native_functions.yaml", f"{yaml_dir}/tags.yaml")
+    mismatches = []
+    for f in model.functions:
+        opts = dispatcher_options(
+            f.func,
+            part_of_structured_group=f.part_of_structured_group,
+            const_ref_mutable=f.use_const_ref_for_mutable_tensors,
+        )
+        got = function_type(f.func, opts)
+        if got != want.get(str(f.name)):
+            mismatches.append(f"{f.name}: ours {got!r}, wheel {want.get(str(f.name))!r}")
+    summary.append(
+        f"dispatcher C++ signatures: {len(model.functions) - len(mismatches)}/"
+        f"{len(model.functions)} equal the wheel's _ops.h"
+    )
+    assert not mismatches, "\n".join(mismatches[:20])
