@@ -1,0 +1,20 @@
+"""The module extension behind //rules:extensions.bzl (Bzlmod, Bazel 7 and newer).
+
+It declares the same repositories as rules_aten_dependencies() in //rules:repositories.bzl,
+except the rule sets that Bzlmod takes from bazel_dep (platforms, rules_cc, rules_python).
+Untested here: Debian's Bazel 4.2.3 has no Bzlmod and ignores MODULE.bazel.
+"""
+
+load(":pip.bzl", "pip_repo")
+load(":python.bzl", "python_toolchain_repo")
+load(":torch.bzl", "torch_repo")
+
+def rules_aten_extension_impl(module_ctx):  # buildifier: disable=unused-variable
+    """Declares @rules_aten_python, @rules_aten_pip and @torch.
+
+    Args:
+      module_ctx: the module_ctx (unused: the repositories take no per-module settings).
+    """
+    python_toolchain_repo(name = "rules_aten_python")
+    pip_repo(name = "rules_aten_pip", lock = Label("//third_party:requirements_tool.lock"))
+    torch_repo(name = "torch")

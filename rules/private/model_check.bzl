@@ -1,0 +1,45 @@
+"""aten_model_check: runs `atengen check` on operator YAML as a build action."""
+
+def _aten_model_check_impl(ctx):
+    out = ctx.actions.declare_file(ctx.label.name + ".txt")
+    args = ctx.actions.args()
+    args.add(ctx.executable.tool)
+    args.add(out)
+    args.add("check")
+    args.add(ctx.file.op_yaml, format = "--op_yaml=%s")
+    args.add(ctx.file.tags_yaml, format = "--tags_yaml=%s")
+    ctx.actions.run_shell(
+        command = 'tool="$1"; out="$2"; shift 2; "$tool" "$@" > "$out"',
+        arguments = [args],
+        inputs = [ctx.file.op_yaml, ctx.file.tags_yaml],
+        tools = [ctx.attr.tool[DefaultInfo].files_to_run],
+        outputs = [out],
+        mnemonic = "AtenModelCheck",
+        progress_message = "Checking operator model %s (%s)" % (ctx.label, ctx.file.op_yaml.owner),
+    )
+    return [DefaultInfo(files = depset([out]))]
+
+aten_model_check = rule(
+    implementation = _aten_model_check_impl,
+    doc = """Loads operator YAML with `atengen check` and writes the counts it prints to <name>.txt.
+
+The action sees only the YAML files and the tool's runfiles, by relative paths.""",
+    attrs = {
+        "op_yaml": attr.label(
+            default = Label("@torch//:native_functions.yaml"),
+            allow_single_file = [".yaml"],
+            doc = "native_functions.yaml to check.",
+        ),
+        "tags_yaml": attr.label(
+            default = Label("@torch//:tags.yaml"),
+            allow_single_file = [".yaml"],
+            doc = "tags.yaml that goes with op_yaml.",
+        ),
+        "tool": attr.label(
+            default = Label("//tool:atengen"),
+            executable = True,
+            cfg = "exec",
+            doc = "The atengen binary.",
+        ),
+    },
+)
