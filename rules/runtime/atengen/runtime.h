@@ -1,0 +1,129 @@
+// Helpers shared by every generated registration shard. Kept out of the
+// shards themselves so that a shard's bytes depend only on its operators.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+#include <ATen/native/Resize.h>
+#include <ATen/ops/empty.h>
+#include <ATen/ops/empty_strided.h>
+#include <ATen/core/dispatch/Dispatcher.h>
+#include <c10/core/TensorOptions.h>
+#include <c10/util/ArrayRef.h>
+
+#include <optional>
+#include <tuple>
+#include <vector>
+
+namespace atengen {
+
+// A fresh output for a functional structured kernel: strided when the meta
+// function asked for strides, otherwise contiguous in the requested format.
+inline at::Tensor create_out(
+    at::IntArrayRef sizes, at::IntArrayRef strides, const at::TensorOptions& options) {
+  if (strides.empty()) {
+    return at::empty(sizes, options);
+  }
+  return at::empty_strided(sizes, strides, options);
+}
+
+// Resize a user-provided out= tensor to what the meta function computed.
+// resize_output warns if a non-empty tensor changes shape; after a resize we
+// also honour the requested strides or memory format.
+inline void resize_out(
+    const at::Tensor& out,
+    at::IntArrayRef sizes,
+    at::IntArrayRef strides,
+    const at::TensorOptions& options) {
+  TORCH_CHECK(
+      options.dtype() == out.dtype(),
+      "Expected out tensor to have dtype ", options.dtype(), ", but got ", out.dtype(),
+      " instead");
+  TORCH_CHECK(
+      options.device() == out.device(),
+      "Expected out tensor to have device ", options.device(), ", but got ", out.device(),
+      " instead");
+  const bool resized = at::native::resize_output(out, sizes);
+  if (resized) {
+    if (!strides.empty()) {
+      TORCH_INTERNAL_ASSERT(!options.memory_format_opt().has_value());
+      at::Tensor(out).as_strided_(sizes, strides);
+    } else if (options.memory_format_opt().has_value()) {
+      out.unsafeGetTensorImpl()->empty_tensor_restride(*options.memory_format_opt());
+    }
+  }
+}
+
+// An inplace op cannot change its self's dtype, device or shape.
+inline void check_inplace(
+    const at::Tensor& self, at::IntArrayRef sizes, const at::TensorOptions& options) {
+  TORCH_CHECK(
+      options.dtype() == self.dtype(),
+      "Bad in-place call: input tensor dtype ", self.dtype(), " and output tensor dtype ",
+      options.dtype(), " should match");
+  TORCH_CHECK(
+      options.device() == self.device(),
+      "Bad in-place call: input tensor device ", self.device(), " and output tensor device ",
+      options.device(), " should match");
+  TORCH_CHECK(
+      sizes == self.sizes(),
+      "Bad in-place call: input tensor size ", self.sizes(), " and output tensor size ", sizes,
+      " should match");
+}
+
+// When an out= or inplace tensor has other strides than the kernel wants, the
+// kernel writes into a proxy which is copied back afterwards.
+inline std::optional<at::Tensor> maybe_create_proxy(
+    const at::Tensor& out,
+    at::IntArrayRef sizes,
+    at::IntArrayRef strides,
+    const at::TensorOptions& options) {
+  if (!strides.empty() && out.strides() != strides) {
+    return at::empty_strided(sizes, strides, options);
+  }
+  return std::nullopt;
+}
+
+// Generated out= kernels compute the functional result and copy it over.
+inline void resize_and_copy(const at::Tensor& out, const at::Tensor& result) {
+  at::native::resize_output(out, result.sizes());
+  at::Tensor(out).copy_(result);
+}
+
+inline void resize_and_copy(at::TensorList out, const std::vector<at::Tensor>& result) {
+  TORCH_CHECK(
+      out.size() == result.size(), "expected ", result.size(), " out tensors, got ",
+      out.size());
+  for (size_t i = 0; i < out.size(); ++i) {
+    resize_and_copy(out[i], result[i]);
+  }
+}
+
+// Typed handle to an operator, looked up once.
+template <typename Signature>
+c10::TypedOperatorHandle<Signature> find_op(const char* name, const char* overload) {
+  return c10::Dispatcher::singleton().findSchemaOrThrow(name, overload).typed<Signature>();
+}
+
+}  // namespace atengen
+
+namespace atengen {
+
+// Generated functional kernels run the mutating op on copies of its inputs.
+inline at::Tensor clone_arg(const at::Tensor& t) {
+  return t.clone();
+}
+
+inline std::vector<at::Tensor> clone_arg(at::TensorList ts) {
+  std::vector<at::Tensor> out;
+  out.reserve(ts.size());
+  for (const auto& t : ts) {
+    out.push_back(t.clone());
+  }
+  return out;
+}
+
+inline std::optional<at::Tensor> clone_arg(const std::optional<at::Tensor>& t) {
+  return t.has_value() ? std::make_optional(t->clone()) : std::nullopt;
+}
+
+}  // namespace atengen

@@ -1,0 +1,1 @@
+"""Emitters: turn the operator model into C++ sources, via Jinja templates."""

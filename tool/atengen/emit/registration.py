@@ -1,0 +1,168 @@
+"""Per-dispatch-key registration sources, sharded by operator.
+
+Which wrapper an (op, key) pair gets:
+- an op in a structured group: the structured meta/impl wrapper when the
+  group's out= op has a structured kernel for the key; the meta-only wrapper
+  for ``Meta``;
+- a generated variant: our own composite kernel (spec section 2);
+- otherwise, when the op's dispatch table names the key: a direct call.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from atengen.dispatch_keys import STRUCTURED_DISPATCH_KEYS
+from atengen.emit.shards import Sharding, root_name
+from atengen.emit.templates import render
+from atengen.emit.wrappers import (
+    Wrapper,
+    direct_wrapper,
+    generated_wrapper,
+    structured_wrapper,
+)
+from atengen.errors import AtengenError
+from atengen.model import OperatorModel
+from atengen.native_function import NativeFunction
+
+# Keys whose kernels compile into the CUDA library; the rest go to the CPU side.
+CUDA_KEYS = frozenset({"CUDA", "SparseCUDA", "SparseCsrCUDA", "QuantizedCUDA", "NestedTensorCUDA"})
+# Keys the installed (CPU or CUDA) torch can serve. MPS, XPU, MTIA, HPU and the
+# like need a torch built for them, so their kernels are left out.
+SERVABLE_KEYS = (
+    "CPU",
+    "CUDA",
+    "Meta",
+    "CompositeExplicitAutograd",
+    "CompositeExplicitAutogradNonFunctional",
+    "CompositeImplicitAutograd",
+    "CompositeImplicitAutogradNestedTensor",
+    "QuantizedCPU",
+    "QuantizedCUDA",
+    "QuantizedMeta",
+    "SparseCPU",
+    "SparseCUDA",
+    "SparseMeta",
+    "SparseCsrCPU",
+    "SparseCsrCUDA",
+    "SparseCsrMeta",
+    "NestedTensorCPU",
+    "NestedTensorCUDA",
+    "NestedTensorMeta",
+    "MkldnnCPU",
+    "ZeroTensor",
+)
+UNSERVABLE_KEYS = frozenset(
+    {
+        "MPS",
+        "XPU",
+        "MTIA",
+        "SparseMPS",
+        "SparseCsrMPS",
+        "SparseXPU",
+        "SparseCsrXPU",
+        "NestedTensorHPU",
+        "NestedTensorXPU",
+    }
+)
+
+
+@dataclass(frozen=True)
+class GeneratedFile:
+    path: str  # relative to its output directory
+    text: str
+    cuda: bool = False
+
+
+def wrappers_for(model: OperatorModel, f: NativeFunction, key: str) -> Wrapper | None:
+    group = model.group_of.get(id(f))
+    if group is not None and group.structured and f is not group.mutable:
+        if key == "Meta":
+            return structured_wrapper(f, group, key, meta_only=True)
+        out_kernel = group.out.dispatch.get(key)
+        if key in STRUCTURED_DISPATCH_KEYS and out_kernel is not None and out_kernel.structured:
+            return structured_wrapper(f, group, key, meta_only=False)
+    if f.generated:
+        if key != "CompositeExplicitAutograd" or group is None:
+            return None
+        return generated_wrapper(f, group, key, f.namespace)
+    if key in f.dispatch:
+        return direct_wrapper(f, key)
+    return None
+
+
+def keys_in_use(model: OperatorModel, functions: Iterable[NativeFunction]) -> list[str]:
+    """The servable keys that at least one selected function has a wrapper for."""
+    used = set()
+    for f in functions:
+        for key in SERVABLE_KEYS:
+            if key not in used and wrappers_for(model, f, key) is not None:
+                used.add(key)
+    return [k for k in SERVABLE_KEYS if k in used]
+
+
+def registration_files(
+    model: OperatorModel,
+    functions: list[NativeFunction],
+    keys: list[str],
+    sharding: Sharding,
+) -> list[GeneratedFile]:
+    """One file per (key, shard) that registers at least one kernel."""
+    for key in keys:
+        if key in UNSERVABLE_KEYS or key not in SERVABLE_KEYS:
+            raise AtengenError(None, f"dispatch key '{key}' cannot be generated for this torch")
+    by_shard: dict[str, list[NativeFunction]] = {s: [] for s in sharding.all_shards(functions)}
+    for f in functions:
+        by_shard[sharding.shard_of(root_name(f))].append(f)
+    files = []
+    for key in keys:
+        for shard, fns in sorted(by_shard.items()):
+            text = _shard_text(model, key, fns)
+            if text is not None:
+                files.append(GeneratedFile(f"Register{key}_{shard}.cpp", text, key in CUDA_KEYS))
+    return files
+
+
+def _shard_text(model: OperatorModel, key: str, functions: list[NativeFunction]) -> str | None:
+    # Deterministic order: by namespace, then operator name.
+    functions = sorted(functions, key=lambda f: (f.namespace, str(f.name)))
+    wrappers = []
+    for f in functions:
+        try:
+            w = wrappers_for(model, f, key)
+        except ValueError as e:
+            raise AtengenError(f.loc, f"cannot generate {key} kernel for '{f.name}': {e}") from None
+        if w is not None:
+            wrappers.append(w)
+    if not wrappers:
+        return None
+    roots = sorted({root_name(f) for f in functions})
+    namespaces = sorted({f.namespace for f in functions}) or ["aten"]
+    if len(namespaces) > 1:
+        raise AtengenError(None, f"one shard holds several namespaces: {', '.join(namespaces)}")
+    return render(
+        "register_shard.cpp.j2",
+        key=key,
+        roots=roots or ["(no operators)"],
+        namespace=namespaces[0],
+        includes=_includes(namespaces[0], roots, bool(wrappers)),
+        wrappers=wrappers,
+        schemas=[],
+    )
+
+
+def _includes(namespace: str, roots: list[str], any_wrappers: bool) -> list[str]:
+    if not any_wrappers:
+        return []
+    base = [
+        "<ATen/core/Tensor.h>",
+        "<ATen/DeviceGuard.h>",
+        "<ATen/TensorMeta.h>",
+        "<ATen/core/op_registration/adaption.h>",
+        "<c10/core/DeviceGuard.h>",
+        "<torch/library.h>",
+        '"atengen/runtime.h"',
+    ]
+    ops_dir = "ATen/ops" if namespace == "aten" else f"{namespace}/ops"
+    return base + [f"<{ops_dir}/{root}_native.h>" for root in roots]

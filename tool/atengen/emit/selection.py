@@ -1,0 +1,42 @@
+"""Op selection: `all`, or a comma-separated list of operator roots or exact names."""
+
+from __future__ import annotations
+
+import difflib
+
+from atengen.emit.shards import root_name
+from atengen.errors import AtengenError
+from atengen.model import OperatorModel
+from atengen.native_function import NativeFunction
+
+
+def select_functions(model: OperatorModel, spec: str) -> list[NativeFunction]:
+    """`add` selects every variant and overload of add (add.Tensor, add_.Scalar,
+    add.out, ...); `add.Tensor` or `add_.Tensor` selects one function; a
+    namespace prefix (`myops::scale`) picks a custom namespace's op."""
+    spec = spec.strip()
+    if spec == "all":
+        return list(model.functions)
+    by_root: dict[tuple[str, str], list[NativeFunction]] = {}
+    by_name: dict[tuple[str, str], NativeFunction] = {}
+    for f in model.functions:
+        by_root.setdefault((f.namespace, root_name(f)), []).append(f)
+        by_name[(f.namespace, str(f.name))] = f
+    chosen: dict[int, NativeFunction] = {}
+    for item in (x.strip() for x in spec.split(",")):
+        if not item:
+            continue
+        ns, _, name = item.rpartition("::")
+        key = (ns or "aten", name)
+        if key in by_root:
+            chosen.update((id(f), f) for f in by_root[key])
+        elif key in by_name:
+            chosen[id(by_name[key])] = by_name[key]
+        else:
+            names = [n for (_, n) in by_root] + [n for (_, n) in by_name]
+            close = difflib.get_close_matches(name, names, n=1)
+            hint = f" (did you mean '{close[0]}'?)" if close else ""
+            raise AtengenError(None, f"unknown operator '{item}' in the op selection{hint}")
+    if not chosen:
+        raise AtengenError(None, "the op selection is empty")
+    return [f for f in model.functions if id(f) in chosen]

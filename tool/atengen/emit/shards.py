@@ -1,0 +1,43 @@
+"""Which shard file an operator's kernels go to.
+
+An operator is identified by its root name (``add`` for add.Tensor, add_.Tensor
+and add.out; ``and`` for __and__), the same unit as the wheel's per-operator
+headers ``ATen/ops/<root>_native.h``. A shard depends only on the operators in
+it, so adding, removing or editing one operator changes one shard per key.
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from atengen.native_function import NativeFunction
+
+
+def root_name(f: NativeFunction) -> str:
+    return f.name.name.base
+
+
+@dataclass(frozen=True)
+class Sharding:
+    """``buckets == 0``: one shard per operator. Otherwise a fixed number of
+    buckets chosen by a stable hash of the operator name (crc32, not Python's
+    salted hash), so bucket contents do not depend on which other ops exist."""
+
+    buckets: int = 0
+
+    def shard_of(self, root: str) -> str:
+        if self.buckets == 0:
+            return root
+        width = len(str(self.buckets - 1))
+        return f"b{zlib.crc32(root.encode()) % self.buckets:0{width}d}"
+
+    def all_shards(self, functions: Iterable[NativeFunction]) -> list[str]:
+        if self.buckets == 0:
+            return sorted({root_name(f) for f in functions})
+        return [self.shard_of_index(i) for i in range(self.buckets)]
+
+    def shard_of_index(self, i: int) -> str:
+        width = len(str(self.buckets - 1))
+        return f"b{i:0{width}d}"

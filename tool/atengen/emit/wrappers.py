@@ -1,0 +1,321 @@
+"""What each registered kernel wrapper does, as plain data for the C++ templates.
+
+A wrapper has exactly the dispatcher signature of its op (so ``TORCH_FN`` can
+check it against the registered schema) and adapts to the kernel's own API:
+``at::native::<kernel>`` for ordinary kernels, the ``structured_<kernel>``
+meta/impl classes for structured ones, and our own bodies for the variants
+the generator invented.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from atengen.cpp_types import TypeOptions, cpp_arguments, dispatcher_options, returns_type
+from atengen.groups import NativeFunctionsGroup
+from atengen.native_function import NativeFunction
+from atengen.schema import Argument, FunctionSchema, SchemaKind
+from atengen.schema_types import ListType, OptionalType
+
+# Backends whose kernels need a device guard and same-device checks.
+DEVICE_GUARD_KEYS = frozenset({"CUDA", "XPU"})
+
+
+@dataclass(frozen=True)
+class Wrapper:
+    """One C++ function registered for one (op, dispatch key)."""
+
+    kind: str  # direct | structured | generated_out | generated_functional
+    op_name: str  # `add.Tensor`: the name m.impl() registers
+    cpp_name: str  # wrapper_CPU_add_Tensor
+    returns: str
+    params: tuple[str, ...]  # "const at::Tensor & self", ...
+    # kind-specific fields, read by the template
+    call: str = ""  # direct: the kernel call expression
+    device_check: tuple[str, ...] = ()  # tensor args to check for a common device
+    device_guard: str = ""  # C++ statement, or ""
+    structured: StructuredCall | None = None
+    generated: GeneratedCall | None = None
+
+
+@dataclass(frozen=True)
+class StructuredCall:
+    variant: str  # functional | inplace | out
+    base_class: str  # at::native::structured_add_out or at::meta::structured_add_Tensor
+    class_name: str  # the subclass this wrapper defines
+    num_outputs: int
+    meta_args: tuple[str, ...]
+    impl_args: tuple[str, ...] | None  # None for Meta-only wrappers
+    precomputed: bool
+    calls_super_set_output: bool  # TensorIterator-based kernels track outputs themselves
+    out_names: tuple[str, ...]  # inplace: (self,), out: the out args
+    return_expr: str
+
+
+@dataclass(frozen=True)
+class GeneratedCall:
+    target_op: str  # "aten::add_" etc.
+    target_overload: str
+    target_type: str  # C++ function type for find_op<...>
+    call_args: tuple[str, ...]
+    return_expr: str  # may use `result`, the target's return value
+    bind_result: bool  # whether the body names the call's result
+    clones: tuple[str, ...] = ()  # args cloned before the call (functional variants)
+    copies: tuple[tuple[str, str], ...] = ()  # (out arg, result expr) for out variants
+
+
+def wrapper_name(key: str, f: NativeFunction) -> str:
+    return f"wrapper_{key}_{f.name.unambiguous_name()}"
+
+
+def _options(f: NativeFunction) -> TypeOptions:
+    return dispatcher_options(
+        f.func,
+        part_of_structured_group=f.part_of_structured_group,
+        const_ref_mutable=f.use_const_ref_for_mutable_tensors,
+    )
+
+
+def _params(f: NativeFunction) -> tuple[str, ...]:
+    return tuple(a.decl() for a in cpp_arguments(f.func, _options(f)))
+
+
+def _base(f: NativeFunction, key: str, kind: str, **kw) -> Wrapper:
+    return Wrapper(
+        kind=kind,
+        op_name=str(f.name),
+        cpp_name=wrapper_name(key, f),
+        returns=returns_type(f.func.returns, _options(f)),
+        params=_params(f),
+        **kw,
+    )
+
+
+# --- SymInt and optional adaptations -------------------------------------------------
+
+
+def _int_expr(a: Argument) -> str:
+    """Dispatcher SymInt values -> plain ints for kernels that are not SymInt-aware."""
+    t, n = a.type, a.name
+    s = str(t)
+    if s == "SymInt":
+        return f"{n}.guard_int(__FILE__, __LINE__)"
+    if isinstance(t, ListType) and str(t.elem) == "SymInt":
+        return f"C10_AS_INTARRAYREF_SLOW({n})"
+    if isinstance(t, OptionalType) and str(t.elem) == "SymInt":
+        return (
+            f"{n}.has_value() ? ::std::make_optional({n}->guard_int(__FILE__, __LINE__)) "
+            ": ::std::nullopt"
+        )
+    if (
+        isinstance(t, OptionalType)
+        and isinstance(t.elem, ListType)
+        and str(t.elem.elem) == "SymInt"
+    ):
+        return (
+            f"{n}.has_value() ? ::std::make_optional(C10_AS_INTARRAYREF_SLOW(*{n})) "
+            ": ::std::nullopt"
+        )
+    return n
+
+
+def _native_args(f: NativeFunction, kernel: str) -> list[str]:
+    symint = "_symint" in kernel
+    return [a.name if symint else _int_expr(a) for a in f.func.arguments.flat_all]
+
+
+def _structured_expr(a: Argument) -> str:
+    """Dispatcher values -> the structured kernel API (Optional*Ref, I*ListRef, ints)."""
+    s, n = str(a.type), a.name
+    if s == "Tensor?" and not a.is_write:
+        return f"(({n}.has_value() && (*{n}).defined()) ? at::OptionalTensorRef(*{n}) : at::OptionalTensorRef())"
+    if s == "Scalar?":
+        return (
+            f"({n}.has_value() ? at::OptionalScalarRef(&({n}.value())) : at::OptionalScalarRef())"
+        )
+    if s == "Tensor?[]":
+        return f"at::IOptTensorListRef({n})"
+    return _int_expr(a)
+
+
+# --- wrapper builders ------------------------------------------------------------------
+
+
+def direct_wrapper(f: NativeFunction, key: str) -> Wrapper:
+    meta = f.dispatch[key]
+    call = f"{meta.cpp_namespace}::{meta.kernel}({', '.join(_native_args(f, meta.kernel))})"
+    check, guard = _device_handling(f, key)
+    return _base(f, key, "direct", call=call, device_check=check, device_guard=guard)
+
+
+def _device_handling(f: NativeFunction, key: str) -> tuple[tuple[str, ...], str]:
+    if key not in DEVICE_GUARD_KEYS:
+        return (), ""
+    args = f.func.arguments
+    check: tuple[str, ...] = ()
+    if f.device_check == "ExactSame":
+        check = tuple(a.name for a in args.out + args.flat_positional if a.type.is_tensor_like())
+    if not f.device_guard:
+        return check, ""
+    if args.tensor_options is not None:
+        init = f"at::globalContext().lazyInitDevice(c10::DeviceType::{key});\n  "
+        return check, init + "const c10::DeviceGuard device_guard(device_or_default(device));"
+    self_part = (args.self_arg,) if args.self_arg is not None else ()
+    candidates = self_part + args.out + args.flat_positional
+    first = next((a.name for a in candidates if a.type.is_tensor_like()), None)
+    if first is None:
+        return check, ""
+    return check, f"const c10::OptionalDeviceGuard device_guard(device_of({first}));"
+
+
+def structured_wrapper(
+    f: NativeFunction, g: NativeFunctionsGroup, key: str, *, meta_only: bool
+) -> Wrapper:
+    out = g.out
+    variant = {
+        SchemaKind.functional: "functional",
+        SchemaKind.inplace: "inplace",
+        SchemaKind.out: "out",
+    }[f.kind]
+    meta_class = f"at::meta::structured_{g.functional.name.unambiguous_name()}"
+    if meta_only:
+        base_class = meta_class
+        class_name = f"structured_{g.functional.name.unambiguous_name()}_meta_{variant}"
+    else:
+        kernel = out.dispatch[key].kernel
+        base_class = f"at::native::structured_{kernel}"
+        class_name = f"structured_{kernel}_{variant}"
+    non_out = out.func.arguments.flat_non_out
+    meta_args = tuple(_structured_expr(a) for a in non_out)
+    outs = out.func.arguments.out
+    if variant == "functional":
+        out_exprs = tuple(f"*op.outputs_[{i}]" for i in range(len(outs)))
+        out_names: tuple[str, ...] = ()
+    elif variant == "inplace":
+        out_exprs = ("op.outputs_[0]",)
+        out_names = ("self",)
+    else:
+        out_names = tuple(a.name for a in f.func.arguments.out)
+        out_exprs = tuple(f"op.maybe_get_output({i})" for i in range(len(outs)))
+    impl_args = None
+    if not meta_only:
+        impl_args = tuple(_impl_args(out, non_out)) + out_exprs
+    check, guard = _device_handling(f, key)
+    return _base(
+        f,
+        key,
+        "structured",
+        device_check=check,
+        device_guard=guard,
+        structured=StructuredCall(
+            variant=variant,
+            base_class=base_class,
+            class_name=class_name,
+            num_outputs=len(outs),
+            meta_args=meta_args,
+            impl_args=impl_args,
+            precomputed=out.precomputed is not None,
+            calls_super_set_output=out.structured_inherits is not None,
+            out_names=out_names,
+            return_expr=_structured_return(f, variant, len(outs)),
+        ),
+    )
+
+
+def _impl_args(out: NativeFunction, non_out: tuple[Argument, ...]) -> list[str]:
+    pre = out.precomputed
+    replaced = dict(pre.replace) if pre is not None else {}
+    args: list[str] = []
+    for a in non_out:
+        if a.name in replaced:
+            args.extend(f"precompute.{new.name}" for new in replaced[a.name])
+        else:
+            args.append(_structured_expr(a))
+    if pre is not None:
+        args.extend(f"precompute.{new.name}" for new in pre.add)
+    return args
+
+
+def _structured_return(f: NativeFunction, variant: str, n: int) -> str:
+    if variant == "inplace":
+        return "self"
+    if variant == "functional":
+        taken = [f"std::move(op.outputs_[{i}]).take()" for i in range(n)]
+        return taken[0] if n == 1 else f"std::make_tuple({', '.join(taken)})"
+    names = [a.name for a in f.func.arguments.out]
+    return names[0] if n == 1 else f"std::forward_as_tuple({', '.join(names)})"
+
+
+def generated_wrapper(
+    f: NativeFunction, g: NativeFunctionsGroup, key: str, namespace: str
+) -> Wrapper:
+    """Kernels for generated variants: out= via the functional op, functional via
+    the (non-generated) inplace or mutable op applied to clones."""
+    if f.kind is SchemaKind.out:
+        target = g.functional
+        # The functional op returns the out= results first, then the new values
+        # of the inputs the op mutates in place (a mutable op's positionals).
+        targets = [a.name for a in f.func.arguments.out] + [
+            a.name for a in f.func.arguments.flat_positional if a.is_write
+        ]
+        tensor_results = [i for i, r in enumerate(target.func.returns) if r.type.is_tensor_like()]
+        if len(targets) != len(tensor_results):
+            raise ValueError(f"{target.name} returns do not match the outputs of {f.name}")
+        copies = tuple(
+            (name, _result_part(i, len(target.func.returns)))
+            for name, i in zip(targets, tensor_results, strict=True)
+        )
+        gen = GeneratedCall(
+            target_op=f"{namespace}::{target.name.name}",
+            target_overload=target.name.overload_name,
+            target_type=_fn_type(target),
+            call_args=tuple(a.name for a in target.func.arguments.flat_all),
+            return_expr=_out_return(f),
+            bind_result=True,
+            copies=copies,
+        )
+        return _base(f, key, "generated_out", generated=gen)
+    target = g.mutable if g.mutable is not None and not g.mutable.generated else g.inplace
+    if target is None or target.generated:
+        raise ValueError(f"no non-generated mutating variant to build {f.name} from")
+    mutated = tuple(a.name for a in target.func.arguments.flat_all if a.is_write)
+    call_args = tuple(
+        f"{a.name}_clone" if a.is_write else a.name for a in target.func.arguments.flat_all
+    )
+    # The target's returns that alias a mutated input are dropped; the clones
+    # are returned after the rest.
+    n = len(target.func.returns)
+    kept = [_result_part(i, n) for i, r in enumerate(target.func.returns) if r.annotation is None]
+    parts = kept + [f"{name}_clone" for name in mutated]
+    gen = GeneratedCall(
+        target_op=f"{namespace}::{target.name.name}",
+        target_overload=target.name.overload_name,
+        target_type=_fn_type(target),
+        call_args=call_args,
+        return_expr=parts[0] if len(parts) == 1 else f"::std::make_tuple({', '.join(parts)})",
+        bind_result=bool(kept),
+        clones=mutated,
+    )
+    return _base(f, key, "generated_functional", generated=gen)
+
+
+def _result_part(i: int, n: int) -> str:
+    return "result" if n == 1 else f"::std::get<{i}>(result)"
+
+
+def _fn_type(f: NativeFunction) -> str:
+    opts = _options(f)
+    args = ", ".join(a.type for a in cpp_arguments(f.func, opts))
+    return f"{returns_type(f.func.returns, opts)} ({args})"
+
+
+def _out_return(f: NativeFunction) -> str:
+    returns = f.func.returns
+    if not returns:
+        return ""
+    names = [a.name for a in f.func.arguments.out]
+    return names[0] if len(returns) == 1 else f"std::forward_as_tuple({', '.join(names)})"
+
+
+def schema_string(namespace: str, func: FunctionSchema) -> str:
+    return f"{namespace}::{func}"
