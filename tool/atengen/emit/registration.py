@@ -79,10 +79,14 @@ def wrappers_for(model: OperatorModel, f: NativeFunction, key: str) -> Wrapper |
     group = model.group_of.get(id(f))
     if group is not None and group.structured and f is not group.mutable:
         if key == "Meta":
-            return structured_wrapper(f, group, key, meta_only=True)
+            return structured_wrapper(f, group, key, "meta")
         out_kernel = group.out.dispatch.get(key)
         if key in STRUCTURED_DISPATCH_KEYS and out_kernel is not None and out_kernel.structured:
-            return structured_wrapper(f, group, key, meta_only=False)
+            return structured_wrapper(f, group, key, "impl")
+        # Backends without kernels of their own (XLA, ...) get functional and
+        # inplace variants that compute shapes with meta() and call the out= op.
+        if key == "CompositeExplicitAutogradNonFunctional" and f is not group.out:
+            return structured_wrapper(f, group, key, "out_op")
     if f.generated:
         if key != "CompositeExplicitAutograd" or group is None:
             return None

@@ -45,8 +45,13 @@ class StructuredCall:
     class_name: str  # the subclass this wrapper defines
     num_outputs: int
     meta_args: tuple[str, ...]
-    impl_args: tuple[str, ...] | None  # None for Meta-only wrappers
+    # How the result is computed after meta(): "impl" (the kernel's own impl),
+    # "meta" (nothing: Meta only computes shapes) or "out_op" (call the out=
+    # op through the dispatcher: the default-backend composite kernels).
+    mode: str
+    impl_args: tuple[str, ...]  # impl(...) or out-op arguments
     precomputed: bool
+    out_op: tuple[str, str, str]  # (name, overload, C++ type) in out_op mode
     calls_super_set_output: bool  # TensorIterator-based kernels track outputs themselves
     out_names: tuple[str, ...]  # inplace: (self,), out: the out args
     return_expr: str
@@ -168,25 +173,23 @@ def _device_handling(f: NativeFunction, key: str) -> tuple[tuple[str, ...], str]
     return check, f"const c10::OptionalDeviceGuard device_guard(device_of({first}));"
 
 
-def structured_wrapper(
-    f: NativeFunction, g: NativeFunctionsGroup, key: str, *, meta_only: bool
-) -> Wrapper:
+def structured_wrapper(f: NativeFunction, g: NativeFunctionsGroup, key: str, mode: str) -> Wrapper:
+    """Wrappers over structured kernels. ``mode`` is impl, meta or out_op (see StructuredCall)."""
     out = g.out
     variant = {
         SchemaKind.functional: "functional",
         SchemaKind.inplace: "inplace",
         SchemaKind.out: "out",
     }[f.kind]
-    meta_class = f"at::meta::structured_{g.functional.name.unambiguous_name()}"
-    if meta_only:
-        base_class = meta_class
-        class_name = f"structured_{g.functional.name.unambiguous_name()}_meta_{variant}"
-    else:
+    meta_name = g.functional.name.unambiguous_name()
+    if mode == "impl":
         kernel = out.dispatch[key].kernel
         base_class = f"at::native::structured_{kernel}"
         class_name = f"structured_{kernel}_{variant}"
+    else:
+        base_class = f"at::meta::structured_{meta_name}"
+        class_name = f"structured_{meta_name}_{mode}_{variant}"
     non_out = out.func.arguments.flat_non_out
-    meta_args = tuple(_structured_expr(a) for a in non_out)
     outs = out.func.arguments.out
     if variant == "functional":
         out_exprs = tuple(f"*op.outputs_[{i}]" for i in range(len(outs)))
@@ -197,9 +200,17 @@ def structured_wrapper(
     else:
         out_names = tuple(a.name for a in f.func.arguments.out)
         out_exprs = tuple(f"op.maybe_get_output({i})" for i in range(len(outs)))
-    impl_args = None
-    if not meta_only:
+    impl_args: tuple[str, ...] = ()
+    out_op = ("", "", "")
+    if mode == "impl":
         impl_args = tuple(_impl_args(out, non_out)) + out_exprs
+    elif mode == "out_op":
+        # The out= op takes mutable Tensor&; a proxy, if any, is written instead.
+        mutable_outs = tuple(
+            f"const_cast<at::Tensor&>(op.maybe_get_output({i}))" for i in range(len(outs))
+        )
+        impl_args = tuple(a.name for a in non_out) + mutable_outs
+        out_op = (f"{out.namespace}::{out.name.name}", out.name.overload_name, _fn_type(out))
     check, guard = _device_handling(f, key)
     return _base(
         f,
@@ -212,9 +223,13 @@ def structured_wrapper(
             base_class=base_class,
             class_name=class_name,
             num_outputs=len(outs),
-            meta_args=meta_args,
+            meta_args=tuple(_structured_expr(a) for a in non_out),
+            mode=mode,
             impl_args=impl_args,
             precomputed=out.precomputed is not None,
+            out_op=out_op,
+            # TensorIterator-based kernels track outputs in their base class;
+            # plain MetaBase asserts if asked to.
             calls_super_set_output=out.structured_inherits is not None,
             out_names=out_names,
             return_expr=_structured_return(f, variant, len(outs)),
