@@ -1,8 +1,9 @@
 """Command line: ``atengen <command> --flags``. Thin: parse flags, call the model, print.
 
 Commands:
-  check   validate an op YAML and print counts (entries, functions, groups, ...)
-  dump    one JSON line per NativeFunction after autogen, sorted by name
+  check     validate an op YAML and print counts (entries, functions, groups, ...)
+  dump      one JSON line per NativeFunction after autogen, sorted by name
+  generate  write per-dispatch-key registration sources, sharded by operator
 """
 
 from __future__ import annotations
@@ -14,6 +15,10 @@ import sys
 
 from absl import app, flags
 
+from atengen.emit.output import write_tree
+from atengen.emit.registration import CUDA_KEYS, keys_in_use, registration_files
+from atengen.emit.selection import select_functions
+from atengen.emit.shards import Sharding
 from atengen.errors import AtengenError
 from atengen.model import OperatorModel, load_model
 
@@ -22,9 +27,28 @@ flags.DEFINE_string(
     "op_yaml", None, "Op YAML (native_functions.yaml format). Default: the installed torch's."
 )
 flags.DEFINE_string("tags_yaml", None, "Tags YAML. Default: tags.yaml beside --op_yaml.")
+flags.DEFINE_string(
+    "ops", "all", "generate: `all`, or comma-separated op roots (add) or names (add.Tensor)."
+)
+flags.DEFINE_string(
+    "ops_file", None, "generate: a file with the op selection, one or more per line; # comments."
+)
+flags.DEFINE_string(
+    "keys", "auto", "generate: comma-separated dispatch keys, or `auto` for every servable key."
+)
+flags.DEFINE_integer(
+    "shards",
+    0,
+    "generate: 0 = one file per operator; N > 0 = N hash buckets per key.",
+    lower_bound=0,
+)
+flags.DEFINE_string("out_dir", None, "generate: directory for the CPU-side sources.")
+flags.DEFINE_string(
+    "cuda_out_dir", None, "generate: directory for CUDA-key sources (none: skip CUDA keys)."
+)
 
-COMMANDS = ("check", "dump")
-USAGE = f"usage: atengen {{{','.join(COMMANDS)}}} [--op_yaml=F] [--tags_yaml=F]"
+COMMANDS = ("check", "dump", "generate")
+USAGE = f"usage: atengen {{{','.join(COMMANDS)}}} [--op_yaml=F] [--tags_yaml=F] [flags]"
 
 
 def installed_torch_yaml_dir() -> str | None:
@@ -93,6 +117,30 @@ def _dump(model: OperatorModel) -> None:
         out.write(json.dumps(r, sort_keys=True) + "\n")
 
 
+def _op_selection() -> str:
+    if FLAGS.ops_file is None:
+        return FLAGS.ops
+    try:
+        with open(FLAGS.ops_file, encoding="utf-8") as f:
+            lines = [line.split("#", 1)[0].strip() for line in f]
+    except OSError as e:
+        raise AtengenError(None, f"cannot read --ops_file {FLAGS.ops_file}: {e.strerror}") from None
+    return ",".join(x for line in lines for x in line.split(",") if x.strip())
+
+
+def _generate(model: OperatorModel) -> None:
+    if not FLAGS.out_dir:
+        raise AtengenError(None, "generate needs --out_dir")
+    functions = select_functions(model, _op_selection())
+    keys = keys_in_use(model, functions) if FLAGS.keys == "auto" else FLAGS.keys.split(",")
+    if FLAGS.cuda_out_dir is None:
+        keys = [k for k in keys if k not in CUDA_KEYS]
+    files = registration_files(model, functions, keys, Sharding(FLAGS.shards))
+    write_tree(FLAGS.out_dir, [f for f in files if not f.cuda])
+    if FLAGS.cuda_out_dir is not None:
+        write_tree(FLAGS.cuda_out_dir, [f for f in files if f.cuda])
+
+
 def main(argv: list[str]) -> int:
     args = argv[1:]
     if len(args) != 1 or args[0] not in COMMANDS:
@@ -101,10 +149,10 @@ def main(argv: list[str]) -> int:
     try:
         op_yaml, tags_yaml = _yaml_paths()
         model = load_model(op_yaml, tags_yaml)
+        {"check": _check, "dump": _dump, "generate": _generate}[args[0]](model)
     except AtengenError as e:
         print(e.format_all(), file=sys.stderr)
         return 1
-    {"check": _check, "dump": _dump}[args[0]](model)
     return 0
 
 
