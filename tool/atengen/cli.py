@@ -15,6 +15,7 @@ import sys
 
 from absl import app, flags
 
+from atengen.emit.custom_ops import check_supported, native_headers, schema_files
 from atengen.emit.output import write_tree
 from atengen.emit.registration import CUDA_KEYS, keys_in_use, registration_files
 from atengen.emit.selection import select_functions
@@ -45,6 +46,14 @@ flags.DEFINE_integer(
 flags.DEFINE_string("out_dir", None, "generate: directory for the CPU-side sources.")
 flags.DEFINE_string(
     "cuda_out_dir", None, "generate: directory for CUDA-key sources (none: skip CUDA keys)."
+)
+flags.DEFINE_string(
+    "header_out_dir", None, "generate: directory for custom namespaces' <ns>/ops/<root>_native.h."
+)
+flags.DEFINE_string(
+    "include_prefix",
+    "",
+    "generate: workspace-relative path of --header_out_dir, used in the generated #includes.",
 )
 
 COMMANDS = ("check", "dump", "generate")
@@ -135,10 +144,19 @@ def _generate(model: OperatorModel) -> None:
     keys = keys_in_use(model, functions) if FLAGS.keys == "auto" else FLAGS.keys.split(",")
     if FLAGS.cuda_out_dir is None:
         keys = [k for k in keys if k not in CUDA_KEYS]
-    files = registration_files(model, functions, keys, Sharding(FLAGS.shards))
+    sharding = Sharding(FLAGS.shards)
+    check_supported(functions)
+    files = registration_files(model, functions, keys, sharding, FLAGS.include_prefix)
+    files += schema_files(functions, sharding)
+    headers = native_headers(functions)
+    if headers and FLAGS.header_out_dir is None:
+        raise AtengenError(None, "custom-namespace ops need --header_out_dir for their headers")
+    # Everything is rendered before anything is written: an error leaves no output.
     write_tree(FLAGS.out_dir, [f for f in files if not f.cuda])
     if FLAGS.cuda_out_dir is not None:
         write_tree(FLAGS.cuda_out_dir, [f for f in files if f.cuda])
+    if FLAGS.header_out_dir is not None:
+        write_tree(FLAGS.header_out_dir, headers)
 
 
 def main(argv: list[str]) -> int:

@@ -111,26 +111,39 @@ def registration_files(
     functions: list[NativeFunction],
     keys: list[str],
     sharding: Sharding,
+    include_prefix: str = "",
 ) -> list[GeneratedFile]:
-    """One file per (key, shard) that registers at least one kernel."""
+    """One file per (key, namespace, shard) that registers at least one kernel.
+
+    ``include_prefix`` is the workspace-relative directory that holds the
+    generated ``<ns>/ops/<root>_native.h`` of custom namespaces.
+    """
     for key in keys:
         if key in UNSERVABLE_KEYS or key not in SERVABLE_KEYS:
             raise AtengenError(None, f"dispatch key '{key}' cannot be generated for this torch")
-    by_shard: dict[str, list[NativeFunction]] = {s: [] for s in sharding.all_shards(functions)}
+    by_shard: dict[tuple[str, str], list[NativeFunction]] = {}
     for f in functions:
-        by_shard[sharding.shard_of(root_name(f))].append(f)
+        shard = (f.namespace, sharding.shard_of(root_name(f)))
+        by_shard.setdefault(shard, []).append(f)
     files = []
     for key in keys:
-        for shard, fns in sorted(by_shard.items()):
-            text = _shard_text(model, key, fns)
-            if text is not None:
-                files.append(GeneratedFile(f"Register{key}_{shard}.cpp", text, key in CUDA_KEYS))
+        for (namespace, shard), fns in sorted(by_shard.items()):
+            text = _shard_text(model, key, namespace, fns, include_prefix)
+            if text is None:
+                continue
+            stem = shard if namespace == "aten" else f"{namespace}_{shard}"
+            files.append(GeneratedFile(f"Register{key}_{stem}.cpp", text, key in CUDA_KEYS))
     return files
 
 
-def _shard_text(model: OperatorModel, key: str, functions: list[NativeFunction]) -> str | None:
-    # Deterministic order: by namespace, then operator name.
-    functions = sorted(functions, key=lambda f: (f.namespace, str(f.name)))
+def _shard_text(
+    model: OperatorModel,
+    key: str,
+    namespace: str,
+    functions: list[NativeFunction],
+    include_prefix: str,
+) -> str | None:
+    functions = sorted(functions, key=lambda f: str(f.name))  # deterministic order
     wrappers = []
     for f in functions:
         try:
@@ -142,23 +155,17 @@ def _shard_text(model: OperatorModel, key: str, functions: list[NativeFunction])
     if not wrappers:
         return None
     roots = sorted({root_name(f) for f in functions})
-    namespaces = sorted({f.namespace for f in functions}) or ["aten"]
-    if len(namespaces) > 1:
-        raise AtengenError(None, f"one shard holds several namespaces: {', '.join(namespaces)}")
     return render(
         "register_shard.cpp.j2",
         key=key,
-        roots=roots or ["(no operators)"],
-        namespace=namespaces[0],
-        includes=_includes(namespaces[0], roots, bool(wrappers)),
+        roots=roots,
+        namespace=namespace,
+        includes=_includes(namespace, roots, include_prefix),
         wrappers=wrappers,
-        schemas=[],
     )
 
 
-def _includes(namespace: str, roots: list[str], any_wrappers: bool) -> list[str]:
-    if not any_wrappers:
-        return []
+def _includes(namespace: str, roots: list[str], include_prefix: str) -> list[str]:
     base = [
         "<ATen/core/Tensor.h>",
         "<ATen/DeviceGuard.h>",
@@ -168,5 +175,7 @@ def _includes(namespace: str, roots: list[str], any_wrappers: bool) -> list[str]
         "<torch/library.h>",
         '"atengen/runtime.h"',
     ]
-    ops_dir = "ATen/ops" if namespace == "aten" else f"{namespace}/ops"
-    return base + [f"<{ops_dir}/{root}_native.h>" for root in roots]
+    if namespace == "aten":
+        return base + [f"<ATen/ops/{root}_native.h>" for root in roots]
+    prefix = f"{include_prefix}/" if include_prefix else ""
+    return base + [f'"{prefix}{namespace}/ops/{root}_native.h"' for root in roots]

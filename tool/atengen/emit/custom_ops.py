@@ -1,0 +1,111 @@
+"""Custom operator namespaces: schema definitions and kernel declaration headers.
+
+For ``aten`` the installed torch already defines every schema and declares
+every kernel in ``ATen/ops/<root>_native.h``. A custom namespace gets both from
+us: ``RegisterSchema_<shard>.cpp`` with ``TORCH_LIBRARY_FRAGMENT`` definitions
+(fragments, so each shard defines only its own operators), and
+``<ns>/ops/<root>_native.h`` declaring the kernels its authors implement.
+"""
+
+from __future__ import annotations
+
+import json
+
+from atengen.cpp_types import TypeOptions, cpp_arguments, returns_type
+from atengen.emit.registration import GeneratedFile
+from atengen.emit.shards import Sharding, root_name
+from atengen.emit.templates import render
+from atengen.errors import AtengenError
+from atengen.native_function import NativeFunction
+
+
+def check_supported(functions: list[NativeFunction]) -> None:
+    for f in functions:
+        if f.namespace != "aten" and (f.structured or f.structured_delegate is not None):
+            raise AtengenError(
+                f.loc,
+                f"structured kernels in custom namespaces are not supported yet: '{f.name}'",
+            )
+
+
+def schema_files(functions: list[NativeFunction], sharding: Sharding) -> list[GeneratedFile]:
+    by_shard: dict[tuple[str, str], list[NativeFunction]] = {}
+    for f in functions:
+        if f.namespace != "aten":
+            by_shard.setdefault((f.namespace, sharding.shard_of(root_name(f))), []).append(f)
+    files = []
+    for (ns, shard), fns in sorted(by_shard.items()):
+        fns = sorted(fns, key=lambda f: str(f.name))
+        text = render(
+            "register_schema.cpp.j2",
+            namespace=ns,
+            roots=sorted({root_name(f) for f in fns}),
+            # json.dumps gives a valid C++ string literal for these ASCII schemas.
+            schemas=[_schema_def(f) for f in fns],
+        )
+        files.append(GeneratedFile(f"RegisterSchema_{ns}_{shard}.cpp", text))
+    return files
+
+
+def _schema_def(f: NativeFunction) -> str:
+    schema = json.dumps(f"{f.namespace}::{f.func}")
+    tags = sorted(t for t in f.tags if t in _C10_TAGS)
+    if not tags:
+        return schema
+    return f"{schema}, {{{', '.join(f'at::Tag::{t}' for t in tags)}}}"
+
+
+# Tags c10 knows as at::Tag values: torch generates that enum from its own
+# tags.yaml (these are torch 2.13's); tags only a custom tags YAML defines are
+# model metadata and are not passed to m.def().
+_C10_TAGS = frozenset(
+    {
+        "inplace_view",
+        "pt2_compliant_tag",
+        "view_copy",
+        "dynamic_output_shape",
+        "data_dependent_output",
+        "generated",
+        "nondeterministic_seeded",
+        "nondeterministic_bitwise",
+        "needs_exact_strides",
+        "needs_contiguous_strides",
+        "needs_fixed_stride_order",
+        "flexible_layout",
+        "core",
+        "pointwise",
+        "maybe_aliasing_or_mutating",
+        "cudagraph_unsafe",
+        "reduction",
+        "inplace",
+        "out",
+        "out_variant",
+    }
+)
+
+
+def native_headers(functions: list[NativeFunction]) -> list[GeneratedFile]:
+    """`<ns>/ops/<root>_native.h` for each custom-namespace root with kernels to implement."""
+    decls: dict[tuple[str, str], dict[str, set[str]]] = {}
+    for f in functions:
+        if f.namespace == "aten" or f.generated:
+            continue
+        for meta in f.dispatch.values():
+            opts = TypeOptions(
+                symint="_symint" in meta.kernel,
+                const_ref_for_mutable_tensors=f.use_const_ref_for_mutable_tensors,
+            )
+            args = ", ".join(a.decl() for a in cpp_arguments(f.func, opts))
+            decl = f"{returns_type(f.func.returns, opts)} {meta.kernel}({args})"
+            ns_decls = decls.setdefault((f.namespace, root_name(f)), {})
+            ns_decls.setdefault(meta.cpp_namespace, set()).add(decl)
+    files = []
+    for (ns, root), by_ns in sorted(decls.items()):
+        text = render(
+            "custom_native.h.j2",
+            namespace=ns,
+            root=root,
+            by_namespace=[(cpp_ns, sorted(ds)) for cpp_ns, ds in sorted(by_ns.items())],
+        )
+        files.append(GeneratedFile(f"{ns}/ops/{root}_native.h", text))
+    return files
