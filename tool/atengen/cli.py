@@ -27,7 +27,11 @@ FLAGS = flags.FLAGS
 flags.DEFINE_string(
     "op_yaml", None, "Op YAML (native_functions.yaml format). Default: the installed torch's."
 )
-flags.DEFINE_string("tags_yaml", None, "Tags YAML. Default: tags.yaml beside --op_yaml.")
+flags.DEFINE_string(
+    "tags_yaml",
+    None,
+    "Tags YAML. Default: tags.yaml beside --op_yaml, else the installed torch's tags.yaml.",
+)
 flags.DEFINE_string(
     "ops", "all", "generate: `all`, or comma-separated op roots (add) or names (add.Tensor)."
 )
@@ -80,6 +84,11 @@ def _yaml_paths() -> tuple[str, str]:
             raise AtengenError(None, "no --op_yaml given and no installed torch to take it from")
         op_yaml = os.path.join(d, "native_functions.yaml")
     tags_yaml = FLAGS.tags_yaml or os.path.join(os.path.dirname(op_yaml), "tags.yaml")
+    if FLAGS.tags_yaml is None and not os.path.exists(tags_yaml):
+        # Custom op libraries usually reuse torch's tags.
+        d = installed_torch_yaml_dir()
+        if d is not None:
+            tags_yaml = os.path.join(d, "tags.yaml")
     return op_yaml, tags_yaml
 
 

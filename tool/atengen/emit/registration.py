@@ -145,16 +145,18 @@ def _shard_text(
 ) -> str | None:
     functions = sorted(functions, key=lambda f: str(f.name))  # deterministic order
     wrappers = []
-    for f in functions:
+    roots = set()  # only operators with a kernel for this key: a shard's bytes
+    for f in functions:  # must not depend on operators it does not register
         try:
             w = wrappers_for(model, f, key)
         except ValueError as e:
             raise AtengenError(f.loc, f"cannot generate {key} kernel for '{f.name}': {e}") from None
         if w is not None:
             wrappers.append(w)
+            roots.add(root_name(f))
     if not wrappers:
         return None
-    roots = sorted({root_name(f) for f in functions})
+    roots = sorted(roots)
     return render(
         "register_shard.cpp.j2",
         key=key,

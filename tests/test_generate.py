@@ -1,0 +1,227 @@
+"""`atengen generate`: sharding stability, determinism, and bad input leaving no output."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+
+import pytest
+
+from tests.model_helpers import TAGS_YAML, run_cli
+
+OPS = """\
+- func: alpha(Tensor self) -> Tensor
+  dispatch:
+    CPU: alpha_cpu
+    CompositeExplicitAutograd: alpha_ce
+- func: beta(Tensor self, SymInt n) -> Tensor
+  dispatch:
+    CPU: beta_cpu_symint
+- func: beta_(Tensor(a!) self, SymInt n) -> Tensor(a!)
+  dispatch:
+    CPU: beta_cpu_
+  autogen: beta.out
+- func: gamma(Tensor self, Scalar s) -> Tensor
+  dispatch:
+    CPU: gamma_cpu
+    Meta: gamma_meta
+- func: delta(Tensor self) -> Tensor
+  dispatch:
+    CPU: delta_cpu
+"""
+
+
+def tree(path: Path) -> dict[str, str]:
+    return {
+        str(p.relative_to(path)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(path.rglob("*"))
+        if p.is_file()
+    }
+
+
+def generate(tmp_path: Path, ops_yaml: str, name: str, *extra: str, env=None):
+    (tmp_path / "tags.yaml").write_text(TAGS_YAML)
+    op = tmp_path / f"{name}.yaml"
+    op.write_text(ops_yaml)
+    out = tmp_path / f"{name}_out"
+    r = run_cli(
+        "generate",
+        f"--op_yaml={op}",
+        f"--tags_yaml={tmp_path / 'tags.yaml'}",
+        f"--out_dir={out}",
+        f"--header_out_dir={tmp_path / (name + '_hdrs')}",
+        *extra,
+        env=env,
+    )
+    return r, out
+
+
+def changed(a: dict[str, str], b: dict[str, str]) -> set[str]:
+    return {k for k in a.keys() | b.keys() if a.get(k) != b.get(k)}
+
+
+@pytest.mark.parametrize("shards", ["0", "3"])
+def test_one_op_edit_changes_only_its_shards(tmp_path, shards):
+    r, out = generate(tmp_path, OPS, "base", f"--shards={shards}")
+    assert r.returncode == 0, r.stderr
+    base = tree(out)
+    # one file per (key, shard): CPU for all four roots, CEA for alpha and the
+    # generated beta.out, Meta for gamma
+    if shards == "0":
+        assert set(base) == {
+            "RegisterCPU_alpha.cpp",
+            "RegisterCPU_beta.cpp",
+            "RegisterCPU_gamma.cpp",
+            "RegisterCPU_delta.cpp",
+            "RegisterCompositeExplicitAutograd_alpha.cpp",
+            "RegisterCompositeExplicitAutograd_beta.cpp",
+            "RegisterMeta_gamma.cpp",
+        }
+
+    # Rename one kernel: only gamma's CPU shard changes.
+    r, out2 = generate(
+        tmp_path, OPS.replace("gamma_cpu", "gamma_cpu2"), "renamed", f"--shards={shards}"
+    )
+    assert r.returncode == 0, r.stderr
+    diff = changed(base, tree(out2))
+    assert len(diff) == 1 and diff <= {f for f in base if f.startswith("RegisterCPU_")}
+    assert "gamma_cpu2" in (out2 / diff.pop()).read_text()
+
+    # Add an op: files of other ops stay byte-identical.
+    added = OPS + "- func: epsilon(Tensor self) -> Tensor\n  dispatch:\n    CPU: eps_cpu\n"
+    r, out3 = generate(tmp_path, added, "added", f"--shards={shards}")
+    assert r.returncode == 0, r.stderr
+    diff = changed(base, tree(out3))
+    assert len(diff) == 1
+    assert "epsilon" in (out3 / diff.pop()).read_text()
+
+    # Remove an op: only its shards change (or disappear).
+    removed = OPS.replace(
+        "- func: delta(Tensor self) -> Tensor\n  dispatch:\n    CPU: delta_cpu\n", ""
+    )
+    r, out4 = generate(tmp_path, removed, "removed", f"--shards={shards}")
+    assert r.returncode == 0, r.stderr
+    diff = changed(base, tree(out4))
+    assert len(diff) == 1
+    if shards == "0":
+        assert diff == {"RegisterCPU_delta.cpp"} and "RegisterCPU_delta.cpp" not in tree(out4)
+
+
+def test_shards_include_only_their_operators_headers(tmp_path):
+    r = run_cli("generate", "--ops=add,abs", f"--out_dir={tmp_path / 'o'}")
+    assert r.returncode == 0, r.stderr
+    text = (tmp_path / "o" / "RegisterCPU_add.cpp").read_text()
+    native = [line for line in text.splitlines() if line.startswith("#include <ATen/ops/")]
+    assert native == ["#include <ATen/ops/add_native.h>"]
+    # workspace- or include-root-relative includes only
+    for line in text.splitlines():
+        if line.startswith("#include"):
+            assert (
+                "/tmp" not in line
+                and "bazel-out" not in line
+                and not line.split()[1][1:].startswith("/")
+            )
+
+
+def test_output_is_identical_across_hash_seeds(tmp_path):
+    trees = []
+    for seed in ("0", "1", "123"):
+        out = tmp_path / f"s{seed}"
+        r = run_cli(
+            "generate",
+            "--ops=add,abs,_fused_moving_avg_obs_fq_helper,avg_pool2d,cat,zero,view",
+            "--shards=2",
+            f"--out_dir={out}",
+            f"--cuda_out_dir={out}_cuda",
+            env={"PYTHONHASHSEED": seed},
+        )
+        assert r.returncode == 0, r.stderr
+        trees.append((tree(out), tree(Path(f"{out}_cuda"))))
+    assert trees[0] == trees[1] == trees[2]
+    assert trees[0][0] and trees[0][1]
+
+
+def test_full_real_yaml_generates_every_key(tmp_path):
+    out = tmp_path / "all"
+    r = run_cli("generate", f"--out_dir={out}", f"--cuda_out_dir={out}_cuda")
+    assert r.returncode == 0, r.stderr
+    cpu = os.listdir(out)
+    cuda = os.listdir(f"{out}_cuda")
+    keys = {name.split("_", 1)[0] for name in cpu + cuda}
+    assert {
+        "RegisterCPU",
+        "RegisterMeta",
+        "RegisterCUDA",
+        "RegisterCompositeImplicitAutograd",
+    } <= keys
+    assert not any(k in keys for k in ("RegisterMPS", "RegisterXPU", "RegisterMTIA"))
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--ops=ad"], "unknown operator 'ad' in the op selection (did you mean"),
+        (["--ops=add", "--keys=MPS"], "dispatch key 'MPS' cannot be generated"),
+        (["--ops=,"], "the op selection is empty"),
+        (["--ops_file=/nonexistent/ops.txt"], "cannot read --ops_file"),
+    ],
+)
+def test_bad_generate_arguments_leave_no_output(tmp_path, args, message):
+    out = tmp_path / "out"
+    r = run_cli("generate", *args, f"--out_dir={out}")
+    assert r.returncode == 1
+    assert message in r.stderr
+    assert "Traceback" not in r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1
+    assert not out.exists()
+
+
+def test_failed_generation_keeps_the_previous_output_untouched(tmp_path):
+    r, out = generate(tmp_path, OPS, "keep")
+    assert r.returncode == 0
+    before = tree(out)
+    bad = OPS + "- func: broken(Tensor self -> Tensor\n"
+    (tmp_path / "keep.yaml").write_text(bad)
+    r = run_cli(
+        "generate",
+        f"--op_yaml={tmp_path / 'keep.yaml'}",
+        f"--tags_yaml={tmp_path / 'tags.yaml'}",
+        f"--out_dir={out}",
+        f"--header_out_dir={tmp_path / 'keep_hdrs'}",
+    )
+    assert r.returncode == 1 and "keep.yaml:19: error: bad schema" in r.stderr
+    assert tree(out) == before
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".atengen-")]
+
+
+def test_custom_namespace_gets_schemas_and_headers(tmp_path):
+    repo = Path(__file__).resolve().parent
+    r = run_cli(
+        "generate",
+        f"--op_yaml={repo / 'data/custom_ops/ops.yaml'}",
+        f"--out_dir={tmp_path / 'o'}",
+        f"--header_out_dir={tmp_path / 'h'}",
+    )
+    assert r.returncode == 0, r.stderr
+    assert set(tree(tmp_path / "h")) == {"myops/ops/scale_native.h", "myops/ops/shift_native.h"}
+    header = (tmp_path / "h/myops/ops/shift_native.h").read_text()
+    # `_symint` kernels take SymInt, the others plain ints
+    assert (
+        "shift_cpu_symint(const at::Tensor & self, const at::Scalar & amount, c10::SymInt repeat)"
+        in header
+    )
+    assert (
+        "shift_composite(const at::Tensor & self, const at::Scalar & amount, int64_t repeat)"
+        in header
+    )
+    schema = (tmp_path / "o/RegisterSchema_myops_scale.cpp").read_text()
+    assert (
+        'm.def("myops::scale.out(Tensor self, float factor, *, Tensor(a!) out) -> Tensor(a!)"'
+        in schema
+    )
+    r = run_cli(
+        "generate", f"--op_yaml={repo / 'data/custom_ops/ops.yaml'}", f"--out_dir={tmp_path / 'x'}"
+    )
+    assert r.returncode == 1 and "need --header_out_dir" in r.stderr
+    assert not (tmp_path / "x").exists()
