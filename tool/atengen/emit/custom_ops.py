@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 
 from atengen.cpp_types import TypeOptions, cpp_arguments, returns_type
-from atengen.emit.registration import GeneratedFile
+from atengen.emit.output import GeneratedFile
 from atengen.emit.shards import Sharding, root_name
 from atengen.emit.templates import render
 from atengen.errors import AtengenError

@@ -6,8 +6,14 @@ import os
 import shutil
 import tempfile
 from collections.abc import Iterable
+from dataclasses import dataclass
 
-from atengen.emit.registration import GeneratedFile
+
+@dataclass(frozen=True)
+class GeneratedFile:
+    path: str  # relative to its output directory
+    text: str
+    cuda: bool = False  # belongs to the CUDA library
 
 
 def write_tree(out_dir: str, files: Iterable[GeneratedFile]) -> None:

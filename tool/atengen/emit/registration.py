@@ -11,9 +11,9 @@ Which wrapper an (op, key) pair gets:
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
 
 from atengen.dispatch_keys import STRUCTURED_DISPATCH_KEYS
+from atengen.emit.output import GeneratedFile
 from atengen.emit.shards import Sharding, root_name
 from atengen.emit.templates import render
 from atengen.emit.wrappers import (
@@ -66,13 +66,6 @@ UNSERVABLE_KEYS = frozenset(
         "NestedTensorXPU",
     }
 )
-
-
-@dataclass(frozen=True)
-class GeneratedFile:
-    path: str  # relative to its output directory
-    text: str
-    cuda: bool = False
 
 
 def wrappers_for(model: OperatorModel, f: NativeFunction, key: str) -> Wrapper | None:

@@ -9,7 +9,6 @@ it, so adding, removing or editing one operator changes one shard per key.
 from __future__ import annotations
 
 import zlib
-from collections.abc import Iterable
 from dataclasses import dataclass
 
 from atengen.native_function import NativeFunction
@@ -30,14 +29,8 @@ class Sharding:
     def shard_of(self, root: str) -> str:
         if self.buckets == 0:
             return root
-        width = len(str(self.buckets - 1))
-        return f"b{zlib.crc32(root.encode()) % self.buckets:0{width}d}"
+        return self._bucket_name(zlib.crc32(root.encode()) % self.buckets)
 
-    def all_shards(self, functions: Iterable[NativeFunction]) -> list[str]:
-        if self.buckets == 0:
-            return sorted({root_name(f) for f in functions})
-        return [self.shard_of_index(i) for i in range(self.buckets)]
-
-    def shard_of_index(self, i: int) -> str:
-        width = len(str(self.buckets - 1))
-        return f"b{i:0{width}d}"
+    def _bucket_name(self, i: int) -> str:
+        # Zero-padded so that files sort in bucket order.
+        return f"b{i:0{len(str(self.buckets - 1))}d}"

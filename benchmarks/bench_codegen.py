@@ -1,0 +1,112 @@
+"""P1: full codegen wall time, atengen vs torchgen, side by side on the same YAML.
+
+    .venv/bin/python benchmarks/bench_codegen.py [--reps 3] [--write]
+
+Each rep runs, in fresh processes and alternating:
+  torchgen (all):     python -m torchgen.gen -s <packaged ATen> -d OUT --aoti-install-dir AOTI
+                      --per-operator-headers
+  torchgen (sources): the same with --generate sources (registration and other .cpp files only;
+                      headers are what the wheel already ships)
+  atengen:            python -m atengen generate --out_dir=OUT --cuda_out_dir=OUT_CUDA
+                      (every op, every key the installed torch can serve, one file per op)
+Reported: the median wall time of each, and atengen's ratio to each torchgen run (target <= 0.1x).
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+RESULTS = REPO / "benchmarks" / "RESULTS.md"
+
+
+def packaged_aten() -> Path:
+    out = subprocess.run(
+        [sys.executable, "-c", "import torchgen, os; print(os.path.dirname(torchgen.__file__))"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return Path(out.stdout.strip()) / "packaged" / "ATen"
+
+
+def timed(cmd: list[str], env: dict | None = None) -> float:
+    start = time.perf_counter()
+    subprocess.run(cmd, check=True, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return time.perf_counter() - start
+
+
+def count_files(path: str) -> int:
+    return sum(len(files) for _, _, files in os.walk(path))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--reps", type=int, default=3)
+    parser.add_argument("--write", action="store_true", help="append the result to RESULTS.md")
+    args = parser.parse_args()
+    aten = packaged_aten()
+    env = dict(os.environ, PYTHONPATH=str(REPO / "tool"))
+    times: dict[str, list[float]] = {"torchgen (all)": [], "torchgen (sources)": [], "atengen": []}
+    files: dict[str, int] = {}
+    for rep in range(args.reps):
+        with tempfile.TemporaryDirectory() as tmp:
+            runs = {
+                "torchgen (all)": [
+                    sys.executable, "-m", "torchgen.gen", "-s", str(aten), "-d", f"{tmp}/tg",
+                    "--aoti-install-dir", f"{tmp}/aoti", "--per-operator-headers",
+                ],
+                "torchgen (sources)": [
+                    sys.executable, "-m", "torchgen.gen", "-s", str(aten), "-d", f"{tmp}/tgs",
+                    "--aoti-install-dir", f"{tmp}/aotis", "--per-operator-headers",
+                    "--generate", "sources",
+                ],
+                "atengen": [
+                    sys.executable, "-m", "atengen", "generate", f"--out_dir={tmp}/ag",
+                    f"--cuda_out_dir={tmp}/ag_cuda",
+                ],
+            }  # fmt: skip
+            for name, cmd in runs.items():
+                t = timed(cmd, env)
+                times[name].append(t)
+                print(f"rep {rep + 1}/{args.reps} {name:20s} {t:7.2f}s", flush=True)
+            files = {
+                "torchgen (all)": count_files(f"{tmp}/tg") + count_files(f"{tmp}/aoti"),
+                "torchgen (sources)": count_files(f"{tmp}/tgs"),
+                "atengen": count_files(f"{tmp}/ag") + count_files(f"{tmp}/ag_cuda"),
+            }
+            shutil.rmtree(tmp, ignore_errors=True)
+    med = {k: statistics.median(v) for k, v in times.items()}
+    lines = ["| run | median wall (s) | files written |", "|---|---|---|"]
+    lines += [f"| {k} | {med[k]:.2f} | {files[k]} |" for k in med]
+    ratio_all = med["atengen"] / med["torchgen (all)"]
+    ratio_src = med["atengen"] / med["torchgen (sources)"]
+    summary = (
+        f"atengen / torchgen (all): {ratio_all:.3f}x; atengen / torchgen (sources): "
+        f"{ratio_src:.3f}x (target <= 0.1x: {'met' if ratio_all <= 0.1 else 'NOT met'})"
+    )
+    print("\n".join(lines))
+    print(summary)
+    if args.write:
+        stamp = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
+        with open(RESULTS, "a") as f:
+            f.write(
+                f"\n### P1 full codegen, {stamp}\n\n- Command: `.venv/bin/python "
+                f"benchmarks/bench_codegen.py --reps {args.reps} --write`\n"
+                f"- Machine: nproc={os.cpu_count()}; median of {args.reps} fresh-process reps\n\n"
+                + "\n".join(lines)
+                + f"\n\n{summary}\n"
+            )
+
+
+if __name__ == "__main__":
+    main()
