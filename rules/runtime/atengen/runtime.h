@@ -2,10 +2,9 @@
 // shards themselves so that a shard's bytes depend only on its operators.
 #pragma once
 
+// Only light headers here: every shard includes this file, and each header
+// costs every shard's compile (ATen/native/Resize.h alone adds ~3 s).
 #include <ATen/core/Tensor.h>
-#include <ATen/native/Resize.h>
-#include <ATen/ops/empty.h>
-#include <ATen/ops/empty_strided.h>
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <c10/core/TensorOptions.h>
 #include <c10/util/ArrayRef.h>
@@ -16,14 +15,60 @@
 
 namespace atengen {
 
+// Typed handle to an operator, looked up once by the caller (a static).
+template <typename Signature>
+c10::TypedOperatorHandle<Signature> find_op(const char* name, const char* overload) {
+  return c10::Dispatcher::singleton().findSchemaOrThrow(name, overload).typed<Signature>();
+}
+
+// at::empty / at::empty_strided through the dispatcher, without their headers.
+inline at::Tensor empty(at::IntArrayRef sizes, const at::TensorOptions& options) {
+  static const auto op = find_op<at::Tensor(
+      c10::SymIntArrayRef, std::optional<at::ScalarType>, std::optional<at::Layout>,
+      std::optional<at::Device>, std::optional<bool>, std::optional<at::MemoryFormat>)>(
+      "aten::empty", "memory_format");
+  return op.call(
+      c10::fromIntArrayRefSlow(sizes), c10::optTypeMetaToScalarType(options.dtype_opt()),
+      options.layout_opt(), options.device_opt(), options.pinned_memory_opt(),
+      options.memory_format_opt());
+}
+
+inline at::Tensor empty_strided(
+    at::IntArrayRef sizes, at::IntArrayRef strides, const at::TensorOptions& options) {
+  static const auto op = find_op<at::Tensor(
+      c10::SymIntArrayRef, c10::SymIntArrayRef, std::optional<at::ScalarType>,
+      std::optional<at::Layout>, std::optional<at::Device>, std::optional<bool>)>(
+      "aten::empty_strided", "");
+  return op.call(
+      c10::fromIntArrayRefSlow(sizes), c10::fromIntArrayRefSlow(strides),
+      c10::optTypeMetaToScalarType(options.dtype_opt()), options.layout_opt(),
+      options.device_opt(), options.pinned_memory_opt());
+}
+
+// Like at::native::resize_output: resize `out` to `shape`, warning when a
+// non-empty tensor changes shape. Returns whether it resized.
+inline bool resize_output(const at::Tensor& out, at::IntArrayRef shape) {
+  if (out.sizes().equals(shape)) {
+    return false;
+  }
+  if (out.numel() != 0) {
+    TORCH_WARN(
+        "An output with one or more elements was resized since it had shape ", out.sizes(),
+        ", which does not match the required output shape ", shape,
+        ". This behavior is deprecated; resize the out tensor to zero elements first.");
+  }
+  out.resize_(shape);
+  return true;
+}
+
 // A fresh output for a functional structured kernel: strided when the meta
 // function asked for strides, otherwise contiguous in the requested format.
 inline at::Tensor create_out(
     at::IntArrayRef sizes, at::IntArrayRef strides, const at::TensorOptions& options) {
   if (strides.empty()) {
-    return at::empty(sizes, options);
+    return empty(sizes, options);
   }
-  return at::empty_strided(sizes, strides, options);
+  return empty_strided(sizes, strides, options);
 }
 
 // Resize a user-provided out= tensor to what the meta function computed.
@@ -42,7 +87,7 @@ inline void resize_out(
       options.device() == out.device(),
       "Expected out tensor to have device ", options.device(), ", but got ", out.device(),
       " instead");
-  const bool resized = at::native::resize_output(out, sizes);
+  const bool resized = resize_output(out, sizes);
   if (resized) {
     if (!strides.empty()) {
       TORCH_INTERNAL_ASSERT(!options.memory_format_opt().has_value());
@@ -78,14 +123,14 @@ inline std::optional<at::Tensor> maybe_create_proxy(
     at::IntArrayRef strides,
     const at::TensorOptions& options) {
   if (!strides.empty() && out.strides() != strides) {
-    return at::empty_strided(sizes, strides, options);
+    return empty_strided(sizes, strides, options);
   }
   return std::nullopt;
 }
 
 // Generated out= kernels compute the functional result and copy it over.
 inline void resize_and_copy(const at::Tensor& out, const at::Tensor& result) {
-  at::native::resize_output(out, result.sizes());
+  resize_output(out, result.sizes());
   at::Tensor(out).copy_(result);
 }
 
@@ -96,12 +141,6 @@ inline void resize_and_copy(at::TensorList out, const std::vector<at::Tensor>& r
   for (size_t i = 0; i < out.size(); ++i) {
     resize_and_copy(out[i], result[i]);
   }
-}
-
-// Typed handle to an operator, looked up once.
-template <typename Signature>
-c10::TypedOperatorHandle<Signature> find_op(const char* name, const char* overload) {
-  return c10::Dispatcher::singleton().findSchemaOrThrow(name, overload).typed<Signature>();
 }
 
 }  // namespace atengen

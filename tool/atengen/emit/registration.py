@@ -155,22 +155,23 @@ def _shard_text(
         key=key,
         roots=roots,
         namespace=namespace,
-        includes=_includes(namespace, roots, include_prefix),
+        includes=_includes(namespace, roots, include_prefix, wrappers),
         wrappers=wrappers,
     )
 
 
-def _includes(namespace: str, roots: list[str], include_prefix: str) -> list[str]:
-    base = [
-        "<ATen/core/Tensor.h>",
-        "<ATen/DeviceGuard.h>",
-        "<ATen/TensorMeta.h>",
-        "<ATen/core/op_registration/adaption.h>",
-        "<c10/core/DeviceGuard.h>",
-        "<torch/library.h>",
-        '"atengen/runtime.h"',
-    ]
+def _includes(
+    namespace: str, roots: list[str], include_prefix: str, wrappers: list[Wrapper]
+) -> list[str]:
+    # Headers dominate compile time, so a shard includes only what it uses.
+    includes = ["<ATen/core/Tensor.h>", "<torch/library.h>", '"atengen/runtime.h"']
+    if any(w.kind == "structured" for w in wrappers):
+        includes.append("<ATen/TensorMeta.h>")
+    if any(w.device_check for w in wrappers):
+        includes.append("<ATen/core/op_registration/adaption.h>")
+    if any(w.device_guard for w in wrappers):
+        includes += ["<ATen/DeviceGuard.h>", "<c10/core/DeviceGuard.h>"]
     if namespace == "aten":
-        return base + [f"<ATen/ops/{root}_native.h>" for root in roots]
+        return includes + [f"<ATen/ops/{root}_native.h>" for root in roots]
     prefix = f"{include_prefix}/" if include_prefix else ""
-    return base + [f'"{prefix}{namespace}/ops/{root}_native.h"' for root in roots]
+    return includes + [f'"{prefix}{namespace}/ops/{root}_native.h"' for root in roots]
