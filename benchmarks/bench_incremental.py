@@ -1,0 +1,210 @@
+"""P2/P3/P4: compile CPU seconds and peak RSS, atengen vs torchgen, on the same YAML.
+
+    .venv/bin/python benchmarks/bench_incremental.py [--op abs] [--keys CPU,Meta,...]
+        [--shards 4] [-j 2] [--skip-full] [--write]
+
+Both generators run on a copy of torch's packaged YAML. torchgen writes its own headers too,
+so both sides compile against torchgen's freshly generated ATen/ops headers (put first on the
+include path, before the wheel's), with the same g++ flags.
+
+- P2 (one-op edit): rename the CPU kernel of --op, regenerate both, and compile only the
+  registration sources whose bytes changed (torchgen: its Register<Key>*.cpp for the compared
+  keys; atengen: its shards). Then the same for adding an op (a copy of --op under a new name).
+- P3 (full compile): compile every registration source of the compared keys on both sides
+  (atengen with --shards buckets per key). Skipped with --skip-full.
+- P4: the peak RSS of each compile action (GNU time).
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import hashlib
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+RESULTS = REPO / "benchmarks" / "RESULTS.md"
+KEYS = "CPU,Meta,CompositeExplicitAutograd,CompositeExplicitAutogradNonFunctional,CompositeImplicitAutograd"
+
+
+def site_dir(module: str) -> Path:
+    out = subprocess.run(
+        [sys.executable, "-c", f"import {module}, os; print(os.path.dirname({module}.__file__))"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return Path(out.stdout.strip())
+
+
+def run_torchgen(src: Path, out: Path) -> Path:
+    """Generates into out/include/ATen so that <ATen/ops/x.h> resolves to torchgen's headers."""
+    aten = out / "include" / "ATen"
+    subprocess.run(
+        [
+            sys.executable, "-m", "torchgen.gen", "-s", str(src), "-d", str(aten),
+            "--aoti-install-dir", str(out / "aoti"), "--per-operator-headers",
+        ],
+        check=True, stdout=subprocess.DEVNULL,
+    )  # fmt: skip
+    return aten
+
+
+def run_atengen(src: Path, out: Path, keys: str, shards: int) -> Path:
+    env = dict(os.environ, PYTHONPATH=str(REPO / "tool"))
+    subprocess.run(
+        [
+            sys.executable, "-m", "atengen", "generate",
+            f"--op_yaml={src}/native/native_functions.yaml", f"--tags_yaml={src}/native/tags.yaml",
+            f"--keys={keys}", f"--shards={shards}", f"--out_dir={out}",
+        ],
+        check=True, env=env,
+    )  # fmt: skip
+    return out
+
+
+def digests(d: Path, pattern: str) -> dict[str, str]:
+    return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in d.glob(pattern)}
+
+
+def torchgen_sources(aten: Path, keys: list[str]) -> list[Path]:
+    rx = re.compile(rf"^Register({'|'.join(keys)})(_\d+)?\.cpp$")
+    return sorted(p for p in aten.iterdir() if rx.match(p.name))
+
+
+def compile_one(src: Path, flags: list[str]) -> tuple[str, float, float, bool, str]:
+    with tempfile.NamedTemporaryFile(suffix=".o") as obj, tempfile.NamedTemporaryFile() as tf:
+        cmd = ["/usr/bin/time", "-f", "%U %S %M", "-o", tf.name, "g++", *flags, "-c", str(src)]
+        r = subprocess.run([*cmd, "-o", obj.name], capture_output=True, text=True)
+        user, system, rss = Path(tf.name).read_text().split()[-3:]
+    err = next((x for x in r.stderr.splitlines() if ": error:" in x), "")
+    return src.name, float(user) + float(system), int(rss) / 1024, r.returncode == 0, err
+
+
+def compile_set(files: list[Path], flags: list[str], jobs: int, label: str) -> dict:
+    with ThreadPoolExecutor(jobs) as pool:
+        results = list(pool.map(lambda f: compile_one(f, flags), files))
+    for name, cpu, rss, ok, err in results:
+        print(f"  {label}: {name} {cpu:.1f} CPU s {rss:.0f} MB {'ok' if ok else 'FAIL ' + err}")
+    return {
+        "files": len(results),
+        "cpu_s": sum(r[1] for r in results),
+        "max_rss_mb": max((r[2] for r in results), default=0.0),
+        "failed": [r[0] for r in results if not r[3]],
+    }
+
+
+def edit_yaml(src: Path, op: str, mode: str) -> str:
+    """Rename the first CPU kernel of `op`, or append a copy of `op` under a new name."""
+    path = src / "native" / "native_functions.yaml"
+    text = path.read_text()
+    entries = text.split("\n- func: ")
+    for i, e in enumerate(entries):
+        if e.startswith(f"{op}(") and re.search(r"^    CPU[^:\n]*: (\w+)", e, re.M):
+            kernel = re.search(r"^    CPU[^:\n]*: (\w+)", e, re.M).group(1)
+            if mode == "rename":
+                entries[i] = e.replace(f": {kernel}", f": {kernel}_renamed", 1)
+                path.write_text("\n- func: ".join(entries))
+                return f"renamed CPU kernel {kernel} of {op}"
+            body = e.split("\n\n", 1)[0]
+            new = re.sub(rf"^{op}\(", f"{op}_bench_copy(", body)
+            path.write_text(text.rstrip("\n") + "\n\n- func: " + new + "\n")
+            return f"added {op}_bench_copy (a copy of {op})"
+    raise SystemExit(f"no entry for {op} with a CPU kernel")
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--op", default="_prelu_kernel")
+    p.add_argument("--keys", default=KEYS)
+    p.add_argument("--shards", type=int, default=4)
+    p.add_argument("-j", "--jobs", type=int, default=2)
+    p.add_argument("--skip-full", action="store_true")
+    p.add_argument("--write", action="store_true")
+    args = p.parse_args()
+    keys = args.keys.split(",")
+    torch_inc = site_dir("torch") / "include"
+    packaged = site_dir("torchgen") / "packaged" / "ATen"
+    report: list[str] = []
+    with tempfile.TemporaryDirectory() as tmp_s:
+        tmp = Path(tmp_s)
+        base_src = tmp / "src0"
+        shutil.copytree(packaged, base_src)
+        tg0 = run_torchgen(base_src, tmp / "tg0")
+        ag0 = run_atengen(base_src, tmp / "ag0", args.keys, 0)
+
+        def flags(tg_aten: Path) -> list[str]:
+            return [
+                "-std=c++20", "-fPIC", "-D_GLIBCXX_USE_CXX11_ABI=1",
+                f"-I{tg_aten.parent}", f"-I{torch_inc}", f"-I{torch_inc}/torch/csrc/api/include",
+                f"-I{REPO}/rules/runtime",
+            ]  # fmt: skip
+
+        for mode in ("rename", "add"):
+            src = tmp / f"src_{mode}"
+            shutil.copytree(packaged, src)
+            what = edit_yaml(src, args.op, mode)
+            tg1 = run_torchgen(src, tmp / f"tg_{mode}")
+            ag1 = run_atengen(src, tmp / f"ag_{mode}", args.keys, 0)
+            tg_before = digests(tg0, "Register*.cpp")
+            tg_changed = [
+                f
+                for f in torchgen_sources(tg1, keys)
+                if tg_before.get(f.name) != digests(tg1, f.name).get(f.name)
+            ]
+            ag_before = digests(ag0, "*.cpp")
+            ag_changed = [
+                f
+                for f in sorted(ag1.glob("*.cpp"))
+                if ag_before.get(f.name) != digests(ag1, f.name)[f.name]
+            ]
+            print(
+                f"P2 {what}: torchgen changed {len(tg_changed)} sources, atengen {len(ag_changed)}"
+            )
+            tg = compile_set(tg_changed, flags(tg1), args.jobs, "torchgen")
+            ag = compile_set(ag_changed, flags(tg1), args.jobs, "atengen")
+            ratio = ag["cpu_s"] / tg["cpu_s"] if tg["cpu_s"] else float("nan")
+            report.append(
+                f"| P2: {what} | {tg['files']} files, {tg['cpu_s']:.0f} CPU s | {ag['files']} files, "
+                f"{ag['cpu_s']:.0f} CPU s | {ratio:.3f}x (target <= 0.1x) |"
+            )
+        if not args.skip_full:
+            agb = run_atengen(base_src, tmp / "ag_full", args.keys, args.shards)
+            tg = compile_set(torchgen_sources(tg0, keys), flags(tg0), args.jobs, "torchgen")
+            ag = compile_set(sorted(agb.glob("*.cpp")), flags(tg0), args.jobs, "atengen")
+            ratio = ag["cpu_s"] / tg["cpu_s"]
+            report.append(
+                f"| P3: full compile of {args.keys} | {tg['files']} files, {tg['cpu_s']:.0f} CPU s | "
+                f"{ag['files']} files (--shards={args.shards}), {ag['cpu_s']:.0f} CPU s | "
+                f"{ratio:.2f}x (target <= 1.2x) |"
+            )
+            report.append(
+                f"| P4: peak RSS of one compile | {tg['max_rss_mb']:.0f} MB | {ag['max_rss_mb']:.0f} MB "
+                f"| target <= 1024 MB |"
+            )
+            if tg["failed"] or ag["failed"]:
+                report.append(f"| failed compiles | {tg['failed']} | {ag['failed']} | |")
+    table = ["| measurement | torchgen | atengen | ratio |", "|---|---|---|---|", *report]
+    print("\n".join(table))
+    if args.write:
+        stamp = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
+        cmd = " ".join(sys.argv[1:])
+        with open(RESULTS, "a") as f:
+            f.write(
+                f"\n### P2/P3/P4 compile cost, {stamp}\n\n- Command: `.venv/bin/python "
+                f"benchmarks/bench_incremental.py {cmd}`\n- Machine: nproc={os.cpu_count()}; g++ "
+                "-std=c++20 -fPIC (no -O), both sides against torchgen's regenerated headers\n\n"
+                + "\n".join(table)
+                + "\n"
+            )
+
+
+if __name__ == "__main__":
+    main()
