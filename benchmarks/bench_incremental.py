@@ -1,6 +1,6 @@
 """P2/P3/P4: compile CPU seconds and peak RSS, atengen vs torchgen, on the same YAML.
 
-    .venv/bin/python benchmarks/bench_incremental.py [--op abs] [--keys CPU,Meta,...]
+    .venv/bin/python benchmarks/bench_incremental.py [--op _prelu_kernel] [--keys CPU,Meta,...]
         [--shards 4] [-j 2] [--skip-full] [--write]
 
 Both generators run on a copy of torch's packaged YAML. torchgen writes its own headers too,
