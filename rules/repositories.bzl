@@ -11,6 +11,7 @@ In a WORKSPACE:
 Repositories that already exist (for example a real rules_python) are left alone.
 """
 
+load("//rules/private:cuda.bzl", "local_cuda_repo")
 load("//rules/private:pip.bzl", "pip_repo")
 load("//rules/private:python.bzl", "python_toolchain_repo")
 load(
@@ -61,6 +62,9 @@ def rules_aten_dependencies(
         main_workspace_file = main_workspace_file,
     )
     _maybe(torch_repo, "torch", main_workspace_file = main_workspace_file)
+
+    # The CUDA toolkit's headers, if there is one; see rules/private/cuda.bzl.
+    _maybe(local_cuda_repo, "local_cuda")
 
 # buildifier: disable=unnamed-macro
 def rules_aten_register_toolchains():

@@ -1,0 +1,354 @@
+"""aten_codegen: registration sources from operator YAML, compiled into cc_library targets.
+
+One action runs `atengen generate` and writes three tree artifacts under
+`<package>/<name>_codegen/`:
+
+  cpu.cc/   Register<Key>_<shard>.cpp for the CPU-side dispatch keys, and for custom namespaces
+            RegisterSchema_<ns>_<shard>.cpp;
+  cuda.cc/  Register<Key>_<shard>.cpp for the CUDA keys (only with cuda = True and a toolkit);
+  include/  <ns>/ops/<root>_native.h, the kernel declarations of custom namespaces.
+
+Which files the trees hold depends on the YAML and the op selection, so they are directories,
+not declared files. Bazel compiles each file of a tree in its own action, and a file whose bytes
+(and included headers) did not change hits the action cache: editing one operator recompiles only
+that operator's shards.
+"""
+
+load("@local_cuda//:defs.bzl", "HAS_CUDA")
+load("@rules_cc//cc:defs.bzl", "cc_binary", "cc_library")
+
+AtenCodegenInfo = provider(
+    doc = "The generated trees of an aten_codegen target.",
+    fields = {
+        "cpu_srcs": "Tree artifact: registration sources of the CPU-side keys (and schemas).",
+        "cuda_srcs": "Tree artifact of the CUDA keys' sources, or None when CUDA is off.",
+        "headers": "Tree artifact: <ns>/ops/<root>_native.h of custom namespaces.",
+        "include_dir": "Execroot-relative include directory of `headers`.",
+    },
+)
+
+AtenOpsInfo = provider(
+    doc = "The value of an aten_ops_flag build setting: an op selection, or \"\".",
+    fields = {"value": "The string given on the command line (or the default)."},
+)
+
+def _aten_ops_flag_impl(ctx):
+    return [AtenOpsInfo(value = ctx.build_setting_value.strip())]
+
+aten_ops_flag = rule(
+    implementation = _aten_ops_flag_impl,
+    build_setting = config.string(flag = True),
+    doc = """A string build setting holding an op selection for aten_codegen's `ops_setting`.
+
+`all`, or comma-separated op roots (`add`) or overload names (`add.Tensor`). The empty string
+means: use the target's own `ops` / `ops_file`. Set it with `--//pkg:name=add,abs`.""",
+)
+
+def _selection_args(ctx):
+    """The tool's selection flag and the files it reads."""
+    if ctx.attr.ops_setting:
+        value = ctx.attr.ops_setting[AtenOpsInfo].value
+        if value:
+            return ["--ops=" + value], []
+    if ctx.file.ops_file:
+        return ["--ops_file=" + ctx.file.ops_file.path], [ctx.file.ops_file]
+    return ["--ops=" + ",".join(ctx.attr.ops)], []
+
+# Copies each .cpp of a tree ($1) to $3, replacing every `#include "X"` for which the header tree
+# ($2) has X by X's text. See _aten_codegen_impl for why.
+_INLINE_HEADERS = r"""
+set -eu
+src="$1"; headers="$2"; out="$3"
+mkdir -p "$out"
+for f in "$src"/*.cpp; do
+  [ -e "$f" ] || continue
+  awk -v headers="$headers" '
+    /^#include "[^"]+"$/ {
+      file = headers "/" substr($0, 11, length($0) - 11)
+      if ((getline line < file) > 0) {
+        print "// " $0 ": inlined by rules_aten"
+        do { if (line != "#pragma once") print line } while ((getline line < file) > 0)
+        close(file)
+        next
+      }
+    }
+    { print }
+  ' "$f" > "$out/${f##*/}"
+done
+"""
+
+def _aten_codegen_impl(ctx):
+    prefix = ctx.label.name + "/"
+
+    # What atengen writes: raw/cpu, raw/cuda and include (see the file's doc).
+    raw_cpu = ctx.actions.declare_directory(prefix + "raw/cpu")
+    headers = ctx.actions.declare_directory(prefix + "include")
+    raw = [raw_cpu]
+    if ctx.attr.cuda:
+        raw.append(ctx.actions.declare_directory(prefix + "raw/cuda"))
+
+    selection, selection_inputs = _selection_args(ctx)
+    args = ctx.actions.args()
+    args.add("generate")
+    args.add("--op_yaml=" + ctx.file.op_yaml.path)
+    args.add("--tags_yaml=" + ctx.file.tags_yaml.path)
+    args.add_all(selection)
+    args.add("--keys=" + ",".join(ctx.attr.keys))
+    args.add("--shards=%d" % ctx.attr.shards)
+    args.add("--out_dir=" + raw_cpu.path)
+    args.add("--header_out_dir=" + headers.path)
+    if ctx.attr.cuda:
+        args.add("--cuda_out_dir=" + raw[1].path)
+    ctx.actions.run(
+        executable = ctx.executable.tool,
+        arguments = [args],
+        inputs = [ctx.file.op_yaml, ctx.file.tags_yaml] + selection_inputs,
+        outputs = raw + [headers],
+        mnemonic = "AtenCodegen",
+        progress_message = "Generating ATen registrations %s" % ctx.label,
+    )
+
+    # The trees that are compiled: the raw sources with the custom namespaces' kernel headers
+    # inlined. Bazel 4 tracks a header that comes from a tree artifact as the whole tree: a
+    # source that includes one header of the tree recompiles whenever any header of it changes,
+    # or is added, so editing one operator would recompile every operator's sources. Inlined,
+    # a source's bytes depend only on its own operators, and unchanged ones hit the action cache.
+    # (For aten there are no such headers and the copy is byte-identical.)
+    #
+    # The ".cc" in the names is for Bazel too: it picks the flags of a tree's compile actions by
+    # the tree's name, and without a C++ extension it leaves out --cxxopt (so .bazelrc's
+    # -std=c++20). The files inside are .cpp.
+    srcs = []
+    for tree, name in zip(raw, ["cpu.cc", "cuda.cc"]):
+        out = ctx.actions.declare_directory(prefix + name)
+        ctx.actions.run_shell(
+            command = _INLINE_HEADERS,
+            arguments = [tree.path, headers.path, out.path],
+            inputs = [tree, headers],
+            outputs = [out],
+            mnemonic = "AtenInlineHeaders",
+            progress_message = "Inlining kernel declarations into %s" % out.short_path,
+        )
+        srcs.append(out)
+    cpu = srcs[0]
+    cuda = srcs[1] if len(srcs) > 1 else None
+
+    # The users' kernels include "<ns>/ops/<root>_native.h" from the header tree. (cc_common and
+    # CcInfo are Bazel 4's built-ins; Debian's rules_cc 0.0.4 has no cc/common to load them from.)
+    # buildifier: disable=native-cc-common
+    compilation_context = cc_common.create_compilation_context(
+        headers = depset([headers]),
+        includes = depset([headers.path]),
+    )
+    return [
+        DefaultInfo(files = depset(srcs + [headers])),
+        OutputGroupInfo(
+            cpu_srcs = depset([cpu]),
+            cuda_srcs = depset([cuda] if cuda else []),
+            headers = depset([headers]),
+            raw_srcs = depset(raw),
+        ),
+        CcInfo(compilation_context = compilation_context),  # buildifier: disable=native-cc-info
+        AtenCodegenInfo(
+            cpu_srcs = cpu,
+            cuda_srcs = cuda,
+            headers = headers,
+            include_dir = headers.path,
+        ),
+    ]
+
+aten_codegen_sources = rule(
+    implementation = _aten_codegen_impl,
+    doc = """Runs `atengen generate` once; see the file's doc for the trees it writes.
+
+Returns DefaultInfo (all trees), output groups `cpu_srcs`, `cuda_srcs` and `headers`,
+AtenCodegenInfo, and a CcInfo whose compilation context puts the header tree on the include
+path. Use the aten_codegen macro rather than this rule.""",
+    attrs = {
+        "cuda": attr.bool(
+            default = True,
+            doc = "Also write the CUDA keys' sources (into cuda.cc/).",
+        ),
+        "keys": attr.string_list(
+            default = ["auto"],
+            doc = "Dispatch keys to generate, or [\"auto\"] for every key the selection uses.",
+        ),
+        "op_yaml": attr.label(
+            mandatory = True,
+            allow_single_file = [".yaml"],
+            doc = "Op YAML in the native_functions.yaml format.",
+        ),
+        "ops": attr.string_list(
+            default = ["all"],
+            doc = "Op roots or overload names to generate, or [\"all\"]. Ignored with ops_file.",
+        ),
+        "ops_file": attr.label(
+            allow_single_file = True,
+            doc = "A file with the selection: op names, comma- or line-separated; # comments.",
+        ),
+        "ops_setting": attr.label(
+            providers = [AtenOpsInfo],
+            doc = "An aten_ops_flag; when its value is non-empty it overrides ops and ops_file.",
+        ),
+        "shards": attr.int(
+            default = 0,
+            doc = "0: one file per operator and key; N > 0: N hash buckets per key.",
+        ),
+        "tags_yaml": attr.label(
+            mandatory = True,
+            allow_single_file = [".yaml"],
+            doc = "Tags YAML that goes with op_yaml.",
+        ),
+        "tool": attr.label(
+            default = Label("//tool:atengen"),
+            executable = True,
+            cfg = "exec",
+            doc = "The atengen binary.",
+        ),
+    },
+)
+
+def _aten_cuda_unavailable_impl(ctx):
+    # buildifier: disable=print
+    print(("WARNING: {}: no CUDA toolkit was found (set RULES_ATEN_CUDA_DIR or CUDA_HOME, or " +
+           "install one at /usr/local/cuda), so this CUDA registration library is empty.").format(ctx.label))
+    return [
+        DefaultInfo(files = depset()),
+        CcInfo(),  # buildifier: disable=native-cc-info
+    ]
+
+_aten_cuda_unavailable = rule(
+    implementation = _aten_cuda_unavailable_impl,
+    doc = "Stands in for <name>_cuda without a toolkit: an empty CcInfo, and a warning.",
+)
+
+def _labels(names):
+    return [str(Label(n)) for n in names]
+
+def aten_codegen(
+        name,
+        op_yaml,
+        tags_yaml,
+        ops = ["all"],
+        ops_file = None,
+        ops_setting = None,
+        keys = ["auto"],
+        shards = 0,
+        deps = [],
+        srcs = [],
+        cuda = True,
+        copts = [],
+        visibility = None,
+        tags = []):
+    """Generates ATen registration sources for an op YAML and compiles them.
+
+    Targets (`name` = N):
+      N_codegen: the generator action (aten_codegen_sources); trees under N_codegen/.
+      N_headers: cc_library with the generated <ns>/ops/<root>_native.h on the include path
+        (and torch's headers). Kernel libraries of custom namespaces depend on it.
+      N: cc_library (alwayslink) of the CPU-side registrations, `srcs` and `deps`.
+      N_cuda: cc_library (alwayslink) of the CUDA keys' registrations, compiled as C++ against
+        @local_cuda//:cuda_headers; without a toolkit (or with cuda = False) it is empty.
+      libN.so: shared library of N for torch.ops.load_library; it links libtorch_cpu and libc10
+        dynamically and bundles no torch code.
+
+    Args:
+      name: base name of the targets.
+      op_yaml: op YAML (native_functions.yaml format).
+      tags_yaml: tags YAML.
+      ops: op roots or overload names to generate, or ["all"].
+      ops_file: a file with the selection (overrides `ops`).
+      ops_setting: an aten_ops_flag whose non-empty value overrides ops and ops_file.
+      keys: dispatch keys, or ["auto"] for all the selection uses.
+      shards: 0 = one source per operator and key; N > 0 = N hash buckets per key.
+      deps: kernel cc_libraries (for custom namespaces), linked into N.
+      srcs: extra kernel sources compiled into N.
+      cuda: generate and compile the CUDA keys' registrations (when a toolkit exists).
+      copts: extra compiler options for N and N_cuda.
+      visibility: visibility of the targets.
+      tags: tags of the targets.
+    """
+    use_cuda = cuda and HAS_CUDA
+    codegen = name + "_codegen"
+    aten_codegen_sources(
+        name = codegen,
+        op_yaml = op_yaml,
+        tags_yaml = tags_yaml,
+        ops = ops,
+        ops_file = ops_file,
+        ops_setting = ops_setting,
+        keys = keys,
+        shards = shards,
+        cuda = use_cuda,
+        visibility = visibility,
+        tags = tags,
+    )
+    for group in ["cpu_srcs", "cuda_srcs"]:
+        native.filegroup(
+            name = "{}_{}".format(codegen, group),
+            srcs = [":" + codegen],
+            output_group = group,
+            visibility = ["//visibility:private"],
+            tags = tags,
+        )
+
+    cc_library(
+        name = name + "_headers",
+        deps = [":" + codegen] + _labels(["@torch//:headers"]),
+        visibility = visibility,
+        tags = tags,
+    )
+
+    torch_deps = _labels([
+        "@torch//:headers",
+        "@torch//:c10",
+        "@torch//:torch_cpu",
+        "//rules/runtime",
+    ])
+    cc_library(
+        name = name,
+        srcs = [":{}_cpu_srcs".format(codegen)] + srcs,
+        deps = torch_deps + [":" + name + "_headers"] + deps,
+        copts = copts,
+        alwayslink = True,
+        # No libN.so from the library itself: that name is the cc_binary's below.
+        linkstatic = True,
+        visibility = visibility,
+        tags = tags,
+    )
+
+    if use_cuda:
+        cc_library(
+            name = name + "_cuda",
+            srcs = [":{}_cuda_srcs".format(codegen)],
+            deps = torch_deps + _labels(["@local_cuda//:cuda_headers"]) + [":" + name + "_headers"] + deps,
+            copts = copts,
+            alwayslink = True,
+            linkstatic = True,
+            visibility = visibility,
+            tags = tags,
+        )
+    elif cuda:
+        _aten_cuda_unavailable(
+            name = name + "_cuda",
+            visibility = visibility,
+            tags = tags,
+        )
+    else:
+        cc_library(
+            name = name + "_cuda",
+            visibility = visibility,
+            tags = tags,
+        )
+
+    cc_binary(
+        name = "lib{}.so".format(name),
+        linkshared = True,
+        # With gold's --start-lib, Bazel 4 passes the objects of a tree artifact as lazy archive
+        # members, and --whole-archive does not apply to them: the library came out empty.
+        # Without the feature Bazel links the alwayslink archives with --whole-archive.
+        features = ["-supports_start_end_lib"],
+        deps = [":" + name],
+        visibility = visibility,
+        tags = tags,
+    )
