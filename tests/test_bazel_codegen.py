@@ -332,7 +332,7 @@ def test_cuda_library_compiles(summary: list[str]) -> None:
     sources = sorted(p.stem for p in tree.glob("*.cpp"))
     assert any(s.startswith("RegisterCUDA_") for s in sources), sources
     assert {key for _, key, _, _ in registrations(tree)} >= {"CUDA"}
-    archive = bin_dir / "libaten_generated_cuda.lo"  # alwayslink: .lo
+    archive = bin_dir / "libaten_generated_cuda_objects.lo"  # alwayslink: .lo
     members = subprocess.run(
         ["ar", "t", str(archive)], capture_output=True, text=True, check=True
     ).stdout.split()

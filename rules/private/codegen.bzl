@@ -14,6 +14,7 @@ not declared files. Bazel compiles each file of a tree in its own action, and a 
 that operator's shards.
 """
 
+load("@bazel_tools//tools/cpp:toolchain_utils.bzl", "find_cpp_toolchain")
 load("@local_cuda//:defs.bzl", "HAS_CUDA")
 load("@rules_cc//cc:defs.bzl", "cc_binary", "cc_library")
 
@@ -222,8 +223,99 @@ _aten_cuda_unavailable = rule(
     doc = "Stands in for <name>_cuda without a toolkit: an empty CcInfo, and a warning.",
 )
 
+# buildifier: disable=native-cc-common
+# buildifier: disable=native-cc-info
+def _aten_archive_impl(ctx):
+    library = ctx.attr.library
+    cc_info = library[CcInfo]
+    cc_toolchain = find_cpp_toolchain(ctx)
+    feature_configuration = cc_common.configure_features(
+        ctx = ctx,
+        cc_toolchain = cc_toolchain,
+        requested_features = ctx.features,
+        unsupported_features = ctx.disabled_features,
+    )
+
+    # The library's own linker input, with the archive instead of the object files; the
+    # library's deps are linked after it (from `deps`, the same list).
+    archives = []
+    libraries = []
+    for linker_input in cc_info.linking_context.linker_inputs.to_list():
+        if linker_input.owner != library.label:
+            continue
+        for lib in linker_input.libraries:
+            libraries.append(cc_common.create_library_to_link(
+                actions = ctx.actions,
+                feature_configuration = feature_configuration,
+                cc_toolchain = cc_toolchain,
+                static_library = lib.static_library,
+                pic_static_library = lib.pic_static_library,
+                alwayslink = lib.alwayslink,
+            ))
+            archives += [f for f in [lib.pic_static_library, lib.static_library] if f]
+    linker_input = cc_common.create_linker_input(owner = ctx.label, libraries = depset(libraries))
+    own = CcInfo(
+        compilation_context = cc_info.compilation_context,
+        linking_context = cc_common.create_linking_context(linker_inputs = depset([linker_input])),
+    )
+    return [
+        DefaultInfo(files = depset(archives)),
+        cc_common.merge_cc_infos(
+            direct_cc_infos = [own],
+            cc_infos = [dep[CcInfo] for dep in ctx.attr.deps],
+        ),
+    ]
+
+_aten_archive = rule(
+    implementation = _aten_archive_impl,
+    doc = """A cc_library whose sources are tree artifacts, re-exported as its archive alone.
+
+Building it builds the archive; depending on it links the archive whole, then `deps`.
+
+With gold, Bazel 4 links a library's object files between --start-lib and --end-lib, where they
+are lazy like archive members, and for objects from a tree artifact it does so even when the
+library is alwayslink: nothing references the registrations, so a binary or shared library that
+links them gets none. Without the object files in its CcInfo, the library is linked as its
+archive, with --whole-archive.""",
+    attrs = {
+        "deps": attr.label_list(
+            providers = [CcInfo],  # buildifier: disable=native-cc-info
+            doc = "The library's deps, linked after it.",
+        ),
+        "library": attr.label(
+            mandatory = True,
+            providers = [CcInfo],  # buildifier: disable=native-cc-info
+            doc = "A cc_library with alwayslink = True and linkstatic = True.",
+        ),
+        "_cc_toolchain": attr.label(default = Label("@bazel_tools//tools/cpp:current_cc_toolchain")),
+    },
+    fragments = ["cpp"],
+    toolchains = ["@bazel_tools//tools/cpp:toolchain_type"],
+)
+
 def _labels(names):
     return [str(Label(n)) for n in names]
+
+def _aten_library(name, srcs, deps, copts, visibility, tags):
+    """Target `name`: the sources compiled by the cc_library `<name>_objects`, as its archive."""
+    cc_library(
+        name = name + "_objects",
+        srcs = srcs,
+        deps = deps,
+        copts = copts,
+        alwayslink = True,
+        # Only the archive lib<name>_objects.lo, which `name` passes on.
+        linkstatic = True,
+        visibility = ["//visibility:private"],
+        tags = tags,
+    )
+    _aten_archive(
+        name = name,
+        library = ":" + name + "_objects",
+        deps = deps,
+        visibility = visibility,
+        tags = tags,
+    )
 
 def aten_codegen(
         name,
@@ -246,8 +338,9 @@ def aten_codegen(
       N_codegen: the generator action (aten_codegen_sources); trees under N_codegen/.
       N_headers: cc_library with the generated <ns>/ops/<root>_native.h on the include path
         (and torch's headers). Kernel libraries of custom namespaces depend on it.
-      N: cc_library (alwayslink) of the CPU-side registrations, `srcs` and `deps`.
-      N_cuda: cc_library (alwayslink) of the CUDA keys' registrations, compiled as C++ against
+      N: C++ library (CcInfo, linked whole) of the CPU-side registrations, `srcs` and `deps`;
+        the archive of the cc_library N_objects (see _aten_archive).
+      N_cuda: the same for the CUDA keys' registrations, compiled as C++ against
         @local_cuda//:cuda_headers; without a toolkit (or with cuda = False) it is empty.
       libN.so: shared library of N for torch.ops.load_library; it links libtorch_cpu and libc10
         dynamically and bundles no torch code.
@@ -300,31 +393,26 @@ def aten_codegen(
     )
 
     torch_deps = _labels([
-        "@torch//:headers",
-        "@torch//:c10",
-        "@torch//:torch_cpu",
         "//rules/runtime",
+        "@torch//:headers",
+        "@torch//:torch_cpu",
+        "@torch//:c10",
     ])
-    cc_library(
+    _aten_library(
         name = name,
         srcs = [":{}_cpu_srcs".format(codegen)] + srcs,
         deps = torch_deps + [":" + name + "_headers"] + deps,
         copts = copts,
-        alwayslink = True,
-        # No libN.so from the library itself: that name is the cc_binary's below.
-        linkstatic = True,
         visibility = visibility,
         tags = tags,
     )
 
     if use_cuda:
-        cc_library(
+        _aten_library(
             name = name + "_cuda",
             srcs = [":{}_cuda_srcs".format(codegen)],
             deps = torch_deps + _labels(["@local_cuda//:cuda_headers"]) + [":" + name + "_headers"] + deps,
             copts = copts,
-            alwayslink = True,
-            linkstatic = True,
             visibility = visibility,
             tags = tags,
         )
@@ -344,10 +432,6 @@ def aten_codegen(
     cc_binary(
         name = "lib{}.so".format(name),
         linkshared = True,
-        # With gold's --start-lib, Bazel 4 passes the objects of a tree artifact as lazy archive
-        # members, and --whole-archive does not apply to them: the library came out empty.
-        # Without the feature Bazel links the alwayslink archives with --whole-archive.
-        features = ["-supports_start_end_lib"],
         deps = [":" + name],
         visibility = visibility,
         tags = tags,
