@@ -308,11 +308,6 @@ def test_ops_setting_overrides_the_selection_file(aten_generated: AtenGenerated)
 # //:aten_generated_cuda
 
 
-# atengen's CUDA wrappers of factory ops call at::globalContext() without including
-# <ATen/Context.h> (reported to the generator's owner; nothing here works around it).
-KNOWN_CUDA_BUG = "error: 'globalContext' is not a member of 'at'"
-
-
 def test_cuda_library_compiles(summary: list[str]) -> None:
     output_base = Path(bazel("info", "output_base").stdout.strip())
     bazel("build", "@local_cuda//:cuda_headers")
@@ -321,10 +316,6 @@ def test_cuda_library_compiles(summary: list[str]) -> None:
         pytest.skip("no CUDA toolkit ($RULES_ATEN_CUDA_DIR, $CUDA_HOME, /usr/local/cuda)")
     start = time.monotonic()
     result = bazel("build", "--keep_going", "//:aten_generated_cuda", check=False)
-    if result.returncode != 0 and KNOWN_CUDA_BUG in result.stderr:
-        errors = sorted(set(re.findall(r"^\S+\.cpp:\d+:\d+: error: .*$", result.stderr, re.M)))
-        summary.append("aten_generated_cuda: known atengen bug: " + "; ".join(errors))
-        pytest.xfail(f"atengen: generated CUDA source lacks #include <ATen/Context.h>: {errors}")
     assert result.returncode == 0, result.stderr[-8000:]
     summary.append(f"bazel build //:aten_generated_cuda: {time.monotonic() - start:.0f} s")
     bin_dir = Path(bazel("info", "bazel-bin").stdout.strip())
@@ -512,11 +503,9 @@ def test_incremental_rebuilds(tmp_path: Path, summary: list[str]) -> None:
         print("(a) rename scale_cpu -> scale_cpu2:", sorted(describe(s) for s in spawns))
         want = expected_compiles(cpu0, cpu1)
         assert changed_headers(inc0, inc1) == {"myops/ops/scale_native.h"}
-        assert {
-            "RegisterCPU_myops_scale.cpp",
-            "RegisterCompositeExplicitAutograd_myops_scale.cpp",
-        } <= want
-        assert all(w == "kernels.cpp" or w.endswith("_myops_scale.cpp") for w in want), want
+        # Only the CPU shard names the renamed kernel (the generated scale.out kernel in the
+        # CompositeExplicitAutograd shard calls the op, not the kernel, so it is unchanged).
+        assert want == {"RegisterCPU_myops_scale.cpp", "kernels.cpp"}, want
         assert compiled(spawns) == want, (sorted(compiled(spawns)), sorted(want))
         summary.append(f"incremental (a) rename a kernel: compiled {sorted(compiled(spawns))}")
         check_myops(ws)

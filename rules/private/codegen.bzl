@@ -55,38 +55,15 @@ def _selection_args(ctx):
         return ["--ops_file=" + ctx.file.ops_file.path], [ctx.file.ops_file]
     return ["--ops=" + ",".join(ctx.attr.ops)], []
 
-# Copies each .cpp of a tree ($1) to $3, replacing every `#include "X"` for which the header tree
-# ($2) has X by X's text. See _aten_codegen_impl for why.
-_INLINE_HEADERS = r"""
-set -eu
-src="$1"; headers="$2"; out="$3"
-mkdir -p "$out"
-for f in "$src"/*.cpp; do
-  [ -e "$f" ] || continue
-  awk -v headers="$headers" '
-    /^#include "[^"]+"$/ {
-      file = headers "/" substr($0, 11, length($0) - 11)
-      if ((getline line < file) > 0) {
-        print "// " $0 ": inlined by rules_aten"
-        do { if (line != "#pragma once") print line } while ((getline line < file) > 0)
-        close(file)
-        next
-      }
-    }
-    { print }
-  ' "$f" > "$out/${f##*/}"
-done
-"""
-
 def _aten_codegen_impl(ctx):
     prefix = ctx.label.name + "/"
 
-    # What atengen writes: raw/cpu, raw/cuda and include (see the file's doc).
-    raw_cpu = ctx.actions.declare_directory(prefix + "raw/cpu")
+    # What atengen writes (see the file's doc). The ".cc" in the directory names is for Bazel:
+    # it picks the flags of a tree's compile actions by the tree's name, and without a C++
+    # extension it leaves out --cxxopt (so .bazelrc's -std=c++20). The files inside are .cpp.
+    cpu = ctx.actions.declare_directory(prefix + "cpu.cc")
     headers = ctx.actions.declare_directory(prefix + "include")
-    raw = [raw_cpu]
-    if ctx.attr.cuda:
-        raw.append(ctx.actions.declare_directory(prefix + "raw/cuda"))
+    cuda = ctx.actions.declare_directory(prefix + "cuda.cc") if ctx.attr.cuda else None
 
     selection, selection_inputs = _selection_args(ctx)
     args = ctx.actions.args()
@@ -96,43 +73,25 @@ def _aten_codegen_impl(ctx):
     args.add_all(selection)
     args.add("--keys=" + ",".join(ctx.attr.keys))
     args.add("--shards=%d" % ctx.attr.shards)
-    args.add("--out_dir=" + raw_cpu.path)
+    args.add("--out_dir=" + cpu.path)
     args.add("--header_out_dir=" + headers.path)
-    if ctx.attr.cuda:
-        args.add("--cuda_out_dir=" + raw[1].path)
+    if cuda:
+        args.add("--cuda_out_dir=" + cuda.path)
+
+    # Generated sources declare the custom-namespace kernels they call themselves instead of
+    # including include/<ns>/ops/<root>_native.h: Bazel 4 tracks a header from a tree artifact
+    # as the whole tree, so including one would recompile every source whenever any operator's
+    # header changed. This way a source's bytes depend only on its own operators, and unchanged
+    # sources hit the action cache.
     ctx.actions.run(
         executable = ctx.executable.tool,
         arguments = [args],
         inputs = [ctx.file.op_yaml, ctx.file.tags_yaml] + selection_inputs,
-        outputs = raw + [headers],
+        outputs = [cpu, headers] + ([cuda] if cuda else []),
         mnemonic = "AtenCodegen",
         progress_message = "Generating ATen registrations %s" % ctx.label,
     )
-
-    # The trees that are compiled: the raw sources with the custom namespaces' kernel headers
-    # inlined. Bazel 4 tracks a header that comes from a tree artifact as the whole tree: a
-    # source that includes one header of the tree recompiles whenever any header of it changes,
-    # or is added, so editing one operator would recompile every operator's sources. Inlined,
-    # a source's bytes depend only on its own operators, and unchanged ones hit the action cache.
-    # (For aten there are no such headers and the copy is byte-identical.)
-    #
-    # The ".cc" in the names is for Bazel too: it picks the flags of a tree's compile actions by
-    # the tree's name, and without a C++ extension it leaves out --cxxopt (so .bazelrc's
-    # -std=c++20). The files inside are .cpp.
-    srcs = []
-    for tree, name in zip(raw, ["cpu.cc", "cuda.cc"]):
-        out = ctx.actions.declare_directory(prefix + name)
-        ctx.actions.run_shell(
-            command = _INLINE_HEADERS,
-            arguments = [tree.path, headers.path, out.path],
-            inputs = [tree, headers],
-            outputs = [out],
-            mnemonic = "AtenInlineHeaders",
-            progress_message = "Inlining kernel declarations into %s" % out.short_path,
-        )
-        srcs.append(out)
-    cpu = srcs[0]
-    cuda = srcs[1] if len(srcs) > 1 else None
+    srcs = [cpu] + ([cuda] if cuda else [])
 
     # The users' kernels include "<ns>/ops/<root>_native.h" from the header tree. (cc_common and
     # CcInfo are Bazel 4's built-ins; Debian's rules_cc 0.0.4 has no cc/common to load them from.)
@@ -147,7 +106,6 @@ def _aten_codegen_impl(ctx):
             cpu_srcs = depset([cpu]),
             cuda_srcs = depset([cuda] if cuda else []),
             headers = depset([headers]),
-            raw_srcs = depset(raw),
         ),
         CcInfo(compilation_context = compilation_context),  # buildifier: disable=native-cc-info
         AtenCodegenInfo(

@@ -54,11 +54,6 @@ flags.DEFINE_string(
 flags.DEFINE_string(
     "header_out_dir", None, "generate: directory for custom namespaces' <ns>/ops/<root>_native.h."
 )
-flags.DEFINE_string(
-    "include_prefix",
-    "",
-    "generate: workspace-relative path of --header_out_dir, used in the generated #includes.",
-)
 
 COMMANDS = ("check", "dump", "generate")
 USAGE = f"usage: atengen {{{','.join(COMMANDS)}}} [--op_yaml=F] [--tags_yaml=F] [flags]"
@@ -155,7 +150,7 @@ def _generate(model: OperatorModel) -> None:
         keys = [k for k in keys if k not in CUDA_KEYS]
     sharding = Sharding(FLAGS.shards)
     check_supported(functions)
-    files = registration_files(model, functions, keys, sharding, FLAGS.include_prefix)
+    files = registration_files(model, functions, keys, sharding)
     files += schema_files(functions, sharding)
     headers = native_headers(functions)
     if headers and FLAGS.header_out_dir is None:

@@ -4,17 +4,20 @@ For ``aten`` the installed torch already defines every schema and declares
 every kernel in ``ATen/ops/<root>_native.h``. A custom namespace gets both from
 us: ``RegisterSchema_<shard>.cpp`` with ``TORCH_LIBRARY_FRAGMENT`` definitions
 (fragments, so each shard defines only its own operators), and
-``<ns>/ops/<root>_native.h`` declaring the kernels its authors implement.
+``<ns>/ops/<root>_native.h`` declaring the kernels its authors implement. The
+registration shards declare the kernels they call themselves rather than
+include these headers: build systems that track a generated header directory
+as one input would otherwise recompile every shard when any header changes.
 """
 
 from __future__ import annotations
 
 import json
 
-from atengen.cpp_types import TypeOptions, cpp_arguments, returns_type
 from atengen.emit.output import GeneratedFile
 from atengen.emit.shards import Sharding, root_name
 from atengen.emit.templates import render
+from atengen.emit.wrappers import kernel_declaration
 from atengen.errors import AtengenError
 from atengen.native_function import NativeFunction
 
@@ -90,15 +93,9 @@ def native_headers(functions: list[NativeFunction]) -> list[GeneratedFile]:
     for f in functions:
         if f.namespace == "aten" or f.generated:
             continue
-        for meta in f.dispatch.values():
-            opts = TypeOptions(
-                symint="_symint" in meta.kernel,
-                const_ref_for_mutable_tensors=f.use_const_ref_for_mutable_tensors,
-            )
-            args = ", ".join(a.decl() for a in cpp_arguments(f.func, opts))
-            decl = f"{returns_type(f.func.returns, opts)} {meta.kernel}({args})"
+        for key, meta in f.dispatch.items():
             ns_decls = decls.setdefault((f.namespace, root_name(f)), {})
-            ns_decls.setdefault(meta.cpp_namespace, set()).add(decl)
+            ns_decls.setdefault(meta.cpp_namespace, set()).add(kernel_declaration(f, key))
     files = []
     for (ns, root), by_ns in sorted(decls.items()):
         text = render(

@@ -104,13 +104,8 @@ def registration_files(
     functions: list[NativeFunction],
     keys: list[str],
     sharding: Sharding,
-    include_prefix: str = "",
 ) -> list[GeneratedFile]:
-    """One file per (key, namespace, shard) that registers at least one kernel.
-
-    ``include_prefix`` is the workspace-relative directory that holds the
-    generated ``<ns>/ops/<root>_native.h`` of custom namespaces.
-    """
+    """One file per (key, namespace, shard) that registers at least one kernel."""
     for key in keys:
         if key in UNSERVABLE_KEYS or key not in SERVABLE_KEYS:
             raise AtengenError(None, f"dispatch key '{key}' cannot be generated for this torch")
@@ -121,7 +116,7 @@ def registration_files(
     files = []
     for key in keys:
         for (namespace, shard), fns in sorted(by_shard.items()):
-            text = _shard_text(model, key, namespace, fns, include_prefix)
+            text = _shard_text(model, key, namespace, fns)
             if text is None:
                 continue
             stem = shard if namespace == "aten" else f"{namespace}_{shard}"
@@ -134,7 +129,6 @@ def _shard_text(
     key: str,
     namespace: str,
     functions: list[NativeFunction],
-    include_prefix: str,
 ) -> str | None:
     functions = sorted(functions, key=lambda f: str(f.name))  # deterministic order
     wrappers = []
@@ -155,14 +149,13 @@ def _shard_text(
         key=key,
         roots=roots,
         namespace=namespace,
-        includes=_includes(namespace, roots, include_prefix, wrappers),
+        includes=_includes(namespace, roots, wrappers),
+        kernel_declarations=_kernel_declarations(wrappers),
         wrappers=wrappers,
     )
 
 
-def _includes(
-    namespace: str, roots: list[str], include_prefix: str, wrappers: list[Wrapper]
-) -> list[str]:
+def _includes(namespace: str, roots: list[str], wrappers: list[Wrapper]) -> list[str]:
     # Headers dominate compile time, so a shard includes only what it uses.
     includes = ["<ATen/core/Tensor.h>", "<torch/library.h>", '"atengen/runtime.h"']
     if any(w.kind == "structured" for w in wrappers):
@@ -170,8 +163,16 @@ def _includes(
     if any(w.device_check for w in wrappers):
         includes.append("<ATen/core/op_registration/adaption.h>")
     if any(w.device_guard for w in wrappers):
-        includes += ["<ATen/DeviceGuard.h>", "<c10/core/DeviceGuard.h>"]
+        # device_of(), DeviceGuard and at::globalContext() (lazy device init)
+        includes += ["<ATen/Context.h>", "<ATen/DeviceGuard.h>", "<c10/core/DeviceGuard.h>"]
     if namespace == "aten":
-        return includes + [f"<ATen/ops/{root}_native.h>" for root in roots]
-    prefix = f"{include_prefix}/" if include_prefix else ""
-    return includes + [f'"{prefix}{namespace}/ops/{root}_native.h"' for root in roots]
+        includes += [f"<ATen/ops/{root}_native.h>" for root in roots]
+    return includes
+
+
+def _kernel_declarations(wrappers: list[Wrapper]) -> list[tuple[str, list[str]]]:
+    by_ns: dict[str, set[str]] = {}
+    for w in wrappers:
+        if w.kernel_decl is not None:
+            by_ns.setdefault(w.kernel_decl[0], set()).add(w.kernel_decl[1])
+    return [(ns, sorted(decls)) for ns, decls in sorted(by_ns.items())]

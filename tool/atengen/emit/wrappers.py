@@ -32,6 +32,9 @@ class Wrapper:
     params: tuple[str, ...]  # "const at::Tensor & self", ...
     # kind-specific fields, read by the template
     call: str = ""  # direct: the kernel call expression
+    # direct kernels of custom namespaces: (C++ namespace, declaration), written
+    # into the shard itself so its bytes depend only on its own operators
+    kernel_decl: tuple[str, str] | None = None
     device_check: tuple[str, ...] = ()  # tensor args to check for a common device
     device_guard: str = ""  # C++ statement, or ""
     structured: StructuredCall | None = None
@@ -146,11 +149,27 @@ def _structured_expr(a: Argument) -> str:
 # --- wrapper builders ------------------------------------------------------------------
 
 
+def kernel_declaration(f: NativeFunction, key: str) -> str:
+    """The native-API declaration of f's kernel for key (SymInt only for `_symint` kernels)."""
+    meta = f.dispatch[key]
+    opts = TypeOptions(
+        symint="_symint" in meta.kernel,
+        const_ref_for_mutable_tensors=f.use_const_ref_for_mutable_tensors,
+        ilistref_for_tensor_lists=f.part_of_structured_group,
+    )
+    args = ", ".join(a.decl() for a in cpp_arguments(f.func, opts))
+    return f"{returns_type(f.func.returns, opts)} {meta.kernel}({args})"
+
+
 def direct_wrapper(f: NativeFunction, key: str) -> Wrapper:
     meta = f.dispatch[key]
     call = f"{meta.cpp_namespace}::{meta.kernel}({', '.join(_native_args(f, meta.kernel))})"
     check, guard = _device_handling(f, key)
-    return _base(f, key, "direct", call=call, device_check=check, device_guard=guard)
+    # aten kernels are declared by the wheel's ATen/ops/<root>_native.h.
+    decl = None if f.namespace == "aten" else (meta.cpp_namespace, kernel_declaration(f, key))
+    return _base(
+        f, key, "direct", call=call, device_check=check, device_guard=guard, kernel_decl=decl
+    )
 
 
 def _device_handling(f: NativeFunction, key: str) -> tuple[tuple[str, ...], str]:
