@@ -23,20 +23,8 @@ import subprocess
 import sys
 import tempfile
 import time
-from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
-RESULTS = REPO / "benchmarks" / "RESULTS.md"
-
-
-def packaged_aten() -> Path:
-    out = subprocess.run(
-        [sys.executable, "-c", "import torchgen, os; print(os.path.dirname(torchgen.__file__))"],
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    return Path(out.stdout.strip()) / "packaged" / "ATen"
+from common import REPO, RESULTS, package_dir
 
 
 def timed(cmd: list[str], env: dict | None = None) -> float:
@@ -54,7 +42,7 @@ def main() -> None:
     parser.add_argument("--reps", type=int, default=3)
     parser.add_argument("--write", action="store_true", help="append the result to RESULTS.md")
     args = parser.parse_args()
-    aten = packaged_aten()
+    aten = package_dir("torchgen") / "packaged" / "ATen"
     env = dict(os.environ, PYTHONPATH=str(REPO / "tool"))
     times: dict[str, list[float]] = {"torchgen (all)": [], "torchgen (sources)": [], "atengen": []}
     files: dict[str, int] = {}

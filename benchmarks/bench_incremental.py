@@ -29,19 +29,9 @@ import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
-RESULTS = REPO / "benchmarks" / "RESULTS.md"
+from common import REPO, RESULTS, package_dir
+
 KEYS = "CPU,Meta,CompositeExplicitAutograd,CompositeExplicitAutogradNonFunctional,CompositeImplicitAutograd"
-
-
-def site_dir(module: str) -> Path:
-    out = subprocess.run(
-        [sys.executable, "-c", f"import {module}, os; print(os.path.dirname({module}.__file__))"],
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    return Path(out.stdout.strip())
 
 
 def run_torchgen(src: Path, out: Path) -> Path:
@@ -130,8 +120,8 @@ def main() -> None:
     p.add_argument("--write", action="store_true")
     args = p.parse_args()
     keys = args.keys.split(",")
-    torch_inc = site_dir("torch") / "include"
-    packaged = site_dir("torchgen") / "packaged" / "ATen"
+    torch_inc = package_dir("torch") / "include"
+    packaged = package_dir("torchgen") / "packaged" / "ATen"
     report: list[str] = []
     with tempfile.TemporaryDirectory() as tmp_s:
         tmp = Path(tmp_s)

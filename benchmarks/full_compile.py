@@ -27,21 +27,11 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
-
-
-def torch_dir() -> Path:
-    out = subprocess.run(
-        [sys.executable, "-c", "import torch, os; print(os.path.dirname(torch.__file__))"],
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    return Path(out.stdout.strip())
+from common import REPO, package_dir
 
 
 def compile_flags(cuda_dir: str | None) -> list[str]:
-    t = torch_dir() / "include"
+    t = package_dir("torch") / "include"
     flags = [
         "-std=c++20",
         "-fPIC",
