@@ -1,5 +1,8 @@
 """What each registered kernel wrapper does, as plain data for the C++ templates.
 
+Locals of the generated wrappers are prefixed `atg_` so that they cannot shadow an
+operator argument (ops have arguments named `target`, `result`, `out`, ...).
+
 A wrapper has exactly the dispatcher signature of its op (so ``TORCH_FN`` can
 check it against the registered schema) and adapts to the kernel's own API:
 ``at::native::<kernel>`` for ordinary kernels, the ``structured_<kernel>``
@@ -66,7 +69,7 @@ class GeneratedCall:
     target_overload: str
     target_type: str  # C++ function type for find_op<...>
     call_args: tuple[str, ...]
-    return_expr: str  # may use `result`, the target's return value
+    return_expr: str  # may use `atg_result`, the target's return value
     bind_result: bool  # whether the body names the call's result
     clones: tuple[str, ...] = ()  # args cloned before the call (functional variants)
     copies: tuple[tuple[str, str], ...] = ()  # (out arg, result expr) for out variants
@@ -183,13 +186,13 @@ def _device_handling(f: NativeFunction, key: str) -> tuple[tuple[str, ...], str]
         return check, ""
     if args.tensor_options is not None:
         init = f"at::globalContext().lazyInitDevice(c10::DeviceType::{key});\n  "
-        return check, init + "const c10::DeviceGuard device_guard(device_or_default(device));"
+        return check, init + "const c10::DeviceGuard atg_device_guard(device_or_default(device));"
     self_part = (args.self_arg,) if args.self_arg is not None else ()
     candidates = self_part + args.out + args.flat_positional
     first = next((a.name for a in candidates if a.type.is_tensor_like()), None)
     if first is None:
         return check, ""
-    return check, f"const c10::OptionalDeviceGuard device_guard(device_of({first}));"
+    return check, f"const c10::OptionalDeviceGuard atg_device_guard(device_of({first}));"
 
 
 def structured_wrapper(f: NativeFunction, g: NativeFunctionsGroup, key: str, mode: str) -> Wrapper:
@@ -211,14 +214,14 @@ def structured_wrapper(f: NativeFunction, g: NativeFunctionsGroup, key: str, mod
     non_out = out.func.arguments.flat_non_out
     outs = out.func.arguments.out
     if variant == "functional":
-        out_exprs = tuple(f"*op.outputs_[{i}]" for i in range(len(outs)))
+        out_exprs = tuple(f"*atg_op.outputs_[{i}]" for i in range(len(outs)))
         out_names: tuple[str, ...] = ()
     elif variant == "inplace":
-        out_exprs = ("op.outputs_[0]",)
+        out_exprs = ("atg_op.outputs_[0]",)
         out_names = ("self",)
     else:
         out_names = tuple(a.name for a in f.func.arguments.out)
-        out_exprs = tuple(f"op.maybe_get_output({i})" for i in range(len(outs)))
+        out_exprs = tuple(f"atg_op.maybe_get_output({i})" for i in range(len(outs)))
     impl_args: tuple[str, ...] = ()
     out_op = ("", "", "")
     if mode == "impl":
@@ -226,7 +229,7 @@ def structured_wrapper(f: NativeFunction, g: NativeFunctionsGroup, key: str, mod
     elif mode == "out_op":
         # The out= op takes mutable Tensor&; a proxy, if any, is written instead.
         mutable_outs = tuple(
-            f"const_cast<at::Tensor&>(op.maybe_get_output({i}))" for i in range(len(outs))
+            f"const_cast<at::Tensor&>(atg_op.maybe_get_output({i}))" for i in range(len(outs))
         )
         impl_args = tuple(a.name for a in non_out) + mutable_outs
         out_op = (f"{out.namespace}::{out.name.name}", out.name.overload_name, _fn_type(out))
@@ -262,11 +265,11 @@ def _impl_args(out: NativeFunction, non_out: tuple[Argument, ...]) -> list[str]:
     args: list[str] = []
     for a in non_out:
         if a.name in replaced:
-            args.extend(f"precompute.{new.name}" for new in replaced[a.name])
+            args.extend(f"atg_precompute.{new.name}" for new in replaced[a.name])
         else:
             args.append(_structured_expr(a))
     if pre is not None:
-        args.extend(f"precompute.{new.name}" for new in pre.add)
+        args.extend(f"atg_precompute.{new.name}" for new in pre.add)
     return args
 
 
@@ -274,7 +277,7 @@ def _structured_return(f: NativeFunction, variant: str, n: int) -> str:
     if variant == "inplace":
         return "self"
     if variant == "functional":
-        taken = [f"std::move(op.outputs_[{i}]).take()" for i in range(n)]
+        taken = [f"std::move(atg_op.outputs_[{i}]).take()" for i in range(n)]
         return taken[0] if n == 1 else f"std::make_tuple({', '.join(taken)})"
     names = [a.name for a in f.func.arguments.out]
     return names[0] if n == 1 else f"std::forward_as_tuple({', '.join(names)})"
@@ -303,7 +306,7 @@ def generated_wrapper(
             target_op=f"{namespace}::{target.name.name}",
             target_overload=target.name.overload_name,
             target_type=_fn_type(target),
-            call_args=tuple(a.name for a in target.func.arguments.flat_all),
+            call_args=tuple(_out_call_args(f, target)),
             return_expr=_out_return(f),
             bind_result=True,
             copies=copies,
@@ -314,13 +317,13 @@ def generated_wrapper(
         raise ValueError(f"no non-generated mutating variant to build {f.name} from")
     mutated = tuple(a.name for a in target.func.arguments.flat_all if a.is_write)
     call_args = tuple(
-        f"{a.name}_clone" if a.is_write else a.name for a in target.func.arguments.flat_all
+        f"atg_clone_{a.name}" if a.is_write else a.name for a in target.func.arguments.flat_all
     )
     # The target's returns that alias a mutated input are dropped; the clones
     # are returned after the rest.
     n = len(target.func.returns)
     kept = [_result_part(i, n) for i, r in enumerate(target.func.returns) if r.annotation is None]
-    parts = kept + [f"{name}_clone" for name in mutated]
+    parts = kept + [f"atg_clone_{name}" for name in mutated]
     gen = GeneratedCall(
         target_op=f"{namespace}::{target.name.name}",
         target_overload=target.name.overload_name,
@@ -333,8 +336,36 @@ def generated_wrapper(
     return _base(f, key, "generated_functional", generated=gen)
 
 
+# A generated out= op has no TensorOptions (out= variants take them from `out`).
+_OPTIONS_FROM_OUT = {
+    "dtype": "{out}.scalar_type()",
+    "layout": "{out}.layout()",
+    "device": "{out}.device()",
+}
+
+
+def _out_call_args(f: NativeFunction, target: NativeFunction) -> list[str]:
+    """Arguments for calling the functional op from its generated out= variant."""
+    own = {a.name for a in f.func.arguments.flat_all}
+    first_out = f.func.arguments.out[0].name
+    args = []
+    for a in target.func.arguments.flat_all:
+        if a.name in own:
+            args.append(a.name)
+        elif a.name == "pin_memory":
+            args.append("::std::nullopt" if isinstance(a.type, OptionalType) else "false")
+        elif a.name in _OPTIONS_FROM_OUT:
+            expr = _OPTIONS_FROM_OUT[a.name].format(out=first_out)
+            args.append(
+                f"::std::make_optional({expr})" if isinstance(a.type, OptionalType) else expr
+            )
+        else:
+            raise ValueError(f"{target.name} takes '{a.name}', which {f.name} does not have")
+    return args
+
+
 def _result_part(i: int, n: int) -> str:
-    return "result" if n == 1 else f"::std::get<{i}>(result)"
+    return "atg_result" if n == 1 else f"::std::get<{i}>(atg_result)"
 
 
 def _fn_type(f: NativeFunction) -> str:
