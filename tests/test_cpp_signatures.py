@@ -36,12 +36,7 @@ def test_dispatcher_signatures_match_the_wheel_headers(summary):
     model = load_model(f"{yaml_dir}/native_functions.yaml", f"{yaml_dir}/tags.yaml")
     mismatches = []
     for f in model.functions:
-        opts = dispatcher_options(
-            f.func,
-            part_of_structured_group=f.part_of_structured_group,
-            const_ref_mutable=f.use_const_ref_for_mutable_tensors,
-        )
-        got = function_type(f.func, opts)
+        got = function_type(f.func, dispatcher_options(f))
         if got != want.get(str(f.name)):
             mismatches.append(f"{f.name}: ours {got!r}, wheel {want.get(str(f.name))!r}")
     summary.append(

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from atengen.native_function import NativeFunction
 from atengen.schema import Argument, FunctionSchema, Return
 from atengen.schema_types import BaseType, ListType, OptionalType, Type
 
@@ -160,13 +161,12 @@ def cpp_arguments(func: FunctionSchema, opts: TypeOptions) -> tuple[CppArgument,
     )
 
 
-def dispatcher_options(
-    func: FunctionSchema, *, part_of_structured_group: bool, const_ref_mutable: bool
-) -> TypeOptions:
+def dispatcher_options(f: NativeFunction) -> TypeOptions:
+    """How f's arguments look in the dispatcher API (and so in its registered wrappers)."""
     return TypeOptions(
         symint=True,
-        const_ref_for_mutable_tensors=const_ref_mutable,
-        ilistref_for_tensor_lists=part_of_structured_group,
+        const_ref_for_mutable_tensors=f.use_const_ref_for_mutable_tensors,
+        ilistref_for_tensor_lists=f.part_of_structured_group,
     )
 
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from atengen.cpp_types import TypeOptions, cpp_arguments, dispatcher_options, returns_type
 from atengen.groups import NativeFunctionsGroup
 from atengen.native_function import NativeFunction
-from atengen.schema import Argument, FunctionSchema, SchemaKind
+from atengen.schema import Argument, SchemaKind
 from atengen.schema_types import ListType, OptionalType
 
 # Backends whose kernels need a device guard and same-device checks.
@@ -79,16 +79,8 @@ def wrapper_name(key: str, f: NativeFunction) -> str:
     return f"wrapper_{key}_{f.name.unambiguous_name()}"
 
 
-def _options(f: NativeFunction) -> TypeOptions:
-    return dispatcher_options(
-        f.func,
-        part_of_structured_group=f.part_of_structured_group,
-        const_ref_mutable=f.use_const_ref_for_mutable_tensors,
-    )
-
-
 def _params(f: NativeFunction) -> tuple[str, ...]:
-    return tuple(a.decl() for a in cpp_arguments(f.func, _options(f)))
+    return tuple(a.decl() for a in cpp_arguments(f.func, dispatcher_options(f)))
 
 
 def _base(f: NativeFunction, key: str, kind: str, **kw) -> Wrapper:
@@ -96,7 +88,7 @@ def _base(f: NativeFunction, key: str, kind: str, **kw) -> Wrapper:
         kind=kind,
         op_name=str(f.name),
         cpp_name=wrapper_name(key, f),
-        returns=returns_type(f.func.returns, _options(f)),
+        returns=returns_type(f.func.returns, dispatcher_options(f)),
         params=_params(f),
         **kw,
     )
@@ -369,7 +361,7 @@ def _result_part(i: int, n: int) -> str:
 
 
 def _fn_type(f: NativeFunction) -> str:
-    opts = _options(f)
+    opts = dispatcher_options(f)
     args = ", ".join(a.type for a in cpp_arguments(f.func, opts))
     return f"{returns_type(f.func.returns, opts)} ({args})"
 
@@ -380,7 +372,3 @@ def _out_return(f: NativeFunction) -> str:
         return ""
     names = [a.name for a in f.func.arguments.out]
     return names[0] if len(returns) == 1 else f"std::forward_as_tuple({', '.join(names)})"
-
-
-def schema_string(namespace: str, func: FunctionSchema) -> str:
-    return f"{namespace}::{func}"
