@@ -18,7 +18,6 @@ include path, before the wheel's), with the same g++ flags.
 from __future__ import annotations
 
 import argparse
-import datetime
 import hashlib
 import os
 import re
@@ -29,7 +28,7 @@ import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from common import REPO, RESULTS, package_dir
+from common import REPO, package_dir, report_table
 
 KEYS = "CPU,Meta,CompositeExplicitAutograd,CompositeExplicitAutogradNonFunctional,CompositeImplicitAutograd"
 
@@ -123,6 +122,7 @@ def main() -> None:
     torch_inc = package_dir("torch") / "include"
     packaged = package_dir("torchgen") / "packaged" / "ATen"
     report: list[str] = []
+    failed: tuple[list[str], list[str]] = ([], [])
     with tempfile.TemporaryDirectory() as tmp_s:
         tmp = Path(tmp_s)
         base_src = tmp / "src0"
@@ -179,21 +179,8 @@ def main() -> None:
                 f"| P4: peak RSS of one compile | {tg['max_rss_mb']:.0f} MB | {ag['max_rss_mb']:.0f} MB "
                 f"| target <= 1024 MB |"
             )
-            if tg["failed"] or ag["failed"]:
-                report.append(f"| failed compiles | {tg['failed']} | {ag['failed']} | |")
-    table = ["| measurement | torchgen | atengen | ratio |", "|---|---|---|---|", *report]
-    print("\n".join(table))
-    if args.write:
-        stamp = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
-        cmd = " ".join(sys.argv[1:])
-        with open(RESULTS, "a") as f:
-            f.write(
-                f"\n### P2/P3/P4 compile cost, {stamp}\n\n- Command: `.venv/bin/python "
-                f"benchmarks/bench_incremental.py {cmd}`\n- Machine: nproc={os.cpu_count()}; g++ "
-                "-std=c++20 -fPIC (no -O), both sides against torchgen's regenerated headers\n\n"
-                + "\n".join(table)
-                + "\n"
-            )
+            failed = (tg["failed"], ag["failed"])
+    report_table(report, failed, "P2/P3/P4 compile cost", "bench_incremental.py", args.write)
 
 
 if __name__ == "__main__":

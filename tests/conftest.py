@@ -28,6 +28,14 @@ def summary(pytestconfig: pytest.Config) -> list[str]:
     return pytestconfig.stash.setdefault(_SUMMARY_KEY, [])
 
 
+@pytest.fixture(scope="session")
+def aten_generated(summary: list[str]):
+    """//:aten_generated and //:libaten_generated.so, built once per session."""
+    from tests.bazel_support import build_aten_generated
+
+    return build_aten_generated(summary)
+
+
 def pytest_terminal_summary(terminalreporter, exitstatus, config: pytest.Config) -> None:
     lines = config.stash.get(_SUMMARY_KEY, [])
     if lines:

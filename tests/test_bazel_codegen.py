@@ -16,10 +16,11 @@ import shutil
 import subprocess
 import sys
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+
+from tests.bazel_support import AtenGenerated, bazel
 
 REPO = Path(__file__).resolve().parent.parent
 INCREMENTAL = REPO / "tests" / "incremental"
@@ -29,26 +30,6 @@ VENV_PYTHON = REPO / ".venv" / "bin" / "python3"
 IMPL_BLOCK = re.compile(r"^TORCH_LIBRARY_IMPL\((\w+), (\w+), m\) \{\n(.*?)^\}", re.M | re.S)
 IMPL_LINE = re.compile(r'm\.impl\("([^"]+)"')
 QUOTED_INCLUDE = re.compile(r'^#include "([^"]+)"', re.M)
-
-
-def bazel(
-    *args: str,
-    cwd: Path = REPO,
-    startup: tuple[str, ...] = (),
-    env: dict[str, str] | None = None,
-    check: bool = True,
-) -> subprocess.CompletedProcess[str]:
-    result = subprocess.run(
-        ["bazel", *startup, *args],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        stdin=subprocess.DEVNULL,
-    )
-    if check and result.returncode != 0:
-        pytest.fail(f"bazel {' '.join(args)} exited {result.returncode}:\n{result.stderr[-8000:]}")
-    return result
 
 
 def selected_roots() -> list[str]:
@@ -69,31 +50,7 @@ def registrations(tree: Path) -> list[tuple[str, str, str, str]]:
 
 
 # ---------------------------------------------------------------------------------------------
-# //:aten_generated and //:libaten_generated.so
-
-
-@dataclass(frozen=True)
-class AtenGenerated:
-    bin: Path
-    cpu_tree: Path
-    library: Path
-    seconds: float
-
-
-@pytest.fixture(scope="session")
-def aten_generated(summary: list[str]) -> AtenGenerated:
-    """`bazel build //:aten_generated //:libaten_generated.so` with the default selection."""
-    start = time.monotonic()
-    bazel("build", "//:aten_generated", "//:libaten_generated.so")
-    seconds = time.monotonic() - start
-    summary.append(f"bazel build //:aten_generated //:libaten_generated.so: {seconds:.0f} s")
-    bin_dir = Path(bazel("info", "bazel-bin").stdout.strip())
-    return AtenGenerated(
-        bin=bin_dir,
-        cpu_tree=bin_dir / "aten_generated_codegen" / "cpu.cc",
-        library=bin_dir / "libaten_generated.so",
-        seconds=seconds,
-    )
+# //:aten_generated and //:libaten_generated.so (built once by the aten_generated fixture)
 
 
 def test_generated_tree_covers_the_selection(aten_generated: AtenGenerated) -> None:
@@ -214,6 +171,9 @@ CALLS = {
     "slice": lambda: (x[:, 1:3], x[::2], b3[:, :, 1::2]),
     "expand": lambda: (x[:1].expand(4, 3), x.unsqueeze(0).expand(2, 2, 3)),
     "t": lambda: (x.t(), inplace("t_", x)),
+    "transpose_copy": lambda: (torch.transpose_copy(x, 0, 1), with_out(torch.transpose_copy, b3, 0, 2)),
+    "select_copy": lambda: (torch.select_copy(x, 1, 2), with_out(torch.select_copy, x, 0, 1)),
+    "view_copy": lambda: (torch.view_copy(x, [3, 2]), torch.view_copy(x, torch.int32)),
     "zero": lambda: (inplace("zero_", x), torch.ops.aten.zero(x)),
     "fill": lambda: (inplace("fill_", x, 2.5), torch.fill(x, 3.0), inplace("fill_", x, torch.tensor(4.0))),
     "copy": lambda: (inplace("copy_", y, x), torch.ops.aten.copy(y, x)),

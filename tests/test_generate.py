@@ -67,7 +67,7 @@ def test_one_op_edit_changes_only_its_shards(tmp_path, shards):
     assert r.returncode == 0, r.stderr
     base = tree(out)
     # one file per (key, shard): CPU for all four roots, CEA for alpha and the
-    # generated beta.out, Meta for gamma
+    # generated beta.out, Meta for gamma, Functionalize for beta_ and beta.out
     if shards == "0":
         assert set(base) == {
             "RegisterCPU_alpha.cpp",
@@ -77,6 +77,7 @@ def test_one_op_edit_changes_only_its_shards(tmp_path, shards):
             "RegisterCompositeExplicitAutograd_alpha.cpp",
             "RegisterCompositeExplicitAutograd_beta.cpp",
             "RegisterMeta_gamma.cpp",
+            "RegisterFunctionalize_beta.cpp",
         }
 
     # Rename one kernel: only gamma's CPU shard changes.

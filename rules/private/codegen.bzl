@@ -73,6 +73,8 @@ def _aten_codegen_impl(ctx):
     args.add_all(selection)
     args.add("--keys=" + ",".join(ctx.attr.keys))
     args.add("--shards=%d" % ctx.attr.shards)
+    if not ctx.attr.functionalize:
+        args.add("--nofunctionalize")
     args.add("--out_dir=" + cpu.path)
     args.add("--header_out_dir=" + headers.path)
     if cuda:
@@ -127,6 +129,10 @@ path. Use the aten_codegen macro rather than this rule.""",
         "cuda": attr.bool(
             default = True,
             doc = "Also write the CUDA keys' sources (into cuda.cc/).",
+        ),
+        "functionalize": attr.bool(
+            default = True,
+            doc = "With keys = [\"auto\"], also generate the Functionalize-key kernels.",
         ),
         "keys": attr.string_list(
             default = ["auto"],
@@ -284,6 +290,7 @@ def aten_codegen(
         ops_setting = None,
         keys = ["auto"],
         shards = 0,
+        functionalize = True,
         deps = [],
         srcs = [],
         cuda = True,
@@ -312,6 +319,8 @@ def aten_codegen(
       ops_setting: an aten_ops_flag whose non-empty value overrides ops and ops_file.
       keys: dispatch keys, or ["auto"] for all the selection uses.
       shards: 0 = one source per operator and key; N > 0 = N hash buckets per key.
+      functionalize: generate Functionalize-key kernels (mutations and views rewritten to
+        functional and view_copy ops; see the README) into the CPU-side library.
       deps: kernel cc_libraries (for custom namespaces), linked into N.
       srcs: extra kernel sources compiled into N.
       cuda: generate and compile the CUDA keys' registrations (when a toolkit exists).
@@ -330,6 +339,7 @@ def aten_codegen(
         ops_setting = ops_setting,
         keys = keys,
         shards = shards,
+        functionalize = functionalize,
         cuda = use_cuda,
         visibility = visibility,
         tags = tags,

@@ -16,8 +16,14 @@ import sys
 from absl import app, flags
 
 from atengen.emit.custom_ops import check_supported, native_headers, schema_files
+from atengen.emit.functionalize import FUNCTIONALIZE_KEY
 from atengen.emit.output import write_tree
-from atengen.emit.registration import CUDA_KEYS, keys_in_use, registration_files
+from atengen.emit.registration import (
+    CUDA_KEYS,
+    SERVABLE_KEYS,
+    keys_in_use,
+    registration_files,
+)
 from atengen.emit.selection import select_functions
 from atengen.emit.shards import Sharding
 from atengen.errors import AtengenError
@@ -46,6 +52,11 @@ flags.DEFINE_integer(
     0,
     "generate: 0 = one file per operator; N > 0 = N hash buckets per key.",
     lower_bound=0,
+)
+flags.DEFINE_bool(
+    "functionalize",
+    True,
+    "generate: with --keys=auto, also generate Functionalize-key kernels (--nofunctionalize: not).",
 )
 flags.DEFINE_string("out_dir", None, "generate: directory for the CPU-side sources.")
 flags.DEFINE_string(
@@ -145,14 +156,18 @@ def _generate(model: OperatorModel) -> None:
     if not FLAGS.out_dir:
         raise AtengenError(None, "generate needs --out_dir")
     functions = select_functions(model, _op_selection())
-    keys = keys_in_use(model, functions) if FLAGS.keys == "auto" else FLAGS.keys.split(",")
+    if FLAGS.keys == "auto":
+        candidates = [k for k in SERVABLE_KEYS if FLAGS.functionalize or k != FUNCTIONALIZE_KEY]
+        keys = keys_in_use(model, functions, candidates)
+    else:
+        keys = FLAGS.keys.split(",")
     if FLAGS.cuda_out_dir is None:
         keys = [k for k in keys if k not in CUDA_KEYS]
     sharding = Sharding(FLAGS.shards)
     check_supported(functions)
     files = registration_files(model, functions, keys, sharding)
     files += schema_files(functions, sharding)
-    headers = native_headers(functions)
+    headers = native_headers(model, functions)
     if headers and FLAGS.header_out_dir is None:
         raise AtengenError(None, "custom-namespace ops need --header_out_dir for their headers")
     # Everything is rendered before anything is written: an error leaves no output.

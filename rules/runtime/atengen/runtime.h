@@ -165,4 +165,18 @@ inline std::optional<at::Tensor> clone_arg(const std::optional<at::Tensor>& t) {
   return t.has_value() ? std::make_optional(t->clone()) : std::nullopt;
 }
 
+// view_copy kernels: the view's values in fresh, contiguous memory.
+inline at::Tensor materialize(const at::Tensor& view) {
+  return view.clone(at::MemoryFormat::Contiguous);
+}
+
+inline std::vector<at::Tensor> materialize(const std::vector<at::Tensor>& views) {
+  std::vector<at::Tensor> out;
+  out.reserve(views.size());
+  for (const auto& v : views) {
+    out.push_back(v.clone(at::MemoryFormat::Contiguous));
+  }
+  return out;
+}
+
 }  // namespace atengen

@@ -14,11 +14,13 @@ from __future__ import annotations
 
 import json
 
+from atengen.emit.functionalize import is_generated_view_copy
 from atengen.emit.output import GeneratedFile
 from atengen.emit.shards import Sharding, root_name
 from atengen.emit.templates import render
 from atengen.emit.wrappers import kernel_declaration
 from atengen.errors import AtengenError
+from atengen.model import OperatorModel
 from atengen.native_function import NativeFunction
 
 
@@ -87,13 +89,17 @@ _C10_TAGS = frozenset(
 )
 
 
-def native_headers(functions: list[NativeFunction]) -> list[GeneratedFile]:
+def native_headers(model: OperatorModel, functions: list[NativeFunction]) -> list[GeneratedFile]:
     """`<ns>/ops/<root>_native.h` for each custom-namespace root with kernels to implement."""
     decls: dict[tuple[str, str], dict[str, set[str]]] = {}
     for f in functions:
         if f.namespace == "aten" or f.generated:
             continue
         for key, meta in f.dispatch.items():
+            if key == "CompositeExplicitAutogradNonFunctional" and is_generated_view_copy(
+                f, model.view_group_of.get(id(f))
+            ):
+                continue  # we generate the view_copy kernel
             ns_decls = decls.setdefault((f.namespace, root_name(f)), {})
             ns_decls.setdefault(meta.cpp_namespace, set()).add(kernel_declaration(f, key))
     files = []

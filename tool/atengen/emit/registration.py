@@ -5,6 +5,8 @@ Which wrapper an (op, key) pair gets:
   group's out= op has a structured kernel for the key; the meta-only wrapper
   for ``Meta``;
 - a generated variant: our own composite kernel (spec section 2);
+- a view_copy op under CompositeExplicitAutogradNonFunctional: the view, cloned;
+- under ``Functionalize``: what `functionalization.functionalize_plan` says;
 - otherwise, when the op's dispatch table names the key: a direct call.
 """
 
@@ -13,6 +15,13 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from atengen.dispatch_keys import STRUCTURED_DISPATCH_KEYS
+from atengen.emit.functionalize import (
+    FUNCTIONALIZE_KEY,
+    is_generated_view_copy,
+    mutation_call,
+    view_call,
+    view_copy_call,
+)
 from atengen.emit.output import GeneratedFile
 from atengen.emit.shards import Sharding, root_name
 from atengen.emit.templates import render
@@ -20,9 +29,11 @@ from atengen.emit.wrappers import (
     Wrapper,
     direct_wrapper,
     generated_wrapper,
+    make_wrapper,
     structured_wrapper,
 )
 from atengen.errors import AtengenError
+from atengen.functionalization import DecomposePlan, MutationPlan, functionalize_plan
 from atengen.model import OperatorModel
 from atengen.native_function import NativeFunction
 
@@ -52,6 +63,7 @@ SERVABLE_KEYS = (
     "NestedTensorMeta",
     "MkldnnCPU",
     "ZeroTensor",
+    FUNCTIONALIZE_KEY,
 )
 UNSERVABLE_KEYS = frozenset(
     {
@@ -69,6 +81,12 @@ UNSERVABLE_KEYS = frozenset(
 
 
 def wrappers_for(model: OperatorModel, f: NativeFunction, key: str) -> Wrapper | None:
+    if key == FUNCTIONALIZE_KEY:
+        return _functionalize_wrapper(model, f)
+    if key == "CompositeExplicitAutogradNonFunctional":
+        view_group = model.view_group_of.get(id(f))
+        if is_generated_view_copy(f, view_group):
+            return make_wrapper(f, key, "view_copy", fz=view_copy_call(f, view_group))
     group = model.group_of.get(id(f))
     if group is not None and group.structured and f is not group.mutable:
         if key == "Meta":
@@ -89,14 +107,33 @@ def wrappers_for(model: OperatorModel, f: NativeFunction, key: str) -> Wrapper |
     return None
 
 
-def keys_in_use(model: OperatorModel, functions: Iterable[NativeFunction]) -> list[str]:
-    """The servable keys that at least one selected function has a wrapper for."""
+def _functionalize_wrapper(model: OperatorModel, f: NativeFunction) -> Wrapper | None:
+    plan = functionalize_plan(model, f)
+    if plan is None:
+        return None
+    if isinstance(plan, DecomposePlan):
+        # Registered with its own composite kernel, so that it decomposes into
+        # the views functionalization handles before functionalization sees it.
+        w = direct_wrapper(f, "CompositeImplicitAutograd")
+        return make_wrapper(f, FUNCTIONALIZE_KEY, "direct", call=w.call, kernel_decl=w.kernel_decl)
+    if isinstance(plan, MutationPlan):
+        return make_wrapper(f, FUNCTIONALIZE_KEY, "fz_mutation", fz=mutation_call(plan))
+    return make_wrapper(f, FUNCTIONALIZE_KEY, "fz_view", fz=view_call(plan))
+
+
+def keys_in_use(
+    model: OperatorModel,
+    functions: Iterable[NativeFunction],
+    candidates: Iterable[str] = SERVABLE_KEYS,
+) -> list[str]:
+    """The candidate keys that at least one selected function has a wrapper for."""
+    candidates = list(candidates)
     used = set()
     for f in functions:
-        for key in SERVABLE_KEYS:
+        for key in candidates:
             if key not in used and wrappers_for(model, f, key) is not None:
                 used.add(key)
-    return [k for k in SERVABLE_KEYS if k in used]
+    return [k for k in candidates if k in used]
 
 
 def registration_files(
@@ -133,7 +170,8 @@ def _shard_text(
     functions = sorted(functions, key=lambda f: str(f.name))  # deterministic order
     wrappers = []
     roots = set()  # only operators with a kernel for this key: a shard's bytes
-    for f in functions:  # must not depend on operators it does not register
+    native_roots = set()  # must not depend on operators it does not register
+    for f in functions:
         try:
             w = wrappers_for(model, f, key)
         except ValueError as e:
@@ -141,6 +179,8 @@ def _shard_text(
         if w is not None:
             wrappers.append(w)
             roots.add(root_name(f))
+            if w.kind in ("direct", "structured"):  # they call at::native kernels
+                native_roots.add(root_name(f))
     if not wrappers:
         return None
     roots = sorted(roots)
@@ -149,24 +189,26 @@ def _shard_text(
         key=key,
         roots=roots,
         namespace=namespace,
-        includes=_includes(namespace, roots, wrappers),
+        includes=_includes(namespace, sorted(native_roots), wrappers),
         kernel_declarations=_kernel_declarations(wrappers),
         wrappers=wrappers,
     )
 
 
-def _includes(namespace: str, roots: list[str], wrappers: list[Wrapper]) -> list[str]:
+def _includes(namespace: str, native_roots: list[str], wrappers: list[Wrapper]) -> list[str]:
     # Headers dominate compile time, so a shard includes only what it uses.
     includes = ["<ATen/core/Tensor.h>", "<torch/library.h>", '"atengen/runtime.h"']
     if any(w.kind == "structured" for w in wrappers):
         includes.append("<ATen/TensorMeta.h>")
     if any(w.device_check for w in wrappers):
         includes.append("<ATen/core/op_registration/adaption.h>")
+    if any(w.kind.startswith("fz_") for w in wrappers):
+        includes.append('"atengen/functionalize.h"')
     if any(w.device_guard for w in wrappers):
         # device_of(), DeviceGuard and at::globalContext() (lazy device init)
         includes += ["<ATen/Context.h>", "<ATen/DeviceGuard.h>", "<c10/core/DeviceGuard.h>"]
     if namespace == "aten":
-        includes += [f"<ATen/ops/{root}_native.h>" for root in roots]
+        includes += [f"<ATen/ops/{root}_native.h>" for root in native_roots]
     return includes
 
 

@@ -15,6 +15,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from atengen.cpp_types import TypeOptions, cpp_arguments, dispatcher_options, returns_type
+from atengen.emit.functionalize import (
+    MutationCall,
+    ViewCall,
+    ViewCopyCall,
+    functional_call_args,
+    op_ref,
+)
 from atengen.groups import NativeFunctionsGroup
 from atengen.native_function import NativeFunction
 from atengen.schema import Argument, SchemaKind
@@ -28,7 +35,9 @@ DEVICE_GUARD_KEYS = frozenset({"CUDA", "XPU"})
 class Wrapper:
     """One C++ function registered for one (op, dispatch key)."""
 
-    kind: str  # direct | structured | generated_out | generated_functional
+    # direct | structured | generated_out | generated_functional | view_copy |
+    # fz_mutation | fz_view (Functionalize kernels, see emit/functionalize.py)
+    kind: str
     op_name: str  # `add.Tensor`: the name m.impl() registers
     cpp_name: str  # wrapper_CPU_add_Tensor
     returns: str
@@ -42,6 +51,7 @@ class Wrapper:
     device_guard: str = ""  # C++ statement, or ""
     structured: StructuredCall | None = None
     generated: GeneratedCall | None = None
+    fz: MutationCall | ViewCall | ViewCopyCall | None = None
 
 
 @dataclass(frozen=True)
@@ -83,7 +93,7 @@ def _params(f: NativeFunction) -> tuple[str, ...]:
     return tuple(a.decl() for a in cpp_arguments(f.func, dispatcher_options(f)))
 
 
-def _base(f: NativeFunction, key: str, kind: str, **kw) -> Wrapper:
+def make_wrapper(f: NativeFunction, key: str, kind: str, **kw) -> Wrapper:
     return Wrapper(
         kind=kind,
         op_name=str(f.name),
@@ -162,7 +172,7 @@ def direct_wrapper(f: NativeFunction, key: str) -> Wrapper:
     check, guard = _device_handling(f, key)
     # aten kernels are declared by the wheel's ATen/ops/<root>_native.h.
     decl = None if f.namespace == "aten" else (meta.cpp_namespace, kernel_declaration(f, key))
-    return _base(
+    return make_wrapper(
         f, key, "direct", call=call, device_check=check, device_guard=guard, kernel_decl=decl
     )
 
@@ -226,7 +236,7 @@ def structured_wrapper(f: NativeFunction, g: NativeFunctionsGroup, key: str, mod
         impl_args = tuple(a.name for a in non_out) + mutable_outs
         out_op = (f"{out.namespace}::{out.name.name}", out.name.overload_name, _fn_type(out))
     check, guard = _device_handling(f, key)
-    return _base(
+    return make_wrapper(
         f,
         key,
         "structured",
@@ -303,7 +313,7 @@ def generated_wrapper(
             bind_result=True,
             copies=copies,
         )
-        return _base(f, key, "generated_out", generated=gen)
+        return make_wrapper(f, key, "generated_out", generated=gen)
     target = g.mutable if g.mutable is not None and not g.mutable.generated else g.inplace
     if target is None or target.generated:
         raise ValueError(f"no non-generated mutating variant to build {f.name} from")
@@ -325,35 +335,12 @@ def generated_wrapper(
         bind_result=bool(kept),
         clones=mutated,
     )
-    return _base(f, key, "generated_functional", generated=gen)
-
-
-# A generated out= op has no TensorOptions (out= variants take them from `out`).
-_OPTIONS_FROM_OUT = {
-    "dtype": "{out}.scalar_type()",
-    "layout": "{out}.layout()",
-    "device": "{out}.device()",
-}
+    return make_wrapper(f, key, "generated_functional", generated=gen)
 
 
 def _out_call_args(f: NativeFunction, target: NativeFunction) -> list[str]:
     """Arguments for calling the functional op from its generated out= variant."""
-    own = {a.name for a in f.func.arguments.flat_all}
-    first_out = f.func.arguments.out[0].name
-    args = []
-    for a in target.func.arguments.flat_all:
-        if a.name in own:
-            args.append(a.name)
-        elif a.name == "pin_memory":
-            args.append("::std::nullopt" if isinstance(a.type, OptionalType) else "false")
-        elif a.name in _OPTIONS_FROM_OUT:
-            expr = _OPTIONS_FROM_OUT[a.name].format(out=first_out)
-            args.append(
-                f"::std::make_optional({expr})" if isinstance(a.type, OptionalType) else expr
-            )
-        else:
-            raise ValueError(f"{target.name} takes '{a.name}', which {f.name} does not have")
-    return args
+    return functional_call_args(f, target, {})
 
 
 def _result_part(i: int, n: int) -> str:
@@ -361,9 +348,7 @@ def _result_part(i: int, n: int) -> str:
 
 
 def _fn_type(f: NativeFunction) -> str:
-    opts = dispatcher_options(f)
-    args = ", ".join(a.type for a in cpp_arguments(f.func, opts))
-    return f"{returns_type(f.func.returns, opts)} ({args})"
+    return op_ref(f).cpp_type
 
 
 def _out_return(f: NativeFunction) -> str:

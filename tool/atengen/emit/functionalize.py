@@ -1,0 +1,286 @@
+"""Functionalize-key kernels and view_copy kernels, as data for the C++ templates.
+
+`functionalization.functionalize_plan` decides what a function needs; this module
+spells it out: which ops the kernel calls, with which (unwrapped) arguments, and
+how results map back onto the mutated arguments and the returns. The shared
+mechanics live in ``rules/runtime/atengen/functionalize.h``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from atengen.cpp_types import cpp_arguments, dispatcher_options, returns_type
+from atengen.functionalization import (
+    META_CAPABLE_KEYS,
+    DecomposePlan,
+    MutationPlan,
+    Plan,
+    ViewPlan,
+)
+from atengen.groups import NativeFunctionsViewGroup
+from atengen.native_function import NativeFunction
+from atengen.schema import Argument, SchemaKind
+from atengen.schema_types import OptionalType
+
+FUNCTIONALIZE_KEY = "Functionalize"
+
+# Views whose result has another dtype than their base: the default reverse
+# (scatter the view back into the base with as_strided_scatter) cannot express
+# them, and each covers its whole base, so the base is the mutated view
+# reinterpreted back. (function name, overload, C++ type) of the op to call.
+_DTYPE_VIEW_REVERSES = {
+    "view.dtype": (
+        "aten::view_copy",
+        "dtype",
+        "at::Tensor (const at::Tensor &, at::ScalarType)",
+        "atg_mutated, atg_base.scalar_type()",
+    ),
+    "view_as_real": (
+        "aten::view_as_complex_copy",
+        "",
+        "at::Tensor (const at::Tensor &)",
+        "atg_mutated",
+    ),
+    "view_as_complex": (
+        "aten::view_as_real_copy",
+        "",
+        "at::Tensor (const at::Tensor &)",
+        "atg_mutated",
+    ),
+}
+
+
+@dataclass(frozen=True)
+class OpRef:
+    """An operator the generated code looks up through the dispatcher."""
+
+    name: str  # aten::add_
+    overload: str
+    cpp_type: str  # `ret (args)`
+
+
+@dataclass(frozen=True)
+class MutationCall:
+    op: OpRef  # the mutation op itself (redispatched when nothing is functional)
+    functional: OpRef
+    meta_check_args: tuple[str, ...]  # empty: no meta-tensor shape check
+    meta_converted: tuple[str, ...]  # tensor-like arguments, as meta copies atg_m_<name>
+    unwrapped: tuple[str, ...]  # tensor-like arguments, unwrapped as atg_u_<name>
+    mutated: tuple[str, ...]
+    others: tuple[str, ...]  # tensor-like arguments that are not mutated
+    xla_checked: tuple[str, ...]  # plain Tensor arguments that may live on XLA
+    redispatch_args: tuple[str, ...]
+    redispatch_return: str  # may use atg_result
+    binds_redispatch_result: bool
+    functional_args: tuple[str, ...]
+    write_backs: tuple[tuple[str, str], ...]  # (argument, expression over atg_result)
+    return_expr: str
+
+
+@dataclass(frozen=True)
+class ViewCall:
+    inplace: OpRef | None  # inplace_view ops: the op redispatched for plain tensors
+    arg_names: tuple[str, ...]
+    view: OpRef
+    view_copy: OpRef
+    result_type: str  # at::Tensor or ::std::vector<at::Tensor>
+    self_name: str
+    unwrapped: tuple[str, ...]  # tensor-like arguments besides self
+    captures: tuple[tuple[str, str], ...]  # (capture name, expression)
+    view_args: tuple[str, ...]  # after atg_base, in terms of the captures
+    symbolic_args: tuple[str, ...]
+    is_as_strided: bool
+    reverse: tuple[str, str, str, str] | None  # a _DTYPE_VIEW_REVERSES entry
+
+
+@dataclass(frozen=True)
+class ViewCopyCall:
+    view: OpRef
+    args: tuple[str, ...]
+
+
+def op_ref(f: NativeFunction) -> OpRef:
+    opts = dispatcher_options(f)
+    args = ", ".join(a.type for a in cpp_arguments(f.func, opts))
+    return OpRef(
+        f"{f.namespace}::{f.name.name}",
+        f.name.overload_name,
+        f"{returns_type(f.func.returns, opts)} ({args})",
+    )
+
+
+# An out= op has no TensorOptions: its functional op takes them from the out tensor.
+_OPTIONS_FROM_OUT = {
+    "dtype": "{out}.scalar_type()",
+    "layout": "{out}.layout()",
+    "device": "{out}.device()",
+}
+
+
+def functional_call_args(
+    f: NativeFunction, functional: NativeFunction, names: dict[str, str]
+) -> list[str]:
+    """Arguments for calling ``functional`` from ``f``, a mutating variant of it.
+
+    Arguments are matched by name (``names`` renames f's arguments, e.g. to their
+    unwrapped locals); TensorOptions that only the functional op takes come
+    from f's first out= tensor.
+    """
+    own = {a.name: names.get(a.name, a.name) for a in f.func.arguments.flat_all}
+    outs = f.func.arguments.out
+    args = []
+    for a in functional.func.arguments.flat_all:
+        if a.name in own:
+            args.append(own[a.name])
+        elif a.name == "pin_memory" and outs:
+            args.append("::std::nullopt" if isinstance(a.type, OptionalType) else "false")
+        elif a.name in _OPTIONS_FROM_OUT and outs:
+            expr = _OPTIONS_FROM_OUT[a.name].format(out=own[outs[0].name])
+            args.append(
+                f"::std::make_optional({expr})" if isinstance(a.type, OptionalType) else expr
+            )
+        else:
+            raise ValueError(f"{functional.name} takes '{a.name}', which {f.name} does not have")
+    return args
+
+
+def _tensor_like(a: Argument) -> bool:
+    return a.type.is_tensor_like()
+
+
+def _part(i: int, n: int, var: str = "atg_result") -> str:
+    return var if n == 1 else f"::std::get<{i}>({var})"
+
+
+def _tuple(f: NativeFunction, parts: list[str]) -> str:
+    if not parts:
+        return ""
+    if len(parts) == 1:
+        return parts[0]
+    return f"{returns_type(f.func.returns, dispatcher_options(f))}({', '.join(parts)})"
+
+
+def mutation_call(plan: MutationPlan) -> MutationCall:
+    f, functional = plan.f, plan.functional
+    args = f.func.arguments.flat_all
+    unwrapped = {a.name: f"atg_u_{a.name}" for a in args if _tensor_like(a)}
+    mutated = [a for a in args if a.is_write]
+    by_alias = {a.annotation.alias_set: a.name for a in mutated if a.annotation is not None}
+
+    # Returns of the mutation op: aliases of mutated arguments, or fresh values.
+    aliased: dict[int, str] = {}
+    for i, r in enumerate(f.func.returns):
+        if r.is_write:
+            if r.annotation is None or r.annotation.alias_set not in by_alias:
+                raise ValueError(f"return {i} aliases no mutated argument")
+            aliased[i] = by_alias[r.annotation.alias_set]
+    fresh = [i for i in range(len(f.func.returns)) if i not in aliased]
+
+    n_own = len(f.func.returns)
+    redispatch_parts = [
+        aliased[i] if i in aliased else _part(i, n_own) for i in range(len(f.func.returns))
+    ]
+
+    # The functional op returns the fresh values first, then the new values of
+    # the mutated arguments, in argument order.
+    n_fn = len(functional.func.returns)
+    if len(fresh) + len(mutated) != n_fn:
+        raise ValueError(
+            f"functional variant '{functional.name}' returns {n_fn} values, but "
+            f"'{f.name}' has {len(fresh)} fresh returns and {len(mutated)} mutated arguments"
+        )
+    fresh_index = {i: k for k, i in enumerate(fresh)}
+    return_parts = [
+        aliased[i] if i in aliased else f"atengen::fz::wrap({_part(fresh_index[i], n_fn)})"
+        for i in range(len(f.func.returns))
+    ]
+    write_backs = tuple((a.name, _part(len(fresh) + k, n_fn)) for k, a in enumerate(mutated))
+
+    own = {a.name: unwrapped.get(a.name, a.name) for a in args}
+    functional_args = functional_call_args(f, functional, unwrapped)
+    if plan.out_dtype_from_out:
+        out = unwrapped[f.func.arguments.out[0].name]
+        functional_args = [
+            f"({e}.has_value() ? {e} : ::std::make_optional({out}.scalar_type()))"
+            if a.name == "dtype"
+            else e
+            for a, e in zip(functional.func.arguments.flat_all, functional_args, strict=True)
+        ]
+
+    # The inplace op itself runs on meta tensors first, so that shape errors
+    # the functional op would not raise (broadcasting into self) still do.
+    # Custom ops without a kernel that runs on meta tensors skip the check.
+    has_storage = any(str(a.type) in ("Storage", "Storage?") for a in args)
+    runs_on_meta = f.namespace == "aten" or bool(META_CAPABLE_KEYS & set(f.dispatch))
+    meta_check: tuple[str, ...] = ()
+    if f.kind is SchemaKind.inplace and not has_storage and runs_on_meta:
+        meta_check = tuple(f"atg_m_{a.name}" if _tensor_like(a) else a.name for a in args)
+    return MutationCall(
+        op=op_ref(f),
+        functional=op_ref(functional),
+        meta_check_args=meta_check,
+        meta_converted=tuple(unwrapped) if meta_check else (),
+        unwrapped=tuple(unwrapped),
+        mutated=tuple(a.name for a in mutated),
+        others=tuple(a.name for a in args if _tensor_like(a) and not a.is_write),
+        xla_checked=tuple(a.name for a in args if str(a.type) == "Tensor" and not a.is_write),
+        redispatch_args=tuple(own[a.name] for a in args),
+        redispatch_return=_tuple(f, redispatch_parts),
+        binds_redispatch_result=bool(fresh),
+        functional_args=tuple(functional_args),
+        write_backs=write_backs,
+        return_expr=_tuple(f, return_parts),
+    )
+
+
+def view_call(plan: ViewPlan) -> ViewCall:
+    f, g = plan.f, plan.group
+    view = g.view
+    if g.view_copy is None:
+        raise ValueError(f"view '{view.name}' has no view_copy op to functionalize with")
+    args = f.func.arguments.flat_all
+    if not args or not _tensor_like(args[0]) or args[0].annotation is None:
+        raise ValueError("the first argument of a view op must be the aliased tensor")
+    self_name = args[0].name
+    rest = args[1:]
+    unwrapped = tuple(a.name for a in rest if _tensor_like(a))
+    captures = tuple(
+        (f"atg_c_{a.name}", f"atg_u_{a.name}" if _tensor_like(a) else a.name) for a in rest
+    )
+    view_args = tuple(f"atengen::fz::borrow(atg_c_{a.name})" for a in rest)
+    result = returns_type(view.func.returns, dispatcher_options(view))
+    if result not in ("at::Tensor", "::std::vector<at::Tensor>"):
+        raise ValueError(f"view op returns {result}; expected one tensor or a tensor list")
+    return ViewCall(
+        inplace=op_ref(f) if plan.inplace else None,
+        arg_names=tuple(a.name for a in args),
+        view=op_ref(view),
+        view_copy=op_ref(g.view_copy),
+        result_type=result,
+        self_name=self_name,
+        unwrapped=unwrapped,
+        captures=captures,
+        view_args=view_args,
+        symbolic_args=tuple(a.name for a in rest if a.type.is_symint_like()),
+        is_as_strided=view.name.name.base == "as_strided",
+        reverse=_DTYPE_VIEW_REVERSES.get(str(view.name)) if view.namespace == "aten" else None,
+    )
+
+
+def view_copy_call(f: NativeFunction, g: NativeFunctionsViewGroup) -> ViewCopyCall:
+    return ViewCopyCall(op_ref(g.view), tuple(a.name for a in f.func.arguments.flat_all))
+
+
+def is_generated_view_copy(f: NativeFunction, g: NativeFunctionsViewGroup | None) -> bool:
+    """view_copy ops get our view-then-clone kernel under CompositeExplicitAutogradNonFunctional."""
+    return (
+        g is not None
+        and f is g.view_copy
+        and "view_copy" in f.tags
+        and "CompositeExplicitAutogradNonFunctional" in f.dispatch
+    )
+
+
+def plan_kind(plan: Plan) -> str:
+    return {MutationPlan: "fz_mutation", ViewPlan: "fz_view", DecomposePlan: "direct"}[type(plan)]
