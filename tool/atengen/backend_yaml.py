@@ -83,7 +83,25 @@ class BackendYaml:
 
 
 def load_backend_yaml(path: str) -> BackendYaml:
-    return parse_backend_yaml(load_yaml(path), path)
+    try:
+        doc = load_yaml(path)
+    except AtengenError as e:
+        raise _tab_error(path, e) or e from None
+    return parse_backend_yaml(doc, path)
+
+
+def _tab_error(path: str, e: AtengenError) -> AtengenError | None:
+    """PyYAML reports a tab in indentation as some token it cannot start; say what it is."""
+    if e.location is None or not e.message.startswith("invalid YAML"):
+        return None
+    with open(path, "rb") as f:
+        lines = f.read().split(b"\n")[: e.location.line]
+    for i, line in enumerate(lines):
+        if b"\t" in line[: len(line) - len(line.lstrip())]:
+            return AtengenError(
+                Location(path, i + 1), "invalid YAML: tab character; indentation must use spaces"
+            )
+    return None
 
 
 def parse_backend_yaml(doc: object, path: str) -> BackendYaml:

@@ -29,6 +29,11 @@ from atengen.emit.wrappers import _int_expr, _native_args, _out_call_args, wrapp
 from atengen.native_function import NativeFunction
 from atengen.schema import SchemaKind
 
+# Copies between the backend and other devices: their YAML entries keep the default
+# `device_check: ExactSame`, which gen_backend_stubs honours under `device_guard: True`, so that
+# every .to()/.cpu() fails the check. We skip the check for them.
+_CROSS_DEVICE_OPS = frozenset({"_copy_from", "_copy_from_and_resize"})
+
 
 @dataclass(frozen=True)
 class BackendWrapper:
@@ -200,7 +205,8 @@ def _device_handling(backend: ExternalBackend, f: NativeFunction) -> tuple[tuple
     if not backend.spec.device_guard:
         return (), ""
     tensors = [a for a in args.out + args.flat_positional if a.type.is_tensor_like()]
-    check = tuple(a.name for a in tensors) if f.device_check == "ExactSame" else ()
+    same_device = f.device_check == "ExactSame" and str(f.name.name) not in _CROSS_DEVICE_OPS
+    check = tuple(a.name for a in tensors) if same_device else ()
     if not f.device_guard:
         return check, ""
     if args.tensor_options is not None:
