@@ -9,8 +9,12 @@ The sources include the header by that workspace-relative path, never by an abso
 they compile in any sandbox (torch_xla seds absolute paths out of torchgen's output instead).
 
 A second action, the missing-kernel check, scans the kernel sources for a definition of every
-kernel the header declares. It is a validation action: it runs whenever the library is built,
-in parallel with the compiles, and its failure fails the build.
+kernel the header declares. Its output, a one-line header `kernels_checked.h`, is a source of the
+library, so every compile of the library waits for the check, and a missing kernel fails the build
+with the list of what is missing instead of an undefined symbol at load time. (Bazel 4.2.3 runs
+`_validation` outputs only with --experimental_run_validations; the stamp is in that output group
+too.) The stamp's bytes never change, so editing a kernel re-runs the check but recompiles only
+that kernel's source.
 """
 
 load("@rules_cc//cc:defs.bzl", "cc_binary", "cc_library")
@@ -51,7 +55,7 @@ def _aten_backend_sources_impl(ctx):
     # the check, not the generator (whose outputs would not change).
     validations = []
     if ctx.files.kernel_srcs:
-        stamp = ctx.actions.declare_file(prefix + "kernels_checked.txt")
+        stamp = ctx.actions.declare_file(prefix + "kernels_checked.h")
         check = ctx.actions.args()
         _common_args(ctx, check)
         check.add_joined(ctx.files.kernel_srcs, join_with = ",", format_joined = "--impl_path=%s")
@@ -76,6 +80,7 @@ def _aten_backend_sources_impl(ctx):
         OutputGroupInfo(
             srcs = depset([srcs]),
             headers = depset([headers]),
+            kernel_check = depset(validations),
             _validation = depset(validations),
         ),
         CcInfo(compilation_context = compilation_context),  # buildifier: disable=native-cc-info
@@ -85,8 +90,8 @@ aten_backend_sources = rule(
     implementation = _aten_backend_sources_impl,
     doc = """Runs `atengen backend` once; see the file's doc for the trees it writes.
 
-Returns DefaultInfo (both trees), output groups `srcs` and `headers`, the missing-kernel check
-as a validation output, and a CcInfo that puts the header tree on the include path. Use the
+Returns DefaultInfo (both trees), output groups `srcs`, `headers` and `kernel_check` (the
+check's stamp, also a validation output), and a CcInfo that puts the header tree on the include path. Use the
 external_backend_codegen macro rather than this rule.""",
     attrs = {
         "backend_yaml": attr.label(
@@ -174,13 +179,14 @@ def external_backend_codegen(
         visibility = visibility,
         tags = tags,
     )
-    native.filegroup(
-        name = codegen + "_srcs",
-        srcs = [":" + codegen],
-        output_group = "srcs",
-        visibility = ["//visibility:private"],
-        tags = tags,
-    )
+    for group in ["srcs", "kernel_check"]:
+        native.filegroup(
+            name = "{}_{}".format(codegen, group),
+            srcs = [":" + codegen],
+            output_group = group,
+            visibility = ["//visibility:private"],
+            tags = tags,
+        )
     cc_library(
         name = name + "_headers",
         deps = [":" + codegen, str(Label("@torch//:headers"))],
@@ -190,7 +196,8 @@ def external_backend_codegen(
     torch_deps = [str(Label(d)) for d in ["@torch//:headers", "@torch//:torch_cpu", "@torch//:c10"]]
     aten_archive_library(
         name = name,
-        srcs = [":{}_srcs".format(codegen)] + srcs,
+        # The check's stamp is a header of the library: its compiles wait for the check.
+        srcs = [":{}_srcs".format(codegen), ":{}_kernel_check".format(codegen)] + srcs,
         deps = torch_deps + [":" + name + "_headers"] + deps,
         copts = copts,
         visibility = visibility,
