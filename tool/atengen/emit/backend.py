@@ -69,7 +69,8 @@ def kernel_declaration(k: BackendKernel) -> str:
         ilistref_for_tensor_lists=f.part_of_structured_group,
     )
     args = ", ".join(a.decl() for a in cpp_arguments(f.func, opts))
-    return f"{returns_type(f.func.returns, opts)} {k.kernel}({args})"
+    # Returns keep SymInt even for kernels that take plain ints (as in the wheel's _native.h).
+    return f"{returns_type(f.func.returns, dispatcher_options(f))} {k.kernel}({args})"
 
 
 def declarations(backend: ExternalBackend) -> list[str]:
