@@ -184,7 +184,7 @@ def test_functional_mode_rejects_mutable_and_view_ops(tmp_path):
     assert r.returncode == 1
     lines = r.stderr.strip().splitlines()
     assert len(lines) == 2, r.stderr
-    assert lines[0].startswith(f"{yaml_path}:5: error: 'add_.Tensor' is a inplace operator")
+    assert lines[0].startswith(f"{yaml_path}:5: error: 'add_.Tensor' is an inplace operator")
     assert lines[1].startswith(f"{yaml_path}:6: error: 'view' is a view; list its view_copy")
     assert not (tmp_path / "out").exists()
 

@@ -64,12 +64,12 @@ def run_backend(op_yaml: str, tags_yaml: str) -> None:
             write_tree(FLAGS.output_dir, sources)
             write_tree(header_dir, [header])
     if FLAGS.check_stamp is not None:
-        write_tree_file(
+        _write_stamp(
             FLAGS.check_stamp, "// atengen: every kernel of the backend YAML is defined.\n"
         )
 
 
-def write_tree_file(path: str, text: str) -> None:
+def _write_stamp(path: str, text: str) -> None:
     with open(path, "w", encoding="utf-8") as f:
         f.write(text)
 

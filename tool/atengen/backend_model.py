@@ -152,7 +152,11 @@ def _check_functional(backend: ExternalBackend) -> None:
         if str(f.name.name) in FUNCTIONAL_MODE_EXTRA_OPS:
             continue
         if f.kind is not SchemaKind.functional:
-            why = f"a {f.kind.value} operator"
+            why = (
+                f"an {f.kind.value} operator"
+                if f.kind is SchemaKind.inplace
+                else (f"a {f.kind.value} operator")
+            )
         elif f.is_view_op:
             why = "a view; list its view_copy variant instead"
         else:

@@ -2,10 +2,11 @@
 
 Without it, a forgotten kernel shows up as an undefined symbol when torch loads
 the library, far from its cause. The scan is textual, like gen_backend_stubs'
-``--impl_path``: a definition is ``Class::name(`` not preceded by ``::`` (so
-that calls such as ``ns::Class::name(...)`` do not count), outside comments.
-It counts definitions per kernel name, because overloads share a name, and
-compares with the number of distinct declarations of that name.
+``--impl_path``: a definition is ``Class::name(`` (possibly namespace-qualified)
+right after a return type (a word that is not ``return`` and the like, or
+``&``, ``*``, ``>``), outside comments; calls follow ``return``, ``=``, ``(``
+and so on. It counts definitions per kernel name, because overloads share a
+name, and compares with the number of distinct declarations of that name.
 """
 
 from __future__ import annotations
