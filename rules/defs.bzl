@@ -1,5 +1,6 @@
 """Public rules of rules_aten. Implementations live in //rules/private."""
 
+load("//rules/private:backend.bzl", _external_backend_codegen = "external_backend_codegen")
 load(
     "//rules/private:codegen.bzl",
     _AtenCodegenInfo = "AtenCodegenInfo",
@@ -16,3 +17,4 @@ aten_codegen = _aten_codegen
 aten_codegen_sources = _aten_codegen_sources
 aten_model_check = _aten_model_check
 aten_ops_flag = _aten_ops_flag
+external_backend_codegen = _external_backend_codegen

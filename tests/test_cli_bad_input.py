@@ -98,7 +98,7 @@ def test_missing_file(tmp_path):
 def test_unknown_command_prints_usage():
     r = run_cli("explode")
     assert r.returncode == 2
-    assert "usage: atengen {check,dump,generate}" in r.stderr
+    assert "usage: atengen {check,dump,generate,backend}" in r.stderr
 
 
 def test_check_and_dump_on_a_small_yaml(tmp_path):

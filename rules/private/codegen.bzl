@@ -404,3 +404,6 @@ def aten_codegen(
         visibility = visibility,
         tags = tags,
     )
+
+# For the other macros of rules_aten (backend.bzl): the tree-artifact library pattern above.
+aten_archive_library = _aten_library

@@ -4,6 +4,7 @@ Commands:
   check     validate an op YAML and print counts (entries, functions, groups, ...)
   dump      one JSON line per NativeFunction after autogen, sorted by name
   generate  write per-dispatch-key registration sources, sharded by operator
+  backend   an external backend's kernel class header and registrations (backend_cli.py)
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import sys
 
 from absl import app, flags
 
+from atengen.backend_cli import run_backend
 from atengen.emit.custom_ops import check_supported, native_headers, schema_files
 from atengen.emit.functionalize import FUNCTIONALIZE_KEY
 from atengen.emit.output import write_tree
@@ -66,7 +68,7 @@ flags.DEFINE_string(
     "header_out_dir", None, "generate: directory for custom namespaces' <ns>/ops/<root>_native.h."
 )
 
-COMMANDS = ("check", "dump", "generate")
+COMMANDS = ("check", "dump", "generate", "backend")
 USAGE = f"usage: atengen {{{','.join(COMMANDS)}}} [--op_yaml=F] [--tags_yaml=F] [flags]"
 
 
@@ -185,6 +187,9 @@ def main(argv: list[str]) -> int:
         return 2
     try:
         op_yaml, tags_yaml = _yaml_paths()
+        if args[0] == "backend":
+            run_backend(op_yaml, tags_yaml)
+            return 0
         model = load_model(op_yaml, tags_yaml)
         {"check": _check, "dump": _dump, "generate": _generate}[args[0]](model)
     except AtengenError as e:

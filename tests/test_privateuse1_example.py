@@ -1,0 +1,117 @@
+"""examples/privateuse1_backend: built with external_backend_codegen() from its own workspace
+(which loads rules_aten through `local_repository(path = "../..")`), loaded into torch, and run.
+
+The build uses an output base kept in the temporary directory between runs (keyed by this
+checkout's path), so that a second run of the suite finds it up to date; it leaves no
+convenience symlinks in the example (--symlink_prefix=/).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+EXAMPLE = REPO / "examples" / "privateuse1_backend"
+VENV_PYTHON = REPO / ".venv" / "bin" / "python3"
+ENV = {**os.environ, "RULES_ATEN_PYTHON": str(VENV_PYTHON), "RULES_ATEN_CUDA_DIR": "none"}
+
+
+def bazel(cwd: Path, output_base: Path, *args: str, check: bool = True):
+    result = subprocess.run(
+        ["bazel", f"--output_base={output_base}", "--max_idle_secs=120", *args],
+        cwd=cwd,
+        env=ENV,
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+    )
+    if check and result.returncode != 0:
+        pytest.fail(f"bazel {' '.join(args)} exited {result.returncode}:\n{result.stderr[-8000:]}")
+    return result
+
+
+@pytest.fixture(scope="module")
+def example_library(summary: list[str]) -> Path:
+    key = hashlib.sha256(str(REPO).encode()).hexdigest()[:12]
+    output_base = Path(tempfile.gettempdir()) / f"rules_aten_privateuse1_{key}"
+    start = time.monotonic()
+    bazel(EXAMPLE, output_base, "build", "--symlink_prefix=/", "//:libhost_device.so")
+    summary.append(
+        f"privateuse1 example: bazel build //:libhost_device.so {time.monotonic() - start:.0f} s"
+    )
+    bin_dir = Path(bazel(EXAMPLE, output_base, "info", "bazel-bin").stdout.strip())
+    yield bin_dir / "libhost_device.so"
+    bazel(EXAMPLE, output_base, "shutdown", check=False)
+
+
+def test_generated_tree(example_library: Path) -> None:
+    codegen = example_library.parent / "host_device_codegen"
+    sources = sorted(p.name for p in (codegen / "srcs.cc").iterdir())
+    assert sources == [
+        "RegisterAutogradPrivateUse1_b0.cpp",
+        "RegisterPrivateUse1_b0.cpp",
+        "RegisterPrivateUse1_b1.cpp",
+    ], sources
+    # The root package: the header is included as "PrivateUse1NativeFunctions.h".
+    assert [p.name for p in (codegen / "include").iterdir()] == ["PrivateUse1NativeFunctions.h"]
+    for name in sources:
+        text = (codegen / "srcs.cc" / name).read_text()
+        assert '#include "PrivateUse1NativeFunctions.h"' in text
+        assert '#include "host_device.h"' in text  # extra_headers
+        assert str(REPO) not in text and "/tmp" not in text  # no absolute paths
+
+
+def test_program_runs_on_the_device_and_matches_cpu(example_library: Path) -> None:
+    result = subprocess.run(
+        [sys.executable, str(EXAMPLE / "demo.py"), str(example_library)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert result.stdout.strip(), result.stderr[-6000:]
+    report = json.loads(result.stdout.strip().splitlines()[-1])
+    failed = sorted(k for k, ok in report["checks"].items() if not ok)
+    assert failed == [], (failed, report["details"], result.stderr[-4000:])
+    assert result.returncode == 0
+    assert len(report["checks"]) >= 18
+    dispatch = report["details"]["dispatch"]
+    assert "RegisterAutogradPrivateUse1_b0.cpp" in dispatch["relu"]["AutogradPrivateUse1"]
+    assert "/host_device_codegen/srcs.cc/RegisterPrivateUse1_" in dispatch["add.out"]["PrivateUse1"]
+
+
+def test_missing_kernel_fails_the_build(tmp_path: Path) -> None:
+    """The missing-kernel check: a kernel deleted from kernels.cpp fails `bazel build` of the
+    library with the list of what is missing, before any C++ compiles (they wait for it)."""
+    ws = tmp_path / "ws"
+    shutil.copytree(EXAMPLE, ws, ignore=shutil.ignore_patterns("bazel-*"))
+    workspace = (ws / "WORKSPACE").read_text()
+    (ws / "WORKSPACE").write_text(workspace.replace('path = "../.."', f'path = "{REPO}"'))
+    kernels = (ws / "kernels.cpp").read_text()
+    start = kernels.index("at::Tensor PrivateUse1NativeFunctions::mul(")
+    end = kernels.index("at::Tensor PrivateUse1NativeFunctions::abs(")
+    (ws / "kernels.cpp").write_text(kernels[:start] + kernels[end:])
+    output_base = tmp_path / "output_base"
+    try:
+        result = bazel(ws, output_base, "build", "//:libhost_device.so", check=False)
+        assert result.returncode != 0
+        assert (
+            "PrivateUse1NativeFunctions is missing a kernel definition for mul. We found 0 "
+            "kernel(s) with that name" in result.stderr
+        ), result.stderr[-6000:]
+        assert "backend.yaml:" in result.stderr
+        assert "Compiling" not in result.stderr, result.stderr[-6000:]
+        # With the kernel back, the check passes.
+        (ws / "kernels.cpp").write_text(kernels)
+        bazel(ws, output_base, "build", "//:host_device_codegen_kernel_check")
+    finally:
+        bazel(ws, output_base, "shutdown", check=False)

@@ -1,0 +1,172 @@
+"""An external backend resolved against the operator model: which kernel serves which op.
+
+Second layer for external backends (after ``backend_yaml``): every listed name
+must be an aten operator of the op YAML, variants of one operator group may
+not be split between the backend key and its autograd key (the same rule as
+gen_backend_stubs), and in functional-backend mode only functional and
+view_copy operators may be listed.
+
+Kernel names follow gen_backend_stubs, so that hand-written kernels port
+unchanged: the operator's C++ name (``add``, ``add_``, ``add_out``), plus
+``_symint`` for ops listed under ``symint``. Overloads share a name and are
+told apart by C++ overloading in the generated class.
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass
+from functools import cached_property
+
+from atengen.backend_yaml import BackendYaml, OpEntry
+from atengen.errors import AtengenError
+from atengen.groups import NativeFunctionsGroup
+from atengen.model import OperatorModel
+from atengen.native_function import NativeFunction
+from atengen.schema import SchemaKind
+
+# Functional-backend mode: operators outside "functional or view_copy" that such a
+# backend still needs. They are how tensors reach and leave the device; the
+# functionalization pass above the backend does not rewrite them.
+FUNCTIONAL_MODE_EXTRA_OPS = frozenset(
+    {"_copy_from", "_copy_from_and_resize", "_local_scalar_dense", "_to_copy", "lift_fresh"}
+)
+
+
+@dataclass(frozen=True)
+class BackendKernel:
+    """One operator served by one of the backend's dispatch keys."""
+
+    f: NativeFunction
+    key: str  # `PrivateUse1` or `AutogradPrivateUse1`
+    kernel: str  # static method of the backend's class
+    symint: bool
+    entry: OpEntry  # where the YAML lists it
+
+    @property
+    def op_name(self) -> str:
+        return str(self.f.name)
+
+
+@dataclass(frozen=True, eq=False)
+class ExternalBackend:
+    spec: BackendYaml
+    model: OperatorModel
+    kernels: tuple[BackendKernel, ...]  # backend key first, then autograd; YAML order
+    functional: bool  # functional-backend mode (see FUNCTIONAL_MODE_EXTRA_OPS)
+
+    @cached_property
+    def by_key(self) -> dict[str, dict[str, BackendKernel]]:
+        """key -> op name -> kernel."""
+        out: dict[str, dict[str, BackendKernel]] = {k: {} for k in self.spec.keys}
+        for k in self.kernels:
+            out[k.key][k.op_name] = k
+        return out
+
+    def kernel_for(self, f: NativeFunction, key: str) -> BackendKernel | None:
+        if f.namespace != "aten":
+            return None
+        return self.by_key[key].get(str(f.name))
+
+    def wrapped_from(self, f: NativeFunction, key: str) -> BackendKernel | None:
+        """The functional kernel that f's generated out=/inplace wrapper calls, if any.
+
+        As in gen_backend_stubs: only when the backend's functional kernels are the
+        primary ones (not use_out_as_primary) and f itself has no kernel. A
+        functional backend gets none: functionalization above it turns mutations
+        into functional calls, so the mutable variants must stay unregistered.
+        """
+        if self.spec.use_out_as_primary or self.functional or f.kind is SchemaKind.functional:
+            return None
+        if self.kernel_for(f, key) is not None:
+            return None
+        group = self.model.group_of.get(id(f))
+        if group is None:
+            return None
+        return self.kernel_for(group.functional, key)
+
+
+def resolve_backend(
+    spec: BackendYaml, model: OperatorModel, *, functional: bool = False
+) -> ExternalBackend:
+    by_name = {str(f.name): f for f in model.functions if f.namespace == "aten"}
+    symint = {e.name for e in spec.symint}
+    kernels = []
+    errors = []
+    for key, entries in ((spec.backend, spec.supported), (spec.autograd_key, spec.autograd)):
+        for e in entries:
+            f = by_name.get(e.name)
+            if f is None:
+                errors.append(AtengenError(e.loc, _unknown_op(e.name, by_name)))
+                continue
+            name = _cpp_kernel_name(f) + ("_symint" if e.name in symint else "")
+            kernels.append(BackendKernel(f, key, name, e.name in symint, e))
+    if errors:
+        raise AtengenError.combine(errors)
+    backend = ExternalBackend(spec, model, tuple(kernels), functional)
+    _check_not_mixed(backend)
+    if functional:
+        _check_functional(backend)
+    return backend
+
+
+def _cpp_kernel_name(f: NativeFunction) -> str:
+    return str(f.name.name) + ("_out" if f.func.is_out_fn() else "")
+
+
+def _unknown_op(name: str, by_name: dict[str, NativeFunction]) -> str:
+    close = difflib.get_close_matches(name, list(by_name), n=1)
+    hint = f" (did you mean '{close[0]}'?)" if close else ""
+    return f"Found an invalid operator name: {name}: no such aten operator in the op YAML{hint}"
+
+
+def _check_not_mixed(backend: ExternalBackend) -> None:
+    """All variants of an operator group go to the backend key or to its autograd key."""
+    if not backend.spec.autograd:
+        return
+    seen: set[int] = set()
+    for k in backend.kernels:
+        group: NativeFunctionsGroup | None = backend.model.group_of.get(id(k.f))
+        if group is None or id(group) in seen:
+            continue
+        seen.add(id(group))
+        fwd = [backend.kernel_for(f, backend.spec.backend) for f in group.functions()]
+        bwd = [backend.kernel_for(f, backend.spec.autograd_key) for f in group.functions()]
+        fwd = [x for x in fwd if x is not None]
+        bwd = [x for x in bwd if x is not None]
+        if fwd and bwd:
+            raise AtengenError(
+                bwd[0].entry.loc,
+                "Currently, all variants of an op must either be registered to a backend key, "
+                "or to a backend's autograd key. They cannot be mix and matched. "
+                f"{fwd[0].op_name} (kernel {fwd[0].kernel}, line {fwd[0].entry.loc.line}) is "
+                f'listed under "supported", but {bwd[0].op_name} (kernel {bwd[0].kernel}) is '
+                'listed under "autograd".',
+            )
+
+
+def _check_functional(backend: ExternalBackend) -> None:
+    errors = []
+    for k in backend.kernels:
+        f = k.f
+        if str(f.name.name) in FUNCTIONAL_MODE_EXTRA_OPS:
+            continue
+        if f.kind is not SchemaKind.functional:
+            why = (
+                f"an {f.kind.value} operator"
+                if f.kind is SchemaKind.inplace
+                else (f"a {f.kind.value} operator")
+            )
+        elif f.is_view_op:
+            why = "a view; list its view_copy variant instead"
+        else:
+            continue
+        errors.append(
+            AtengenError(
+                k.entry.loc,
+                f"'{k.op_name}' is {why}: a functional backend (functional = True) implements "
+                "only functional and view_copy operators; functionalization handles the rest",
+            )
+        )
+    if errors:
+        raise AtengenError.combine(errors)

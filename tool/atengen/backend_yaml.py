@@ -1,0 +1,272 @@
+"""The backend YAML of an out-of-tree backend (gen_backend_stubs' input format).
+
+This is the first layer for external backends: it reads the file and checks
+everything that can be checked without the operator model (types, allowed
+keys, dispatch key names, duplicates). Operator names are resolved against the
+model in ``backend_model``. Every error points at the offending key or list
+item, so a user can jump straight to it.
+
+Keys: backend, cpp_namespace (required); class_name, supported, autograd,
+symint, use_out_as_primary, device_guard, extra_headers; and LTC's
+full_codegen, ir_gen and non_native, which are accepted only when empty: we
+generate no lazy-tensor IR, and silently dropping the ops listed there would
+leave a backend without kernels it asked for.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from atengen import dispatch_keys as dk
+from atengen.errors import AtengenError, Location
+from atengen.native_function import _describe
+from atengen.schema import parse_operator_name
+from atengen.yaml_loader import YamlList, YamlMap, load_yaml
+
+# In the order of torchgen's own list, which its "unexpected keys" message prints.
+BACKEND_YAML_KEYS = (
+    "backend",
+    "class_name",
+    "cpp_namespace",
+    "extra_headers",
+    "supported",
+    "autograd",
+    "full_codegen",
+    "non_native",
+    "ir_gen",
+    "symint",
+    "use_out_as_primary",
+    "device_guard",
+)
+# LTC IR generation (gen_lazy_tensor.py): not implemented, so rejected when non-empty.
+NOT_SUPPORTED_KEYS = ("full_codegen", "ir_gen", "non_native")
+_CPP_NAMESPACE = re.compile(r"[A-Za-z_]\w*(::[A-Za-z_]\w*)*")
+_IDENT = re.compile(r"[A-Za-z_]\w*")
+# Alias keys and per-functionality keys cannot hold a backend's kernels.
+_NOT_BACKEND_KEYS = frozenset(
+    {"Autograd", "Functionalize", "BackendSelect", "Python", "Undefined", *dk.COMPOSITE_KEYS}
+    | {"CompositeImplicitAutogradNestedTensor"}
+)
+
+
+@dataclass(frozen=True)
+class OpEntry:
+    """One operator name in a list of the backend YAML."""
+
+    name: str  # as written: `add.Tensor`, `abs`
+    loc: Location
+
+
+@dataclass(frozen=True)
+class BackendYaml:
+    path: str
+    loc: Location  # the top-level mapping
+    backend: str
+    cpp_namespace: str
+    class_name: str  # `<backend>NativeFunctions` unless given
+    supported: tuple[OpEntry, ...]
+    autograd: tuple[OpEntry, ...]
+    symint: tuple[OpEntry, ...]
+    use_out_as_primary: bool
+    device_guard: bool
+    extra_headers: tuple[str, ...]  # `<a/b.h>` or `"a/b.h"`, ready for #include
+
+    @property
+    def autograd_key(self) -> str:
+        return f"Autograd{self.backend}"
+
+    @property
+    def keys(self) -> tuple[str, ...]:
+        """The dispatch keys this backend registers kernels for."""
+        return (self.backend,) + ((self.autograd_key,) if self.autograd else ())
+
+
+def load_backend_yaml(path: str) -> BackendYaml:
+    try:
+        doc = load_yaml(path)
+    except AtengenError as e:
+        raise _tab_error(path, e) or e from None
+    return parse_backend_yaml(doc, path)
+
+
+def _tab_error(path: str, e: AtengenError) -> AtengenError | None:
+    """PyYAML reports a tab in indentation as some token it cannot start; say what it is."""
+    if e.location is None or not e.message.startswith("invalid YAML"):
+        return None
+    with open(path, "rb") as f:
+        lines = f.read().split(b"\n")[: e.location.line]
+    for i, line in enumerate(lines):
+        if b"\t" in line[: len(line) - len(line.lstrip())]:
+            return AtengenError(
+                Location(path, i + 1), "invalid YAML: tab character; indentation must use spaces"
+            )
+    return None
+
+
+def parse_backend_yaml(doc: object, path: str) -> BackendYaml:
+    if not isinstance(doc, YamlMap):
+        line = doc.line if isinstance(doc, YamlList) else 1
+        raise AtengenError(
+            Location(path, line),
+            f"a backend YAML must be a mapping with keys {', '.join(BACKEND_YAML_KEYS)}; "
+            f"got {_describe(doc)}",
+        )
+    unexpected = [k for k in doc if k not in BACKEND_YAML_KEYS]
+    if unexpected:
+        raise AtengenError(
+            doc.key_location(unexpected[0]),
+            f"{path} contains unexpected keys: {', '.join(unexpected)}. "
+            f"Only the following keys are supported: {', '.join(BACKEND_YAML_KEYS)}",
+        )
+    for key in NOT_SUPPORTED_KEYS:
+        if doc.get(key):
+            raise AtengenError(
+                doc.key_location(key),
+                f"not supported yet: {key} (lazy-tensor IR generation); list these ops under "
+                f"'supported' with hand-written kernels, or remove the key",
+            )
+    backend = _required_string(doc, "backend")
+    cpp_namespace = _required_string(doc, "cpp_namespace")
+    if not _CPP_NAMESPACE.fullmatch(cpp_namespace):
+        raise AtengenError(
+            doc.key_location("cpp_namespace"),
+            f"cpp_namespace must be a C++ namespace like 'my_backend' or 'a::b', got "
+            f"'{cpp_namespace}'",
+        )
+    class_name = doc.get("class_name", f"{backend}NativeFunctions")
+    if not isinstance(class_name, str) or not _IDENT.fullmatch(class_name):
+        raise AtengenError(
+            doc.key_location("class_name"),
+            f"class_name must be a C++ identifier, got {_describe(class_name)}",
+        )
+    supported = _op_list(doc, "supported")
+    autograd = _op_list(doc, "autograd")
+    symint = _op_list(doc, "symint")
+    _check_no_repeats(supported + autograd)
+    _check_no_repeats(symint)
+    listed = {e.name for e in supported + autograd}
+    for e in symint:
+        if e.name not in listed:
+            raise AtengenError(
+                e.loc, f"'{e.name}' is listed under \"symint\" but not under \"supported\" or "
+                "\"autograd\"",
+            )  # fmt: skip
+    if supported or autograd:
+        _check_backend_key(doc, backend, bool(autograd))
+    return BackendYaml(
+        path=path,
+        loc=doc.location,
+        backend=backend,
+        cpp_namespace=cpp_namespace,
+        class_name=class_name,
+        supported=supported,
+        autograd=autograd,
+        symint=symint,
+        use_out_as_primary=_boolean(doc, "use_out_as_primary"),
+        device_guard=_boolean(doc, "device_guard"),
+        extra_headers=_extra_headers(doc),
+    )
+
+
+def _required_string(doc: YamlMap, key: str) -> str:
+    value = doc.get(key)
+    if value is None:
+        raise AtengenError(doc.location, f'You must provide a value for "{key}"')
+    if not isinstance(value, str):
+        raise AtengenError(
+            doc.key_location(key), f'"{key}" must be a string, got {_describe(value)}'
+        )
+    return value
+
+
+def _boolean(doc: YamlMap, key: str) -> bool:
+    value = doc.get(key, False)
+    if not isinstance(value, bool):
+        raise AtengenError(
+            doc.key_location(key),
+            f"You must provide either True or False for {key}. Provided: {value}",
+        )
+    return value
+
+
+def _op_list(doc: YamlMap, key: str) -> tuple[OpEntry, ...]:
+    value = doc.get(key)
+    if value is None:  # absent, or `supported:` with nothing after it
+        return ()
+    if not isinstance(value, YamlList):
+        raise AtengenError(
+            doc.key_location(key),
+            f'expected "{key}" to be a list, but got: {value} (of type {type(value)})'
+            if not isinstance(value, dict)
+            else f'expected "{key}" to be a list, but got a mapping',
+        )
+    entries = []
+    for i, item in enumerate(value):
+        loc = value.item_location(i)
+        if not isinstance(item, str):
+            raise AtengenError(
+                loc, f'item {i + 1} of "{key}" must be an operator name, got {_describe(item)}'
+            )
+        try:
+            parse_operator_name(item)
+        except Exception as e:  # SchemaError: the name itself is malformed
+            raise AtengenError(loc, f"Found an invalid operator name: {item} ({e})") from None
+        entries.append(OpEntry(item, loc))
+    return tuple(entries)
+
+
+def _check_no_repeats(entries: tuple[OpEntry, ...]) -> None:
+    first: dict[str, OpEntry] = {}
+    for e in entries:
+        if e.name in first:
+            raise AtengenError(
+                e.loc,
+                f"operator '{e.name}' is listed twice (first on line {first[e.name].loc.line})",
+            )
+        first[e.name] = e
+
+
+def _check_backend_key(doc: YamlMap, backend: str, has_autograd: bool) -> None:
+    loc = doc.key_location("backend")
+    if not dk.is_known_dispatch_key(backend):
+        raise AtengenError(
+            loc,
+            f'unknown dispatch key {backend}: the provided value for "backend" must be a valid '
+            f"DispatchKey{dk.closest_key(backend)}",
+        )
+    if backend in _NOT_BACKEND_KEYS or dk.is_autograd_key(backend):
+        raise AtengenError(
+            loc, f'"backend" must be a backend dispatch key (XLA, PrivateUse1, ...), not {backend}'
+        )
+    if has_autograd and not dk.is_known_dispatch_key(f"Autograd{backend}"):
+        raise AtengenError(
+            doc.key_location("autograd"),
+            f'The "autograd" key was specified, which indicates that you would like to override '
+            f"the behavior of autograd for some operators on your backend. However "
+            f'"Autograd{backend}" is not a valid DispatchKey.',
+        )
+
+
+def _extra_headers(doc: YamlMap) -> tuple[str, ...]:
+    value = doc.get("extra_headers")
+    if value is None:
+        return ()
+    items = [value] if isinstance(value, str) else value
+    if not isinstance(items, list) or not all(isinstance(h, str) for h in items):
+        raise AtengenError(
+            doc.key_location("extra_headers"),
+            f'"extra_headers" must be a list of header paths, got {_describe(value)}',
+        )
+    headers = []
+    for h in items:
+        bare = h.strip().strip('<>"')
+        # Generated sources are compiled in sandboxes and on other machines: an
+        # absolute or ../ path would bake this checkout's layout into them.
+        if not bare or bare.startswith("/") or ".." in bare.split("/"):
+            raise AtengenError(
+                doc.key_location("extra_headers"),
+                f"extra header '{h}' must be a workspace-relative path like 'my/backend.h'",
+            )
+        headers.append(h.strip() if h.strip()[0] in '<"' else f'"{bare}"')
+    return tuple(headers)
