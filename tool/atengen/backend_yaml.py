@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from atengen import dispatch_keys as dk
 from atengen.errors import AtengenError, Location
-from atengen.native_function import _describe
+from atengen.native_function import describe_value
 from atengen.schema import parse_operator_name
 from atengen.yaml_loader import YamlList, YamlMap, load_yaml
 
@@ -110,7 +110,7 @@ def parse_backend_yaml(doc: object, path: str) -> BackendYaml:
         raise AtengenError(
             Location(path, line),
             f"a backend YAML must be a mapping with keys {', '.join(BACKEND_YAML_KEYS)}; "
-            f"got {_describe(doc)}",
+            f"got {describe_value(doc)}",
         )
     unexpected = [k for k in doc if k not in BACKEND_YAML_KEYS]
     if unexpected:
@@ -138,7 +138,7 @@ def parse_backend_yaml(doc: object, path: str) -> BackendYaml:
     if not isinstance(class_name, str) or not _IDENT.fullmatch(class_name):
         raise AtengenError(
             doc.key_location("class_name"),
-            f"class_name must be a C++ identifier, got {_describe(class_name)}",
+            f"class_name must be a C++ identifier, got {describe_value(class_name)}",
         )
     supported = _op_list(doc, "supported")
     autograd = _op_list(doc, "autograd")
@@ -175,7 +175,7 @@ def _required_string(doc: YamlMap, key: str) -> str:
         raise AtengenError(doc.location, f'You must provide a value for "{key}"')
     if not isinstance(value, str):
         raise AtengenError(
-            doc.key_location(key), f'"{key}" must be a string, got {_describe(value)}'
+            doc.key_location(key), f'"{key}" must be a string, got {describe_value(value)}'
         )
     return value
 
@@ -206,7 +206,7 @@ def _op_list(doc: YamlMap, key: str) -> tuple[OpEntry, ...]:
         loc = value.item_location(i)
         if not isinstance(item, str):
             raise AtengenError(
-                loc, f'item {i + 1} of "{key}" must be an operator name, got {_describe(item)}'
+                loc, f'item {i + 1} of "{key}" must be an operator name, got {describe_value(item)}'
             )
         try:
             parse_operator_name(item)
@@ -256,7 +256,7 @@ def _extra_headers(doc: YamlMap) -> tuple[str, ...]:
     if not isinstance(items, list) or not all(isinstance(h, str) for h in items):
         raise AtengenError(
             doc.key_location("extra_headers"),
-            f'"extra_headers" must be a list of header paths, got {_describe(value)}',
+            f'"extra_headers" must be a list of header paths, got {describe_value(value)}',
         )
     headers = []
     for h in items:

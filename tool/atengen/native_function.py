@@ -169,7 +169,7 @@ class _EntryReader:
     def get(self, key: str, types: type | tuple[type, ...], default, what: str):
         value = self.entry.get(key, default)
         if value is not default and not isinstance(value, types):
-            raise self.err(key, f"'{key}' must be {what}, got {_describe(value)}")
+            raise self.err(key, f"'{key}' must be {what}, got {describe_value(value)}")
         return value
 
     def boolean(self, key: str, default: bool) -> bool:
@@ -179,7 +179,7 @@ class _EntryReader:
         return self.get(key, str, None, "a string")
 
 
-def _describe(value: object) -> str:
+def describe_value(value: object) -> str:
     if isinstance(value, dict):
         return "a mapping"
     if isinstance(value, list):
@@ -191,7 +191,7 @@ def native_function_from_entry(
     entry: object, loc: Location, valid_tags: frozenset[str]
 ) -> NativeFunction:
     if not isinstance(entry, YamlMap):
-        raise AtengenError(loc, f"each op YAML item must be a mapping, got {_describe(entry)}")
+        raise AtengenError(loc, f"each op YAML item must be a mapping, got {describe_value(entry)}")
     r = _EntryReader(entry)
     unknown = [k for k in entry if k not in _ENTRY_KEY_SET]
     if unknown:
@@ -305,7 +305,7 @@ def _parse_tags(
     items = [raw] if isinstance(raw, str) else raw
     if not isinstance(items, list) or not all(isinstance(t, str) for t in items):
         raise r.err(
-            "tags", f"'tags' must be a tag name or a list of tag names, got {_describe(raw)}"
+            "tags", f"'tags' must be a tag name or a list of tag names, got {describe_value(raw)}"
         )
     for t in items:
         if t not in valid_tags:
@@ -355,13 +355,14 @@ def _parse_dispatch(
     # implicit CompositeImplicitAutograd one), registered by hand elsewhere.
     if not isinstance(raw, YamlMap):
         raise r.err(
-            "dispatch", f"'dispatch' must be a mapping of keys to kernels, got {_describe(raw)}"
+            "dispatch",
+            f"'dispatch' must be a mapping of keys to kernels, got {describe_value(raw)}",
         )
     for keys, kernel in raw.items():
         loc = raw.key_location(keys)
         if not isinstance(kernel, str) or not kernel:
             raise AtengenError(
-                loc, f"dispatch kernel for '{keys}' must be a name, got {_describe(kernel)}"
+                loc, f"dispatch kernel for '{keys}' must be a name, got {describe_value(kernel)}"
             )
         for key in (k.strip() for k in keys.split(",")):
             if not dk.is_op_yaml_dispatch_key(key):
@@ -488,7 +489,7 @@ def _parse_ufunc_inner_loop(r: _EntryReader, structured: bool) -> tuple[UfuncInn
     if not isinstance(items, dict):
         raise r.err(
             "ufunc_inner_loop",
-            f"ufunc_inner_loop must be a string or mapping, got {_describe(raw)}",
+            f"ufunc_inner_loop must be a string or mapping, got {describe_value(raw)}",
         )
     loops = []
     for key, value in items.items():

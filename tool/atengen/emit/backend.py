@@ -21,11 +21,17 @@ import os
 from dataclasses import dataclass
 
 from atengen.backend_model import BackendKernel, ExternalBackend
-from atengen.cpp_types import TypeOptions, cpp_arguments, dispatcher_options, returns_type
+from atengen.cpp_types import cpp_arguments, dispatcher_options, returns_type
 from atengen.emit.output import GeneratedFile
 from atengen.emit.shards import Sharding, root_name
 from atengen.emit.templates import render
-from atengen.emit.wrappers import _int_expr, _native_args, _out_call_args, wrapper_name
+from atengen.emit.wrappers import (
+    int_expr,
+    native_args,
+    native_declaration,
+    out_call_args,
+    wrapper_name,
+)
 from atengen.native_function import NativeFunction
 from atengen.schema import SchemaKind
 
@@ -62,15 +68,7 @@ def header_path(backend: ExternalBackend, include_prefix: str) -> str:
 
 def kernel_declaration(k: BackendKernel) -> str:
     """The native-API declaration of k's static method (SymInt only for `_symint` kernels)."""
-    f = k.f
-    opts = TypeOptions(
-        symint=k.symint,
-        const_ref_for_mutable_tensors=f.use_const_ref_for_mutable_tensors,
-        ilistref_for_tensor_lists=f.part_of_structured_group,
-    )
-    args = ", ".join(a.decl() for a in cpp_arguments(f.func, opts))
-    # Returns keep SymInt even for kernels that take plain ints (as in the wheel's _native.h).
-    return f"{returns_type(f.func.returns, dispatcher_options(f))} {k.kernel}({args})"
+    return native_declaration(k.f, k.kernel, symint=k.symint)
 
 
 def declarations(backend: ExternalBackend) -> list[str]:
@@ -119,7 +117,7 @@ def registration_files(
 def wrapper_for(backend: ExternalBackend, f: NativeFunction, key: str) -> BackendWrapper | None:
     k = backend.kernel_for(f, key)
     if k is not None:
-        return _wrapper(backend, f, key, call=_kernel_call(backend, k, _native_args(f, k.kernel)))
+        return _wrapper(backend, f, key, call=_kernel_call(backend, k, native_args(f, k.kernel)))
     functional = backend.wrapped_from(f, key)
     if functional is None:
         return None
@@ -152,7 +150,7 @@ def _copy_back_wrapper(
     target = functional.f
     if f.kind is SchemaKind.out:
         try:
-            exprs = _out_call_args(f, target)
+            exprs = out_call_args(f, target)
         except ValueError:
             return None  # the out= op lacks an argument the functional op needs
         dests = [a.name for a in f.func.arguments.out]
@@ -167,7 +165,7 @@ def _copy_back_wrapper(
     else:
         return None  # mutable ops: their extra outputs have no place to be copied back
     args = [
-        e if functional.symint or e != a.name else _int_expr(a)
+        e if functional.symint or e != a.name else int_expr(a)
         for a, e in zip(target.func.arguments.flat_all, exprs, strict=True)
     ]
     n = len(target.func.returns)

@@ -107,7 +107,7 @@ def make_wrapper(f: NativeFunction, key: str, kind: str, **kw) -> Wrapper:
 # --- SymInt and optional adaptations -------------------------------------------------
 
 
-def _int_expr(a: Argument) -> str:
+def int_expr(a: Argument) -> str:
     """Dispatcher SymInt values -> plain ints for kernels that are not SymInt-aware."""
     t, n = a.type, a.name
     s = str(t)
@@ -132,9 +132,9 @@ def _int_expr(a: Argument) -> str:
     return n
 
 
-def _native_args(f: NativeFunction, kernel: str) -> list[str]:
+def native_args(f: NativeFunction, kernel: str) -> list[str]:
     symint = "_symint" in kernel
-    return [a.name if symint else _int_expr(a) for a in f.func.arguments.flat_all]
+    return [a.name if symint else int_expr(a) for a in f.func.arguments.flat_all]
 
 
 def _structured_expr(a: Argument) -> str:
@@ -148,7 +148,7 @@ def _structured_expr(a: Argument) -> str:
         )
     if s == "Tensor?[]":
         return f"at::IOptTensorListRef({n})"
-    return _int_expr(a)
+    return int_expr(a)
 
 
 # --- wrapper builders ------------------------------------------------------------------
@@ -156,19 +156,25 @@ def _structured_expr(a: Argument) -> str:
 
 def kernel_declaration(f: NativeFunction, key: str) -> str:
     """The native-API declaration of f's kernel for key (SymInt only for `_symint` kernels)."""
-    meta = f.dispatch[key]
+    kernel = f.dispatch[key].kernel
+    return native_declaration(f, kernel, symint="_symint" in kernel)
+
+
+def native_declaration(f: NativeFunction, kernel: str, *, symint: bool) -> str:
+    """`ret kernel(args)` in the native API; `symint` kernels take SymInts, others ints."""
     opts = TypeOptions(
-        symint="_symint" in meta.kernel,
+        symint=symint,
         const_ref_for_mutable_tensors=f.use_const_ref_for_mutable_tensors,
         ilistref_for_tensor_lists=f.part_of_structured_group,
     )
     args = ", ".join(a.decl() for a in cpp_arguments(f.func, opts))
-    return f"{returns_type(f.func.returns, opts)} {meta.kernel}({args})"
+    # Returns keep SymInt even for kernels that take plain ints (as in the wheel's _native.h).
+    return f"{returns_type(f.func.returns, dispatcher_options(f))} {kernel}({args})"
 
 
 def direct_wrapper(f: NativeFunction, key: str) -> Wrapper:
     meta = f.dispatch[key]
-    call = f"{meta.cpp_namespace}::{meta.kernel}({', '.join(_native_args(f, meta.kernel))})"
+    call = f"{meta.cpp_namespace}::{meta.kernel}({', '.join(native_args(f, meta.kernel))})"
     check, guard = _device_handling(f, key)
     # aten kernels are declared by the wheel's ATen/ops/<root>_native.h.
     decl = None if f.namespace == "aten" else (meta.cpp_namespace, kernel_declaration(f, key))
@@ -308,7 +314,7 @@ def generated_wrapper(
             target_op=f"{namespace}::{target.name.name}",
             target_overload=target.name.overload_name,
             target_type=_fn_type(target),
-            call_args=tuple(_out_call_args(f, target)),
+            call_args=tuple(out_call_args(f, target)),
             return_expr=_out_return(f),
             bind_result=True,
             copies=copies,
@@ -338,7 +344,7 @@ def generated_wrapper(
     return make_wrapper(f, key, "generated_functional", generated=gen)
 
 
-def _out_call_args(f: NativeFunction, target: NativeFunction) -> list[str]:
+def out_call_args(f: NativeFunction, target: NativeFunction) -> list[str]:
     """Arguments for calling the functional op from its generated out= variant."""
     return functional_call_args(f, target, {})
 
