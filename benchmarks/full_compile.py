@@ -153,8 +153,8 @@ def write_report(args, results: list[dict], failures: list[dict], wall: float) -
     lines = [
         "# Full compile of generated registration sources",
         "",
-        f"Command: `.venv/bin/python benchmarks/full_compile.py --ops {args.ops} --shards "
-        f"{args.shards} -j {args.jobs}{' --cuda' if args.cuda else ''}`; wall {wall:.0f} s.",
+        f"Command: `.venv/bin/python benchmarks/full_compile.py --ops {args.ops} --keys {args.keys} "
+        f"--shards {args.shards} -j {args.jobs}{' --cuda' if args.cuda else ''}`; wall {wall:.0f} s.",
         "",
         "| key | files | ok | CPU s | max RSS MB |",
         "|---|---|---|---|---|",
