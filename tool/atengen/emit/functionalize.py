@@ -30,34 +30,45 @@ FUNCTIONALIZE_KEY = "Functionalize"
 # them, and each covers its whole base, so the base is the mutated view
 # reinterpreted back. (function name, overload, C++ type) of the op to call.
 _DTYPE_VIEW_REVERSES = {
-    "view.dtype": (
-        "aten::view_copy",
-        "dtype",
-        "at::Tensor (const at::Tensor &, at::ScalarType)",
-        "atg_mutated, atg_base.scalar_type()",
-    ),
-    "view_as_real": (
-        "aten::view_as_complex_copy",
-        "",
-        "at::Tensor (const at::Tensor &)",
-        "atg_mutated",
-    ),
-    "view_as_complex": (
-        "aten::view_as_real_copy",
-        "",
-        "at::Tensor (const at::Tensor &)",
-        "atg_mutated",
-    ),
+    "view.dtype": ("view_copy", "dtype", "at::ScalarType", "atg_mutated, atg_base.scalar_type()"),
+    "view_as_real": ("view_as_complex_copy", "", "", "atg_mutated"),
+    "view_as_complex": ("view_as_real_copy", "", "", "atg_mutated"),
 }
+
+
+def _dtype_view_reverse(view: NativeFunction) -> tuple[OpRef, str] | None:
+    entry = _DTYPE_VIEW_REVERSES.get(str(view.name)) if view.namespace == "aten" else None
+    if entry is None:
+        return None
+    base, overload, extra, args = entry
+    unambiguous = f"{base}_{overload}" if overload else base
+    extra_type = f", {extra}" if extra else ""
+    op = OpRef(
+        f"aten::{base}",
+        overload,
+        f"at::Tensor (const at::Tensor &{extra_type})",
+        aten_call=f"at::_ops::{unambiguous}::call",
+        header=f"<ATen/ops/{base}_ops.h>",
+    )
+    return op, args
 
 
 @dataclass(frozen=True)
 class OpRef:
-    """An operator the generated code looks up through the dispatcher."""
+    """An operator the generated code calls through the dispatcher.
+
+    aten ops are called as ``at::_ops::<op>::call``: declared in the wheel's light
+    ``ATen/ops/<root>_ops.h`` and compiled into libtorch, so a shard does not
+    instantiate the dispatcher's call templates for them (half of a shard's compile
+    time otherwise). Custom ops have no such declarations; they are looked up once
+    into a typed handle (``atengen::find_op``).
+    """
 
     name: str  # aten::add_
     overload: str
     cpp_type: str  # `ret (args)`
+    aten_call: str = ""  # at::_ops::add__Tensor::call, for aten ops
+    header: str = ""  # <ATen/ops/add_ops.h>, for aten ops
 
 
 @dataclass(frozen=True)
@@ -77,6 +88,9 @@ class MutationCall:
     write_backs: tuple[tuple[str, str], ...]  # (argument, expression over atg_result)
     return_expr: str
 
+    def ops(self) -> tuple[OpRef, ...]:
+        return (self.op, self.functional)
+
 
 @dataclass(frozen=True)
 class ViewCall:
@@ -91,7 +105,11 @@ class ViewCall:
     view_args: tuple[str, ...]  # after atg_base, in terms of the captures
     symbolic_args: tuple[str, ...]
     is_as_strided: bool
-    reverse: tuple[str, str, str, str] | None  # a _DTYPE_VIEW_REVERSES entry
+    reverse: tuple[OpRef, str] | None  # dtype views: (op, arguments) of their reverse
+
+    def ops(self) -> tuple[OpRef, ...]:
+        extra = (self.reverse[0],) if self.reverse else ()
+        return (self.view, self.view_copy, *((self.inplace,) if self.inplace else ()), *extra)
 
 
 @dataclass(frozen=True)
@@ -99,14 +117,20 @@ class ViewCopyCall:
     view: OpRef
     args: tuple[str, ...]
 
+    def ops(self) -> tuple[OpRef, ...]:
+        return (self.view,)
+
 
 def op_ref(f: NativeFunction) -> OpRef:
     opts = dispatcher_options(f)
     args = ", ".join(a.type for a in cpp_arguments(f.func, opts))
+    aten = f.namespace == "aten"
     return OpRef(
         f"{f.namespace}::{f.name.name}",
         f.name.overload_name,
         f"{returns_type(f.func.returns, opts)} ({args})",
+        aten_call=f"at::_ops::{f.name.unambiguous_name()}::call" if aten else "",
+        header=f"<ATen/ops/{f.name.name.base}_ops.h>" if aten else "",
     )
 
 
@@ -264,7 +288,7 @@ def view_call(plan: ViewPlan) -> ViewCall:
         view_args=view_args,
         symbolic_args=tuple(a.name for a in rest if a.type.is_symint_like()),
         is_as_strided=view.name.name.base == "as_strided",
-        reverse=_DTYPE_VIEW_REVERSES.get(str(view.name)) if view.namespace == "aten" else None,
+        reverse=_dtype_view_reverse(view),
     )
 
 

@@ -101,7 +101,7 @@ def wrappers_for(model: OperatorModel, f: NativeFunction, key: str) -> Wrapper |
     if f.generated:
         if key != "CompositeExplicitAutograd" or group is None:
             return None
-        return generated_wrapper(f, group, key, f.namespace)
+        return generated_wrapper(f, group, key)
     if key in f.dispatch:
         return direct_wrapper(f, key)
     return None
@@ -204,6 +204,7 @@ def _includes(namespace: str, native_roots: list[str], wrappers: list[Wrapper]) 
         includes.append("<ATen/core/op_registration/adaption.h>")
     if any(w.kind.startswith("fz_") for w in wrappers):
         includes.append('"atengen/functionalize.h"')
+    includes += sorted({op.header for w in wrappers for op in w.op_refs() if op.header})
     if any(w.device_guard for w in wrappers):
         # device_of(), DeviceGuard and at::globalContext() (lazy device init)
         includes += ["<ATen/Context.h>", "<ATen/DeviceGuard.h>", "<c10/core/DeviceGuard.h>"]

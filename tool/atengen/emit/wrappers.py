@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from atengen.cpp_types import TypeOptions, cpp_arguments, dispatcher_options, returns_type
 from atengen.emit.functionalize import (
     MutationCall,
+    OpRef,
     ViewCall,
     ViewCopyCall,
     functional_call_args,
@@ -53,6 +54,16 @@ class Wrapper:
     generated: GeneratedCall | None = None
     fz: MutationCall | ViewCall | ViewCopyCall | None = None
 
+    def op_refs(self) -> tuple[OpRef, ...]:
+        """The ops this wrapper calls through the dispatcher."""
+        if self.fz is not None:
+            return self.fz.ops()
+        if self.generated is not None:
+            return (self.generated.target,)
+        if self.structured is not None and self.structured.out_op is not None:
+            return (self.structured.out_op,)
+        return ()
+
 
 @dataclass(frozen=True)
 class StructuredCall:
@@ -67,7 +78,7 @@ class StructuredCall:
     mode: str
     impl_args: tuple[str, ...]  # impl(...) or out-op arguments
     precomputed: bool
-    out_op: tuple[str, str, str]  # (name, overload, C++ type) in out_op mode
+    out_op: OpRef | None  # the out= op, in out_op mode
     calls_super_set_output: bool  # TensorIterator-based kernels track outputs themselves
     out_names: tuple[str, ...]  # inplace: (self,), out: the out args
     return_expr: str
@@ -75,9 +86,7 @@ class StructuredCall:
 
 @dataclass(frozen=True)
 class GeneratedCall:
-    target_op: str  # "aten::add_" etc.
-    target_overload: str
-    target_type: str  # C++ function type for find_op<...>
+    target: OpRef  # the op the generated kernel is built from
     call_args: tuple[str, ...]
     return_expr: str  # may use `atg_result`, the target's return value
     bind_result: bool  # whether the body names the call's result
@@ -231,7 +240,7 @@ def structured_wrapper(f: NativeFunction, g: NativeFunctionsGroup, key: str, mod
         out_names = tuple(a.name for a in f.func.arguments.out)
         out_exprs = tuple(f"atg_op.maybe_get_output({i})" for i in range(len(outs)))
     impl_args: tuple[str, ...] = ()
-    out_op = ("", "", "")
+    out_op = None
     if mode == "impl":
         impl_args = tuple(_impl_args(out, non_out)) + out_exprs
     elif mode == "out_op":
@@ -240,7 +249,7 @@ def structured_wrapper(f: NativeFunction, g: NativeFunctionsGroup, key: str, mod
             f"const_cast<at::Tensor&>(atg_op.maybe_get_output({i}))" for i in range(len(outs))
         )
         impl_args = tuple(a.name for a in non_out) + mutable_outs
-        out_op = (f"{out.namespace}::{out.name.name}", out.name.overload_name, _fn_type(out))
+        out_op = op_ref(out)
     check, guard = _device_handling(f, key)
     return make_wrapper(
         f,
@@ -291,9 +300,7 @@ def _structured_return(f: NativeFunction, variant: str, n: int) -> str:
     return names[0] if n == 1 else f"std::forward_as_tuple({', '.join(names)})"
 
 
-def generated_wrapper(
-    f: NativeFunction, g: NativeFunctionsGroup, key: str, namespace: str
-) -> Wrapper:
+def generated_wrapper(f: NativeFunction, g: NativeFunctionsGroup, key: str) -> Wrapper:
     """Kernels for generated variants: out= via the functional op, functional via
     the (non-generated) inplace or mutable op applied to clones."""
     if f.kind is SchemaKind.out:
@@ -311,9 +318,7 @@ def generated_wrapper(
             for name, i in zip(targets, tensor_results, strict=True)
         )
         gen = GeneratedCall(
-            target_op=f"{namespace}::{target.name.name}",
-            target_overload=target.name.overload_name,
-            target_type=_fn_type(target),
+            target=op_ref(target),
             call_args=tuple(out_call_args(f, target)),
             return_expr=_out_return(f),
             bind_result=True,
@@ -333,9 +338,7 @@ def generated_wrapper(
     kept = [_result_part(i, n) for i, r in enumerate(target.func.returns) if r.annotation is None]
     parts = kept + [f"atg_clone_{name}" for name in mutated]
     gen = GeneratedCall(
-        target_op=f"{namespace}::{target.name.name}",
-        target_overload=target.name.overload_name,
-        target_type=_fn_type(target),
+        target=op_ref(target),
         call_args=call_args,
         return_expr=parts[0] if len(parts) == 1 else f"::std::make_tuple({', '.join(parts)})",
         bind_result=bool(kept),
@@ -351,10 +354,6 @@ def out_call_args(f: NativeFunction, target: NativeFunction) -> list[str]:
 
 def _result_part(i: int, n: int) -> str:
     return "atg_result" if n == 1 else f"::std::get<{i}>(atg_result)"
-
-
-def _fn_type(f: NativeFunction) -> str:
-    return op_ref(f).cpp_type
 
 
 def _out_return(f: NativeFunction) -> str:
