@@ -1,9 +1,10 @@
 """Load YAML with line numbers, strict about what PyYAML lets slip through.
 
-PyYAML's C parser builds the node graph quickly; we then turn nodes into plain
-Python values ourselves so that every mapping and list remembers its line and
-every key's line, and so that duplicate keys (silently last-wins in PyYAML) are
-errors.
+Every mapping and list remembers its line and every key's line, and duplicate
+keys (silently last-wins in PyYAML) are errors. Documents in the plain block
+style all our YAMLs use are read by yaml_block's line parser; anything else, and
+every malformed document, goes through PyYAML's C parser, whose node graph we
+turn into the same values here.
 """
 
 from __future__ import annotations
@@ -11,6 +12,10 @@ from __future__ import annotations
 import yaml
 
 from atengen.errors import AtengenError, Location
+from atengen.yaml_block import Unsupported, parse_block_yaml
+from atengen.yaml_values import YamlList, YamlMap
+
+__all__ = ["YamlList", "YamlMap", "load_yaml", "load_yaml_text"]
 
 try:  # The C loader is ~10x faster; the pure-Python one gives identical nodes.
     _BaseLoader = yaml.CSafeLoader
@@ -34,35 +39,37 @@ class _Loader(_BaseLoader):
         return tag
 
 
+# The implicit-tag flags PyYAML's parser passes for a plain scalar.
+_PLAIN = (True, False)
+_PLAIN_TYPES = frozenset("tag:yaml.org,2002:" + t for t in ("str", "bool", "int", "float", "null"))
+_RESOLVER = yaml.resolver.Resolver()
+_PLAIN_VALUES: dict[str, object] = {}
+
+
+def _plain_scalar(value: str) -> object:
+    """A plain scalar typed as PyYAML would type it (the block parser's ``plain``)."""
+    try:
+        return _PLAIN_VALUES[value]
+    except KeyError:
+        pass
+    key = (value, _PLAIN)
+    tag = _SCALAR_TAGS.get(key)
+    if tag is None:
+        tag = _SCALAR_TAGS[key] = _RESOLVER.resolve(yaml.ScalarNode, value, _PLAIN)
+    if tag == _STR_TAG:
+        result = value
+    elif tag in _PLAIN_TYPES:  # immutable values, so one object can serve every use
+        node = yaml.ScalarNode(tag, value)
+        result = yaml.constructor.SafeConstructor().construct_object(node)
+    else:  # timestamps, merge keys, `=`: leave them to the full PyYAML path
+        raise Unsupported
+    _PLAIN_VALUES[value] = result
+    return result
+
+
 _MAP_TAG = "tag:yaml.org,2002:map"
 _SEQ_TAG = "tag:yaml.org,2002:seq"
 _STR_TAG = "tag:yaml.org,2002:str"
-
-
-class YamlMap(dict):
-    """A dict that knows its own line and the line of each key."""
-
-    __slots__ = ("line", "key_lines", "path")
-
-    def key_location(self, key: str) -> Location:
-        return Location(self.path, self.key_lines.get(key, self.line))
-
-    @property
-    def location(self) -> Location:
-        return Location(self.path, self.line)
-
-
-class YamlList(list):
-    """A list that knows its own line and the line of each item."""
-
-    __slots__ = ("line", "item_lines", "path")
-
-    def item_location(self, index: int) -> Location:
-        return Location(self.path, self.item_lines[index])
-
-    @property
-    def location(self) -> Location:
-        return Location(self.path, self.line)
 
 
 class _Converter:
@@ -142,6 +149,10 @@ def load_yaml_text(data: bytes, path: str):
     if "\x00" in text:
         line = text.count("\n", 0, text.index("\x00")) + 1
         raise AtengenError(Location(path, line), "NUL byte in file; is this a binary file?")
+    try:
+        return parse_block_yaml(text, path, _plain_scalar)
+    except Unsupported:
+        pass
     try:
         node = yaml.compose(text, Loader=_Loader)
     except yaml.MarkedYAMLError as e:
