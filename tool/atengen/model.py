@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from functools import cached_property
 
 from atengen.autogen import add_generated_functions
+from atengen.cached import cached_property
 from atengen.errors import AtengenError, Location
 from atengen.groups import (
     NativeFunctionsGroup,

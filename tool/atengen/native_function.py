@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 
 from atengen import dispatch_keys as dk
+from atengen.cached import cached_property
 from atengen.errors import AtengenError, Location, SchemaError
 from atengen.schema import (
     Argument,
@@ -119,7 +120,7 @@ class NativeFunction:
     def has_composite_implicit_autograd_kernel(self) -> bool:
         return "CompositeImplicitAutograd" in self.dispatch
 
-    @property
+    @cached_property  # asked several times per function by autogen and the view groups
     def is_view_op(self) -> bool:
         """Returns an alias of an input: a non-mutating aliased return, an
         inplace_view op, or an input whose alias set widens to a wildcard."""

@@ -12,8 +12,9 @@ from __future__ import annotations
 import enum
 import re
 from dataclasses import dataclass, replace
-from functools import cache, cached_property
+from functools import cache
 
+from atengen.cached import cached_property
 from atengen.errors import SchemaError
 from atengen.schema_types import (  # noqa: F401  (re-exported)
     BASE_TYPE_NAMES,
@@ -483,12 +484,39 @@ class FunctionSchema:
         ``float p`` while ``bernoulli_.float`` spells ``float p=0.5``). A string
         because it is hashed many times and strings cache their hash.
         """
-        return self.signature(strip_default=True).text
+        return self._signature_text(strip_default=True, strip_view_copy_name=False)
 
     @cached_property
     def view_grouping_key(self) -> str:
         """Views, their inplace forms and their `_copy` ops share this key."""
-        return self.view_signature().text
+        return self._signature_text(strip_default=False, strip_view_copy_name=True)
+
+    def _signature_text(self, *, strip_default: bool, strip_view_copy_name: bool) -> str:
+        """``self.signature(...).text``, printed straight from this schema's parts.
+
+        Every function needs its grouping keys, and building a whole signature
+        schema for each only to print it was a fifth of the model's time.
+        """
+        name = self.name.name
+        base = view_base_name(name.base) if strip_view_copy_name else name.base
+        if name.dunder_method:
+            base = f"__{base}__"
+        args = self.arguments
+        parts = [a.stripped(strip_default=strip_default).text for a in args.flat_positional]
+        kwargs = args.pre_tensor_options_kwarg_only + args.post_tensor_options_kwarg_only
+        if kwargs:
+            parts.append("*")
+            parts.extend(a.stripped(strip_default=strip_default).text for a in kwargs)
+        returns = [str(r.type) for r in self.returns]
+        return_annotations = {r.annotation for r in self.returns}
+        self_part = (args.self_arg,) if args.self_arg is not None else ()
+        returns.extend(
+            str(a.type)
+            for a in self_part + args.out + args.post_self_positional
+            if a.is_write and a.annotation not in return_annotations
+        )
+        printed = returns[0] if len(returns) == 1 else f"({', '.join(returns)})"
+        return f"{base}({', '.join(parts)}) -> {printed}"
 
     @cached_property
     def kind(self) -> SchemaKind:
@@ -573,16 +601,11 @@ def parse_schema(s: str) -> FunctionSchema:
     open_ix = s.find("(")
     if open_ix <= 0:
         raise SchemaError("schema has no argument list")
-    depth = 0
-    close_ix = -1
-    for i in range(open_ix, len(s)):
-        if s[i] == "(":
-            depth += 1
-        elif s[i] == ")":
-            depth -= 1
-            if depth == 0:
-                close_ix = i
-                break
+    # Visit only the ')'s (a walk over every character costs more than the rest
+    # of the parse): the list closes at the first one with as many '(' before it.
+    close_ix = s.find(")", open_ix)
+    while close_ix >= 0 and s.count("(", open_ix, close_ix) != s.count(")", open_ix, close_ix + 1):
+        close_ix = s.find(")", close_ix + 1)
     if close_ix < 0 or not s.startswith(" -> ", close_ix + 1):
         raise SchemaError("schema has unbalanced parentheses or no ' -> ' after the arguments")
     r = FunctionSchema(
