@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import cache
 from types import MappingProxyType
 
 from atengen import dispatch_keys as dk
@@ -410,6 +411,14 @@ def _parse_dispatch(
 
 
 def _backend_metadata(loc: Location, kernel: str, structured: bool) -> BackendMetadata:
+    metadata = _kernel_metadata(kernel, structured)
+    if metadata is None:
+        raise AtengenError(loc, f"illegal kernel name '{kernel}'")
+    return metadata
+
+
+@cache  # kernels recur across keys and ops, and BackendMetadata is immutable
+def _kernel_metadata(kernel: str, structured: bool) -> BackendMetadata | None:
     # `CPU: at::native::foo` or `CPU: foo`; up to three namespace levels.
     *namespaces, name = kernel.split("::")
     if (
@@ -417,7 +426,7 @@ def _backend_metadata(loc: Location, kernel: str, structured: bool) -> BackendMe
         or len(namespaces) > 3
         or not all(_IDENT.fullmatch(n) for n in namespaces)
     ):
-        raise AtengenError(loc, f"illegal kernel name '{kernel}'")
+        return None
     cpp_namespace = "::".join(namespaces) if namespaces else "at"
     if not cpp_namespace.endswith("::native"):
         cpp_namespace += "::native"
@@ -538,30 +547,32 @@ def _check_function(r: _EntryReader, f: NativeFunction) -> None:
             )
     if f.structured_inherits is not None and not f.structured:
         raise r.err("structured_inherits", "structured_inherits requires structured: True")
-    if str(f.name).startswith("_foreach") and f.device_check != "NoCheck":
+    name = str(f.name)
+    if name.startswith("_foreach") and f.device_check != "NoCheck":
         raise r.err(None, "foreach ops must use device_check: NoCheck")
     if (
         "inplace_view" in f.tags
-        and str(f.name) not in ("resize_", "resize_as_")
+        and name not in ("resize_", "resize_as_")
         and str(f.name.name) != "set_"
     ):
         if not f.name.name.inplace:
             raise r.err(
                 "tags", f"'{f.name}' is tagged inplace_view but its name has no trailing '_'"
             )
-    if _looks_random(f.func) and "nondeterministic_seeded" not in f.tags:
+    if _looks_random(f.func, name) and "nondeterministic_seeded" not in f.tags:
         raise r.err(
             None,
             f"'{f.name}' looks random (rand/dropout/Generator) and needs the nondeterministic_seeded tag",
         )
 
 
-def _looks_random(func: FunctionSchema) -> bool:
-    name = str(func.name)
+def _looks_random(func: FunctionSchema, name: str) -> bool:
     args = func.arguments.flat_non_out
     if "rand" in name:
         return True
-    if any(str(a.type).startswith("Generator") for a in args):
+    # An argument's (cached) text starts with its type, unless it is an annotated
+    # Tensor, whose text starts with "Tensor(": so this asks whether the type does.
+    if any(a.text.startswith("Generator") for a in args):
         return True
     dropout = "dropout" in name or any("dropout" in a.name for a in func.arguments.flat_all)
     return dropout and "backward" not in name and str(func.name.name) != "_cudnn_init_dropout_state"

@@ -277,6 +277,7 @@ def _split_top_level(s: str) -> list[str]:
     return parts
 
 
+@cache  # called for every argument of every schema; argument strings repeat
 def _balanced(s: str) -> bool:
     return (
         s.count("(") == s.count(")")
@@ -286,6 +287,9 @@ def _balanced(s: str) -> bool:
     )
 
 
+# Arguments are immutable, and half of torch's schemas share their argument list
+# with another overload (the out= and inplace variants of one op, say).
+@cache
 def parse_arguments(s: str) -> Arguments:
     positional: list[Argument] = []
     kwarg_only: list[Argument] = []
@@ -357,6 +361,7 @@ def parse_arguments(s: str) -> Arguments:
     )
 
 
+@cache  # ~100 distinct return lists among torch's ~2,600 schemas
 def parse_returns(s: str) -> tuple[Return, ...]:
     if s == "()":
         return ()
@@ -379,6 +384,7 @@ _AUGMENTED_ASSIGNMENT_NAMES = frozenset(
     {"add", "sub", "mul", "div", "mod", "pow", "lshift", "rshift", "and", "xor", "or"}
 )
 _DUNDER_RE = re.compile(r"__([^_]+)__")
+_OVERLOAD_RE = re.compile(r"[A-Za-z0-9_]+")
 _FUNCTIONAL_SUFFIX = "_functional"
 
 
@@ -398,6 +404,7 @@ class BaseOperatorName:
         return self.base + suffix
 
 
+@cache  # the overloads of one op share it
 def parse_base_name(s: str) -> BaseOperatorName:
     if not s:
         raise SchemaError("empty operator name")
@@ -444,7 +451,7 @@ class OperatorName:
 
 def parse_operator_name(s: str) -> OperatorName:
     base, dot, overload = s.partition(".")
-    if dot and not re.fullmatch(r"[A-Za-z0-9_]+", overload):
+    if dot and not _OVERLOAD_RE.fullmatch(overload):
         raise SchemaError(f"illegal overload name in '{s}'")
     return OperatorName(parse_base_name(base), overload)
 
