@@ -1,21 +1,24 @@
-"""yaml_block's line parser either gives exactly PyYAML's values and lines, or hands over."""
+"""yaml_block's line parser either gives exactly PyYAML's values and lines, or hands over;
+yaml_loader types plain scalars exactly as PyYAML does without importing it."""
 
 from __future__ import annotations
+
+import itertools
 
 import pytest
 import yaml
 
 from tests.model_helpers import error_of  # noqa: F401  (puts tool/ on sys.path)
 
-from atengen import yaml_loader  # noqa: E402  isort: skip
+from atengen import yaml_full, yaml_loader  # noqa: E402  isort: skip
 from atengen.errors import AtengenError  # noqa: E402  isort: skip
 from atengen.yaml_block import Unsupported, parse_block_yaml  # noqa: E402  isort: skip
 from atengen.yaml_values import YamlList, YamlMap  # noqa: E402  isort: skip
 
 
 def _pyyaml(text: str):
-    node = yaml.compose(text, Loader=yaml_loader._Loader)
-    return yaml_loader._Converter("f.yaml").convert(node)
+    node = yaml.compose(text, Loader=yaml_full._Loader)
+    return yaml_full._Converter("f.yaml").convert(node)
 
 
 def _assert_same(a, b, where="doc"):
@@ -41,6 +44,8 @@ SUBSET = [
     "a:\n- b: 1\n  c: 2\nd: 3\ne:\n  f:\n    g: yes\n  h: -1.5\n",
     "k: 'it is # not a comment'\nl: \"q\"\nm: a#b\nn: [ ]\no: [1, 2.0, null]\np:\n",
     "- a:\n- b\n- c: [x]   # trailing\n",
+    "- tag: t\n  desc: |\n      two\n\n        lines # not a comment\n\n- tag: u\n  desc: |\n    x\n",
+    "a: |\n  x\n",
 ]
 
 
@@ -53,7 +58,6 @@ def test_subset_matches_pyyaml(text):
 HANDED_OVER = [
     "",
     "# only a comment\n",
-    "a: |\n  block\n",
     "a: b\n  continued\n",
     "a:\n  plain on its own line\n",
     "a: &x 1\nb: *x\n",
@@ -78,6 +82,11 @@ HANDED_OVER = [
     "- a: 1\n   b: 2\n",
     "a: 1\n- b\n",
     "just a scalar\n",
+    "a: |\n\n  leading blank\n",
+    "a: |\n  x\n     \n",
+    "a: |\n  no final newline",
+    "a: |-\n  x\n",
+    "- |\n  x\n",
 ]
 
 
@@ -90,3 +99,32 @@ def test_outside_subset_is_handed_over(text):
 def test_load_yaml_text_falls_back_for_errors():
     with pytest.raises(AtengenError, match=r"^f.yaml:2: error: duplicate key 'a'"):
         yaml_loader.load_yaml_text(b"a: 1\na: 2\n", "f.yaml")
+
+
+def _casings(word: str) -> list[str]:
+    return ["".join(c) for c in itertools.product(*((ch.lower(), ch.upper()) for ch in word))]
+
+
+@pytest.mark.parametrize(
+    "word", ["true", "yes", "on", "false", "no", "off", "null", "y", "n", "~", "nope", "Tr"]
+)
+def test_plain_scalars_typed_as_pyyaml_types_them(word):
+    for spelling in _casings(word):
+        expected = yaml.safe_load(f"x: {spelling}")["x"]
+        got = yaml_loader._plain_scalar(spelling)
+        assert (type(got), got) == (type(expected), expected), spelling
+
+
+@pytest.mark.parametrize(
+    "value",
+    ["func", "CPU", "NoCheck", "1", "-1", "0x1f", "1.5", ".inf", "1_000", "a(b) -> c", "_x"],
+)
+def test_plain_scalar_samples(value):
+    expected = yaml.safe_load(f"x: {value}")["x"]
+    got = yaml_loader._plain_scalar(value)
+    assert (type(got), got) == (type(expected), expected)
+
+
+def test_only_the_first_characters_pyyaml_resolves_can_make_a_non_string():
+    resolvers = yaml.resolver.Resolver.yaml_implicit_resolvers
+    assert set(resolvers) - {""} <= yaml_loader._MAYBE_NOT_STRING

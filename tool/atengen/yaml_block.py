@@ -3,7 +3,8 @@
 PyYAML's C parser is fast, but it still hands Python one node object (with two
 marks) per scalar, and turning those into YamlMap/YamlList costs as much again.
 Nearly every YAML this tool reads is written in a small subset of YAML: block
-mappings and sequences, one scalar per line (plain, or quoted without escapes),
+mappings and sequences, one scalar per line (plain, quoted without escapes, or a
+literal ``key: |`` block),
 one-line flow lists of words (``tags: [core, pointwise]``), ``{}`` and comments. This
 module parses exactly that subset, straight into YamlMap/YamlList with the same
 line numbers PyYAML's marks give.
@@ -58,12 +59,23 @@ class _Parser:
         self.path = path
         self.plain = plain
         # (line number, indent, content without indent and trailing spaces)
-        # for every line that is not blank or a whole-line comment.
+        # for every line that is not blank or a whole-line comment, and not
+        # inside a literal block scalar.
         self.lines: list[tuple[int, int, str]] = []
-        for number, raw in enumerate(text.split("\n"), 1):
+        self.literals: dict[int, str] = {}  # line of `key: |` -> the scalar's text
+        raw_lines = text.split("\n")
+        i = 0
+        while i < len(raw_lines):
+            raw = raw_lines[i]
+            i += 1
             content = raw.lstrip(" ")
             if content and content[0] != "#":
-                self.lines.append((number, len(raw) - len(content), content.rstrip(" ")))
+                indent = len(raw) - len(content)
+                content = content.rstrip(" ")
+                self.lines.append((i, indent, content))
+                m = _KEY_LINE.fullmatch(content)
+                if m is not None and m.group(2) == "|":
+                    self.literals[i], i = _literal(raw_lines, i, indent)
 
     def parse(self):
         if not self.lines:
@@ -146,6 +158,8 @@ class _Parser:
 
     def scalar(self, s: str, line: int):
         first = s[0]
+        if s == "|" and line in self.literals:
+            return self.literals[line]
         if first == "[":
             return self.flow_list(s, line)
         if first == "{":  # only the empty flow mapping, `dispatch: {}`
@@ -181,3 +195,36 @@ class _Parser:
         out.item_lines = [line] * len(items)
         out.path = self.path
         return out
+
+
+def _literal(raw_lines: list[str], start: int, key_indent: int) -> tuple[str, int]:
+    """The text of a `key: |` block scalar whose lines start at ``start``, and
+    the index of the first line after it.
+
+    Literal style, "clip" chomping: the lines as written less their common
+    indentation (set by the first line), ending in one line break.
+    """
+    if start >= len(raw_lines) or not raw_lines[start].strip(" "):
+        raise Unsupported  # leading blank lines, or an empty scalar
+    first = raw_lines[start]
+    indent = len(first) - len(first.lstrip(" "))
+    if indent <= key_indent:
+        raise Unsupported
+    body = []
+    end = start
+    while end < len(raw_lines):
+        raw = raw_lines[end]
+        if raw.strip(" "):
+            if len(raw) - len(raw.lstrip(" ")) < indent:
+                break
+            body.append(raw[indent:])
+        elif len(raw) > indent:
+            raise Unsupported  # an all-space line longer than the indentation is text
+        else:
+            body.append("")
+        end += 1
+    if end == len(raw_lines) and raw_lines[-1]:
+        raise Unsupported  # runs to the end of a file with no final line break
+    while not body[-1]:
+        body.pop()
+    return "\n".join(body) + "\n", end
