@@ -361,24 +361,27 @@ def _parse_dispatch(
             f"'dispatch' must be a mapping of keys to kernels, got {describe_value(raw)}",
         )
     for keys, kernel in raw.items():
-        loc = raw.key_location(keys)
         if not isinstance(kernel, str) or not kernel:
             raise AtengenError(
-                loc, f"dispatch kernel for '{keys}' must be a name, got {describe_value(kernel)}"
+                raw.key_location(keys),
+                f"dispatch kernel for '{keys}' must be a name, got {describe_value(kernel)}",
             )
-        for key in (k.strip() for k in keys.split(",")):
+        for key in _split_keys(keys):
             if not dk.is_op_yaml_dispatch_key(key):
                 why = (
                     "cannot be used in an op YAML"
                     if dk.is_known_dispatch_key(key)
                     else "is unknown"
                 )
-                raise AtengenError(loc, f"dispatch key '{key}' {why}{dk.closest_key(key)}")
+                raise AtengenError(
+                    raw.key_location(keys), f"dispatch key '{key}' {why}{dk.closest_key(key)}"
+                )
             if key in dispatch:
-                raise AtengenError(loc, f"dispatch key '{key}' is given twice")
-            dispatch[key] = _backend_metadata(
-                loc, kernel, structured and key in dk.STRUCTURED_DISPATCH_KEYS
-            )
+                raise AtengenError(raw.key_location(keys), f"dispatch key '{key}' is given twice")
+            metadata = _kernel_metadata(kernel, structured and key in dk.STRUCTURED_DISPATCH_KEYS)
+            if metadata is None:
+                raise AtengenError(raw.key_location(keys), f"illegal kernel name '{kernel}'")
+            dispatch[key] = metadata
 
     composites = [k for k in dk.COMPOSITE_KEYS if k in dispatch]
     if len(composites) > 1:
@@ -410,11 +413,9 @@ def _parse_dispatch(
     return dispatch
 
 
-def _backend_metadata(loc: Location, kernel: str, structured: bool) -> BackendMetadata:
-    metadata = _kernel_metadata(kernel, structured)
-    if metadata is None:
-        raise AtengenError(loc, f"illegal kernel name '{kernel}'")
-    return metadata
+@cache  # `CPU, CUDA` and friends recur thousands of times
+def _split_keys(keys: str) -> tuple[str, ...]:
+    return tuple(k.strip() for k in keys.split(","))
 
 
 @cache  # kernels recur across keys and ops, and BackendMetadata is immutable
@@ -446,6 +447,8 @@ def _parse_autogen(r: _EntryReader) -> tuple[OperatorName, ...]:
 
 def _parse_cpp_no_default_args(r: _EntryReader, func: FunctionSchema) -> frozenset[str]:
     raw = r.get("cpp_no_default_args", list, [], "a list of argument names")
+    if not raw:
+        return frozenset()
     defaulted = {a.name for a in func.arguments.flat_all if a.default is not None}
     for name in raw:
         if not isinstance(name, str) or name not in defaulted:

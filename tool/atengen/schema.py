@@ -615,15 +615,31 @@ def parse_schema(s: str) -> FunctionSchema:
         close_ix = s.find(")", close_ix + 1)
     if close_ix < 0 or not s.startswith(" -> ", close_ix + 1):
         raise SchemaError("schema has unbalanced parentheses or no ' -> ' after the arguments")
+    name_s, arguments_s, returns_s = s[:open_ix], s[open_ix + 1 : close_ix], s[close_ix + 5 :]
     r = FunctionSchema(
-        parse_operator_name(s[:open_ix]),
-        parse_arguments(s[open_ix + 1 : close_ix]),
-        parse_returns(s[close_ix + 5 :]),
+        parse_operator_name(name_s), parse_arguments(arguments_s), parse_returns(returns_s)
     )
-    if r.text != s:
+    # r prints as s exactly when each part prints as its own slice; checking the
+    # argument and return lists once per distinct string is cheaper than printing r.
+    if not (
+        str(r.name) == name_s
+        and _arguments_canonical(arguments_s)
+        and _returns_canonical(returns_s)
+    ):
         raise SchemaError(f"schema is not in canonical form; expected '{r}'")
+    r.__dict__["text"] = s  # fill the cached_property: r prints as s
     check_schema(r)
     return r
+
+
+@cache
+def _arguments_canonical(s: str) -> bool:
+    return str(parse_arguments(s)) == s
+
+
+@cache
+def _returns_canonical(s: str) -> bool:
+    return _print_returns(parse_returns(s)) == s
 
 
 def check_schema(f: FunctionSchema) -> None:
