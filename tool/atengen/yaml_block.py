@@ -58,10 +58,12 @@ class _Parser:
     def __init__(self, text: str, path: str, plain: Callable[[str], object]):
         self.path = path
         self.plain = plain
-        # (line number, indent, content without indent and trailing spaces)
-        # for every line that is not blank or a whole-line comment, and not
-        # inside a literal block scalar.
-        self.lines: list[tuple[int, int, str]] = []
+        # (line number, indent, content without indent and trailing spaces,
+        # (key, rest) if the content is `key:` or `key: rest`) for every line
+        # that is not blank or a whole-line comment, and not inside a literal
+        # block scalar.
+        self.lines: list[tuple[int, int, str, tuple[str, str | None] | None]] = []
+        self.string_keys: set[str] = set()  # keys `plain` has typed as strings
         self.literals: dict[int, str] = {}  # line of `key: |` -> the scalar's text
         raw_lines = text.split("\n")
         i = 0
@@ -72,8 +74,8 @@ class _Parser:
             if content and content[0] != "#":
                 indent = len(raw) - len(content)
                 content = content.rstrip(" ")
-                self.lines.append((i, indent, content))
                 m = _KEY_LINE.fullmatch(content)
+                self.lines.append((i, indent, content, m and m.groups()))
                 if m is not None and m.group(2) == "|":
                     self.literals[i], i = _literal(raw_lines, i, indent)
 
@@ -86,10 +88,10 @@ class _Parser:
         return value
 
     def block(self, i: int, indent: int):
-        content = self.lines[i][2]
+        _, _, content, key_rest = self.lines[i]
         if content.startswith("- "):
             return self.sequence(i, indent)
-        if _KEY_LINE.fullmatch(content):
+        if key_rest is not None:
             return self.mapping(i, indent)
         raise Unsupported  # e.g. a scalar on the line below its key
 
@@ -99,14 +101,15 @@ class _Parser:
         item_lines = []
         first_line = lines[i][0]
         while i < len(lines):
-            number, ind, content = lines[i]
+            number, ind, content, _ = lines[i]
             if ind != indent or not content.startswith("- "):
                 break
             rest = content[2:].lstrip(" ")
-            if _KEY_LINE.fullmatch(rest):
+            m = _KEY_LINE.fullmatch(rest)
+            if m is not None:
                 # `- func: ...`: a mapping whose keys line up with this first one.
                 column = indent + len(content) - len(rest)
-                lines[i] = (number, column, rest)
+                lines[i] = (number, column, rest, m.groups())
                 value, i = self.mapping(i, column)
             else:
                 value = self.scalar(rest, number)
@@ -127,15 +130,18 @@ class _Parser:
         out.key_lines = key_lines = {}
         out.path = self.path
         while i < len(lines):
-            number, ind, content = lines[i]
+            number, ind, _, key_rest = lines[i]
             if ind != indent:
                 break
-            m = _KEY_LINE.fullmatch(content)
-            if m is None:
+            if key_rest is None:
                 raise Unsupported
-            key, rest = m.groups()
-            if key in out or type(self.plain(key)) is not str:
-                raise Unsupported  # PyYAML's path reports duplicate and non-string keys
+            key, rest = key_rest
+            if key in out:
+                raise Unsupported  # PyYAML's path reports duplicate keys
+            if key not in self.string_keys:
+                if type(self.plain(key)) is not str:
+                    raise Unsupported  # and non-string ones
+                self.string_keys.add(key)
             i += 1
             if rest and rest[0] != "#":
                 value = self.scalar(rest, number)
