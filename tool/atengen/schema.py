@@ -628,8 +628,16 @@ def parse_schema(s: str) -> FunctionSchema:
     ):
         raise SchemaError(f"schema is not in canonical form; expected '{r}'")
     r.__dict__["text"] = s  # fill the cached_property: r prints as s
-    check_schema(r)
+    # The rules look only at these (the kind follows from the arguments and
+    # inplace); overloads often share them, so each passing combination is checked once.
+    rules_key = (arguments_s, returns_s, r.name.name.inplace, "functional" in r.name.overload_name)
+    if rules_key not in _PASSED_SCHEMA_RULES:
+        check_schema(r)
+        _PASSED_SCHEMA_RULES.add(rules_key)
     return r
+
+
+_PASSED_SCHEMA_RULES: set[tuple[str, str, bool, bool]] = set()
 
 
 @cache
