@@ -66,18 +66,19 @@ class _Parser:
         self.string_keys: set[str] = set()  # keys `plain` has typed as strings
         self.literals: dict[int, str] = {}  # line of `key: |` -> the scalar's text
         raw_lines = text.split("\n")
-        i = 0
-        while i < len(raw_lines):
-            raw = raw_lines[i]
-            i += 1
+        append = self.lines.append
+        literal_end = 0  # the last line of the latest literal block scalar
+        for number, raw in enumerate(raw_lines, 1):
             content = raw.lstrip(" ")
-            if content and content[0] != "#":
-                indent = len(raw) - len(content)
-                content = content.rstrip(" ")
-                m = _KEY_LINE.fullmatch(content)
-                self.lines.append((i, indent, content, m and m.groups()))
-                if m is not None and m.group(2) == "|":
-                    self.literals[i], i = _literal(raw_lines, i, indent)
+            if not content or content[0] == "#" or number <= literal_end:
+                continue
+            indent = len(raw) - len(content)
+            content = content.rstrip(" ")
+            # (A key starts with a letter or '_', so `- ...` lines need no match.)
+            m = _KEY_LINE.fullmatch(content) if content[0] != "-" else None
+            append((number, indent, content, m and m.groups()))
+            if m is not None and m.group(2) == "|":
+                self.literals[number], literal_end = _literal(raw_lines, number, indent)
 
     def parse(self):
         if not self.lines:
@@ -129,7 +130,8 @@ class _Parser:
         out.line = lines[i][0]
         out.key_lines = key_lines = {}
         out.path = self.path
-        while i < len(lines):
+        end = len(lines)
+        while i < end:
             number, ind, _, key_rest = lines[i]
             if ind != indent:
                 break
@@ -145,9 +147,9 @@ class _Parser:
             i += 1
             if rest and rest[0] != "#":
                 value = self.scalar(rest, number)
-            elif i < len(lines) and lines[i][1] > indent:
+            elif i < end and lines[i][1] > indent:
                 value, i = self.block(i, lines[i][1])
-            elif i < len(lines) and lines[i][1] == indent and lines[i][2].startswith("- "):
+            elif i < end and lines[i][1] == indent and lines[i][2].startswith("- "):
                 value, i = self.sequence(i, indent)  # a sequence may sit at its key's indent
             else:
                 value = None
@@ -204,8 +206,9 @@ class _Parser:
 
 
 def _literal(raw_lines: list[str], start: int, key_indent: int) -> tuple[str, int]:
-    """The text of a `key: |` block scalar whose lines start at ``start``, and
-    the index of the first line after it.
+    """The text of a `key: |` block scalar whose lines start at index ``start``
+    (the key's line number, as numbers count from 1), and the index of the first
+    line after it, which is the number of its own last line.
 
     Literal style, "clip" chomping: the lines as written less their common
     indentation (set by the first line), ending in one line break.
