@@ -114,16 +114,18 @@ def _split_type_and_rest(s: str) -> tuple[Type, Annotation | None, str | None]:
     The type ends at the first space outside parentheses (annotations such as
     ``a -> *`` contain spaces).
     """
-    depth = 0
-    cut = -1
-    for i, c in enumerate(s):
-        if c == "(":
-            depth += 1
-        elif c == ")":
-            depth -= 1
-        elif c == " " and depth == 0:
-            cut = i
-            break
+    cut = s.find(" ")
+    if "(" in s[:cut] or ")" in s[:cut]:  # an annotation: walk the parentheses
+        depth = 0
+        cut = -1
+        for i, c in enumerate(s):
+            if c == "(":
+                depth += 1
+            elif c == ")":
+                depth -= 1
+            elif c == " " and depth == 0:
+                cut = i
+                break
     type_s, rest = (s, None) if cut < 0 else (s[:cut], s[cut + 1 :])
     if not type_s or rest == "" or (rest and rest[0] == " "):
         raise SchemaError(f"malformed argument '{s}': stray or missing space")
