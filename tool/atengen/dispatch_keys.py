@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Mapping
 
 # Keys a `dispatch:` table in an op YAML may name: the in-tree backends and the
@@ -107,6 +106,8 @@ def is_op_yaml_dispatch_key(name: str) -> bool:
 
 def closest_key(name: str) -> str:
     """' (did you mean X?)' or '' — for error messages."""
+    import difflib  # only for error messages; not worth its import time on every run
+
     match = difflib.get_close_matches(name, sorted(_OP_YAML_KEY_SET | _OTHER_C10_KEYS), n=1)
     return f" (did you mean '{match[0]}'?)" if match else ""
 

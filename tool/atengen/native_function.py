@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
+from functools import cache
 from types import MappingProxyType
 
 from atengen import dispatch_keys as dk
+from atengen.cached import cached_property
 from atengen.errors import AtengenError, Location, SchemaError
 from atengen.schema import (
     Argument,
@@ -119,7 +121,7 @@ class NativeFunction:
     def has_composite_implicit_autograd_kernel(self) -> bool:
         return "CompositeImplicitAutograd" in self.dispatch
 
-    @property
+    @cached_property  # asked several times per function by autogen and the view groups
     def is_view_op(self) -> bool:
         """Returns an alias of an input: a non-mutating aliased return, an
         inplace_view op, or an input whose alias set widens to a wildcard."""
@@ -236,7 +238,7 @@ def native_function_from_entry(
                 )
             dispatch[key] = BackendMetadata(f"ufunc_{func.name.name}_{key}", "at::native", True)
 
-    nf = NativeFunction(
+    nf = _new_native_function(
         namespace=namespace,
         func=func,
         loc=loc,
@@ -260,6 +262,24 @@ def native_function_from_entry(
     )
     _check_function(r, nf)
     return nf
+
+
+def _new_native_function(**values: object) -> NativeFunction:
+    """``NativeFunction(**values)`` given every field, filled in one step.
+
+    The frozen dataclass's __init__ sets each of the 21 fields with its own
+    object.__setattr__ call, a tenth of the time parsing an entry takes.
+    """
+    if values.keys() != _NATIVE_FUNCTION_FIELDS:
+        raise TypeError(
+            f"NativeFunction fields differ: {sorted(values.keys() ^ _NATIVE_FUNCTION_FIELDS)}"
+        )
+    nf = object.__new__(NativeFunction)
+    nf.__dict__.update(values)
+    return nf
+
+
+_NATIVE_FUNCTION_FIELDS = frozenset(f.name for f in fields(NativeFunction))
 
 
 def _parse_func(r: _EntryReader, raw: str) -> tuple[str, FunctionSchema]:
@@ -359,24 +379,27 @@ def _parse_dispatch(
             f"'dispatch' must be a mapping of keys to kernels, got {describe_value(raw)}",
         )
     for keys, kernel in raw.items():
-        loc = raw.key_location(keys)
         if not isinstance(kernel, str) or not kernel:
             raise AtengenError(
-                loc, f"dispatch kernel for '{keys}' must be a name, got {describe_value(kernel)}"
+                raw.key_location(keys),
+                f"dispatch kernel for '{keys}' must be a name, got {describe_value(kernel)}",
             )
-        for key in (k.strip() for k in keys.split(",")):
+        for key in _split_keys(keys):
             if not dk.is_op_yaml_dispatch_key(key):
                 why = (
                     "cannot be used in an op YAML"
                     if dk.is_known_dispatch_key(key)
                     else "is unknown"
                 )
-                raise AtengenError(loc, f"dispatch key '{key}' {why}{dk.closest_key(key)}")
+                raise AtengenError(
+                    raw.key_location(keys), f"dispatch key '{key}' {why}{dk.closest_key(key)}"
+                )
             if key in dispatch:
-                raise AtengenError(loc, f"dispatch key '{key}' is given twice")
-            dispatch[key] = _backend_metadata(
-                loc, kernel, structured and key in dk.STRUCTURED_DISPATCH_KEYS
-            )
+                raise AtengenError(raw.key_location(keys), f"dispatch key '{key}' is given twice")
+            metadata = _kernel_metadata(kernel, structured and key in dk.STRUCTURED_DISPATCH_KEYS)
+            if metadata is None:
+                raise AtengenError(raw.key_location(keys), f"illegal kernel name '{kernel}'")
+            dispatch[key] = metadata
 
     composites = [k for k in dk.COMPOSITE_KEYS if k in dispatch]
     if len(composites) > 1:
@@ -408,7 +431,13 @@ def _parse_dispatch(
     return dispatch
 
 
-def _backend_metadata(loc: Location, kernel: str, structured: bool) -> BackendMetadata:
+@cache  # `CPU, CUDA` and friends recur thousands of times
+def _split_keys(keys: str) -> tuple[str, ...]:
+    return tuple(k.strip() for k in keys.split(","))
+
+
+@cache  # kernels recur across keys and ops, and BackendMetadata is immutable
+def _kernel_metadata(kernel: str, structured: bool) -> BackendMetadata | None:
     # `CPU: at::native::foo` or `CPU: foo`; up to three namespace levels.
     *namespaces, name = kernel.split("::")
     if (
@@ -416,7 +445,7 @@ def _backend_metadata(loc: Location, kernel: str, structured: bool) -> BackendMe
         or len(namespaces) > 3
         or not all(_IDENT.fullmatch(n) for n in namespaces)
     ):
-        raise AtengenError(loc, f"illegal kernel name '{kernel}'")
+        return None
     cpp_namespace = "::".join(namespaces) if namespaces else "at"
     if not cpp_namespace.endswith("::native"):
         cpp_namespace += "::native"
@@ -436,6 +465,8 @@ def _parse_autogen(r: _EntryReader) -> tuple[OperatorName, ...]:
 
 def _parse_cpp_no_default_args(r: _EntryReader, func: FunctionSchema) -> frozenset[str]:
     raw = r.get("cpp_no_default_args", list, [], "a list of argument names")
+    if not raw:
+        return frozenset()
     defaulted = {a.name for a in func.arguments.flat_all if a.default is not None}
     for name in raw:
         if not isinstance(name, str) or name not in defaulted:
@@ -537,30 +568,32 @@ def _check_function(r: _EntryReader, f: NativeFunction) -> None:
             )
     if f.structured_inherits is not None and not f.structured:
         raise r.err("structured_inherits", "structured_inherits requires structured: True")
-    if str(f.name).startswith("_foreach") and f.device_check != "NoCheck":
+    name = str(f.name)
+    if name.startswith("_foreach") and f.device_check != "NoCheck":
         raise r.err(None, "foreach ops must use device_check: NoCheck")
     if (
         "inplace_view" in f.tags
-        and str(f.name) not in ("resize_", "resize_as_")
+        and name not in ("resize_", "resize_as_")
         and str(f.name.name) != "set_"
     ):
         if not f.name.name.inplace:
             raise r.err(
                 "tags", f"'{f.name}' is tagged inplace_view but its name has no trailing '_'"
             )
-    if _looks_random(f.func) and "nondeterministic_seeded" not in f.tags:
+    if "nondeterministic_seeded" not in f.tags and _looks_random(f.func, name):
         raise r.err(
             None,
             f"'{f.name}' looks random (rand/dropout/Generator) and needs the nondeterministic_seeded tag",
         )
 
 
-def _looks_random(func: FunctionSchema) -> bool:
-    name = str(func.name)
+def _looks_random(func: FunctionSchema, name: str) -> bool:
     args = func.arguments.flat_non_out
     if "rand" in name:
         return True
-    if any(str(a.type).startswith("Generator") for a in args):
+    # An argument's (cached) text starts with its type, unless it is an annotated
+    # Tensor, whose text starts with "Tensor(": so this asks whether the type does.
+    if any(a.text.startswith("Generator") for a in args):
         return True
     dropout = "dropout" in name or any("dropout" in a.name for a in func.arguments.flat_all)
     return dropout and "backward" not in name and str(func.name.name) != "_cudnn_init_dropout_state"

@@ -1,118 +1,61 @@
 """Load YAML with line numbers, strict about what PyYAML lets slip through.
 
-PyYAML's C parser builds the node graph quickly; we then turn nodes into plain
-Python values ourselves so that every mapping and list remembers its line and
-every key's line, and so that duplicate keys (silently last-wins in PyYAML) are
-errors.
+Every mapping and list remembers its line and every key's line, and duplicate
+keys (silently last-wins in PyYAML) are errors. Documents in the plain block
+style all our YAMLs use are read by yaml_block's line parser; anything else, and
+every malformed document, goes to yaml_full, PyYAML's C parser, whose node graph
+is turned into the same values.
 """
 
 from __future__ import annotations
 
-import yaml
-
 from atengen.errors import AtengenError, Location
+from atengen.yaml_block import Unsupported, parse_block_yaml
+from atengen.yaml_values import YamlList, YamlMap
 
-try:  # The C loader is ~10x faster; the pure-Python one gives identical nodes.
-    _BaseLoader = yaml.CSafeLoader
-except AttributeError:  # pragma: no cover - PyYAML built without libyaml
-    _BaseLoader = yaml.SafeLoader
+__all__ = ["YamlList", "YamlMap", "load_yaml", "load_yaml_text"]
 
-# Even the C parser asks Python to resolve each plain scalar's implicit tag,
-# trying regexes one by one; the answer depends only on the text, and op
-# YAMLs repeat the same few words (func, dispatch, CPU, True) thousands of times.
-_SCALAR_TAGS: dict[tuple[str, tuple[bool, bool]], str] = {}
-
-
-class _Loader(_BaseLoader):
-    def resolve(self, kind, value, implicit):
-        if kind is not yaml.ScalarNode:
-            return super().resolve(kind, value, implicit)
-        key = (value, implicit)
-        tag = _SCALAR_TAGS.get(key)
-        if tag is None:
-            tag = _SCALAR_TAGS[key] = super().resolve(kind, value, implicit)
-        return tag
-
-
-_MAP_TAG = "tag:yaml.org,2002:map"
-_SEQ_TAG = "tag:yaml.org,2002:seq"
-_STR_TAG = "tag:yaml.org,2002:str"
-
-
-class YamlMap(dict):
-    """A dict that knows its own line and the line of each key."""
-
-    __slots__ = ("line", "key_lines", "path")
-
-    def key_location(self, key: str) -> Location:
-        return Location(self.path, self.key_lines.get(key, self.line))
-
-    @property
-    def location(self) -> Location:
-        return Location(self.path, self.line)
+# Typing a plain scalar without importing PyYAML. YAML 1.1 (as PyYAML resolves it)
+# makes a plain scalar something other than a string only by its first character:
+# digits, signs and '.' (numbers, timestamps), '<' (merge), '=' (value), '~'
+# (null), the first letters of the bool and null words below, and '!&*' (which
+# no plain scalar starts with). Every other scalar is a string.
+# tests/test_yaml_block.py checks all of this against PyYAML.
+_MAYBE_NOT_STRING = frozenset("0123456789+-.<=~yYnNtTfFoO!&*")
+_WORDS: dict[str, object] = {
+    spelling: value
+    for word, value in (
+        ("true", True),
+        ("yes", True),
+        ("on", True),
+        ("false", False),
+        ("no", False),
+        ("off", False),
+        ("null", None),
+    )
+    for spelling in (word, word.capitalize(), word.upper())
+}
+_WORDS["~"] = None
+# Other casings of these words (`tRUE`), and `y`/`n`, which YAML 1.1 lists as
+# bools but PyYAML does not: PyYAML decides.
+_LOWER_WORDS = frozenset({"true", "yes", "on", "false", "no", "off", "null", "y", "n"})
+_PLAIN_VALUES: dict[str, object] = {}
 
 
-class YamlList(list):
-    """A list that knows its own line and the line of each item."""
+def _plain_scalar(value: str) -> object:
+    """A plain scalar typed as PyYAML would type it (the block parser's ``plain``)."""
+    if value[0] not in _MAYBE_NOT_STRING:
+        return value
+    if value in _WORDS:
+        return _WORDS[value]
+    if value[0].isalpha() and value.lower() not in _LOWER_WORDS:
+        return value
+    if value in _PLAIN_VALUES:
+        return _PLAIN_VALUES[value]
+    from atengen import yaml_full  # numbers and odd spellings: rare, and PyYAML is slow to import
 
-    __slots__ = ("line", "item_lines", "path")
-
-    def item_location(self, index: int) -> Location:
-        return Location(self.path, self.item_lines[index])
-
-    @property
-    def location(self) -> Location:
-        return Location(self.path, self.line)
-
-
-class _Converter:
-    def __init__(self, path: str):
-        self.path = path
-        # Scalars other than strings (bools, ints, null) use PyYAML's own
-        # YAML 1.1 resolution, so `True`, `yes` and `~` mean what they do there.
-        self.constructor = yaml.constructor.SafeConstructor()
-
-    def convert(self, node: yaml.Node):
-        if isinstance(node, yaml.ScalarNode):
-            if node.tag == _STR_TAG:
-                return node.value
-            return self.constructor.construct_object(node)
-        if isinstance(node, yaml.SequenceNode):
-            out = YamlList(self.convert(item) for item in node.value)
-            out.line = node.start_mark.line + 1
-            out.item_lines = [item.start_mark.line + 1 for item in node.value]
-            out.path = self.path
-            return out
-        if isinstance(node, yaml.MappingNode):
-            return self._convert_map(node)
-        raise AtengenError(self._loc(node), f"unsupported YAML node {node.tag}")
-
-    def _convert_map(self, node: yaml.MappingNode) -> YamlMap:
-        out = YamlMap()
-        out.line = node.start_mark.line + 1
-        out.key_lines = {}
-        out.path = self.path
-        for key_node, value_node in node.value:
-            if key_node.tag == "tag:yaml.org,2002:merge":
-                raise AtengenError(self._loc(key_node), "YAML merge keys (<<) are not supported")
-            if not isinstance(key_node, yaml.ScalarNode):
-                raise AtengenError(self._loc(key_node), "mapping keys must be plain scalars")
-            key = self.convert(key_node)
-            if not isinstance(key, str):
-                # `True: x` or `1: x` are almost always typos; keys are names here.
-                raise AtengenError(self._loc(key_node), f"mapping key {key!r} is not a string")
-            if key in out:
-                first = out.key_lines[key]
-                raise AtengenError(
-                    self._loc(key_node),
-                    f"duplicate key '{key}' (first defined on line {first})",
-                )
-            out[key] = self.convert(value_node)
-            out.key_lines[key] = key_node.start_mark.line + 1
-        return out
-
-    def _loc(self, node: yaml.Node) -> Location:
-        return Location(self.path, node.start_mark.line + 1)
+    result = _PLAIN_VALUES[value] = yaml_full.plain_scalar(value)  # may raise Unsupported
+    return result
 
 
 def load_yaml(path: str, *, display_path: str | None = None):
@@ -143,26 +86,9 @@ def load_yaml_text(data: bytes, path: str):
         line = text.count("\n", 0, text.index("\x00")) + 1
         raise AtengenError(Location(path, line), "NUL byte in file; is this a binary file?")
     try:
-        node = yaml.compose(text, Loader=_Loader)
-    except yaml.MarkedYAMLError as e:
-        raise _yaml_error(e, path) from None
-    except yaml.YAMLError as e:  # reader errors (bad characters) carry no mark object
-        raise AtengenError(Location(path, 1), f"invalid YAML: {_one_line(str(e))}") from None
-    if node is None:
-        raise AtengenError(Location(path, 1), "empty YAML file")
-    return _Converter(path).convert(node)
+        return parse_block_yaml(text, path, _plain_scalar)
+    except Unsupported:
+        pass
+    from atengen import yaml_full
 
-
-def _yaml_error(e: yaml.MarkedYAMLError, path: str) -> AtengenError:
-    mark = e.problem_mark or e.context_mark
-    line = mark.line + 1 if mark is not None else 1
-    problem = e.problem or "syntax error"
-    if "'\\t'" in problem or "\t" in problem:
-        problem = "tab character; YAML indentation must use spaces"
-    elif e.context:
-        problem = f"{e.context}: {problem}"
-    return AtengenError(Location(path, line), f"invalid YAML: {problem}")
-
-
-def _one_line(s: str) -> str:
-    return " ".join(s.split())
+    return yaml_full.load(text, path)
