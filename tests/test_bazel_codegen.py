@@ -21,6 +21,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.bazel_helpers import bazel, read_execution_log
+
 REPO = Path(__file__).resolve().parent.parent
 INCREMENTAL = REPO / "tests" / "incremental"
 CUSTOM_OPS = REPO / "tests" / "data" / "custom_ops"
@@ -29,26 +31,6 @@ VENV_PYTHON = REPO / ".venv" / "bin" / "python3"
 IMPL_BLOCK = re.compile(r"^TORCH_LIBRARY_IMPL\((\w+), (\w+), m\) \{\n(.*?)^\}", re.M | re.S)
 IMPL_LINE = re.compile(r'm\.impl\("([^"]+)"')
 QUOTED_INCLUDE = re.compile(r'^#include "([^"]+)"', re.M)
-
-
-def bazel(
-    *args: str,
-    cwd: Path = REPO,
-    startup: tuple[str, ...] = (),
-    env: dict[str, str] | None = None,
-    check: bool = True,
-) -> subprocess.CompletedProcess[str]:
-    result = subprocess.run(
-        ["bazel", *startup, *args],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        stdin=subprocess.DEVNULL,
-    )
-    if check and result.returncode != 0:
-        pytest.fail(f"bazel {' '.join(args)} exited {result.returncode}:\n{result.stderr[-8000:]}")
-    return result
 
 
 def selected_roots() -> list[str]:
@@ -385,20 +367,6 @@ class Workspace:
     def headers(self) -> dict[str, str]:
         base = self.root / "bazel-bin" / "myops_codegen" / "include"
         return {str(p.relative_to(base)): p.read_text() for p in base.rglob("*.h")}
-
-
-def read_execution_log(path: Path) -> list[dict]:
-    """Bazel 4 writes the log as concatenated JSON objects, not as a list."""
-    text = path.read_text()
-    decoder = json.JSONDecoder()
-    spawns, pos = [], 0
-    while True:
-        while pos < len(text) and text[pos].isspace():
-            pos += 1
-        if pos >= len(text):
-            return spawns
-        obj, pos = decoder.raw_decode(text, pos)
-        spawns.append(obj)
 
 
 def describe(spawn: dict) -> str:
