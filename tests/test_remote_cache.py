@@ -44,6 +44,12 @@ SCAN_LIMIT = 64 << 20
 # Inputs not searched: the wheel's own files, and Bazel's.
 NOT_SCANNED = ("external/torch/", "external/bazel_tools/")
 
+# Repositories written at fetch time from what the machine has, whose files actions read: their
+# files must come out the same in every copy. Symlinks are not compared (their targets' contents
+# are what keys see), nor interpreter.txt, which names the discovered path for people to read.
+# @torch and @local_cuda hold only symlinks into the wheel and the toolkit, and their BUILD files.
+COMPARED_REPOSITORIES = ("local_config_cc", "rules_aten_pip", "rules_aten_python")
+
 
 def copy_checkout(dest: Path) -> None:
     """The work tree's files (tracked, and untracked but not ignored) into dest."""
@@ -274,3 +280,28 @@ def test_inputs_and_outputs_hold_no_machine_path(clones: dict[str, CloneBuild]) 
             scanned += 1
             assert not any(n in data for n in needles), (name, rel)
         assert scanned > 100, (name, scanned)
+
+
+def repository_files(output_base: Path, name: str) -> dict[str, bytes]:
+    """The regular files of an external repository (os.walk follows no directory symlink)."""
+    root = output_base / "external" / name
+    found = {}
+    for dirpath, _, filenames in os.walk(root):
+        for filename in filenames:
+            path = Path(dirpath) / filename
+            if not path.is_symlink() and filename != "interpreter.txt":
+                found[str(path.relative_to(root))] = path.read_bytes()
+    return found
+
+
+@pytest.mark.parametrize("name", COMPARED_REPOSITORIES)
+def test_fetched_repositories_are_the_same_in_every_copy(
+    clones: dict[str, CloneBuild], name: str
+) -> None:
+    first = repository_files(clones["first"].output_base, name)
+    assert first, name
+    for other in ("second", "third"):
+        files = repository_files(clones[other].output_base, name)
+        assert sorted(files) == sorted(first), (name, other)
+        differ = sorted(rel for rel in first if files[rel] != first[rel])
+        assert differ == [], (name, other, differ)
