@@ -221,26 +221,22 @@ def test_first_clone_runs_and_caches_its_actions(
     assert any(s.get("mnemonic") == "AtenCodegen" for s in first.spawns)
 
 
-def test_second_clone_hits_the_cache_for_every_action(
-    clones: dict[str, CloneBuild], summary: list[str]
+@pytest.mark.parametrize(
+    ("name", "what"),
+    [
+        ("second", "other path, fresh output base"),
+        ("third", "fresh HOME, decoy dir first on PATH, the venv by another path"),
+    ],
+)
+def test_copy_hits_the_cache_for_every_action(
+    clones: dict[str, CloneBuild], summary: list[str], name: str, what: str
 ) -> None:
-    second = clones["second"]
+    clone = clones[name]
     summary.append(
-        f"remote cache: second clone (other path, fresh output base): hit ratio "
-        f"{second.ratio()} in {second.seconds:.0f} s; summary {second.processes}"
+        f"remote cache: {name} clone ({what}): hit ratio {clone.ratio()} "
+        f"in {clone.seconds:.0f} s; summary {clone.processes}"
     )
-    check_all_hits(second, clones["first"])
-
-
-def test_other_home_and_path_hit_the_cache_for_every_action(
-    clones: dict[str, CloneBuild], summary: list[str]
-) -> None:
-    third = clones["third"]
-    summary.append(
-        f"remote cache: third clone (fresh HOME, decoy dir first on PATH): hit ratio "
-        f"{third.ratio()} in {third.seconds:.0f} s; summary {third.processes}"
-    )
-    check_all_hits(third, clones["first"])
+    check_all_hits(clone, clones["first"])
 
 
 def machine_paths(clone: CloneBuild) -> list[str]:
