@@ -31,7 +31,7 @@ def summary(pytestconfig: pytest.Config) -> list[str]:
 @pytest.fixture(scope="session")
 def aten_generated(summary: list[str]):
     """//:aten_generated and //:libaten_generated.so, built once per session."""
-    from tests.bazel_support import build_aten_generated
+    from tests.bazel_helpers import build_aten_generated
 
     return build_aten_generated(summary)
 

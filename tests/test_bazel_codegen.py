@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.bazel_support import AtenGenerated, bazel
+from tests.bazel_helpers import AtenGenerated, bazel, read_execution_log
 
 REPO = Path(__file__).resolve().parent.parent
 INCREMENTAL = REPO / "tests" / "incremental"
@@ -345,20 +345,6 @@ class Workspace:
     def headers(self) -> dict[str, str]:
         base = self.root / "bazel-bin" / "myops_codegen" / "include"
         return {str(p.relative_to(base)): p.read_text() for p in base.rglob("*.h")}
-
-
-def read_execution_log(path: Path) -> list[dict]:
-    """Bazel 4 writes the log as concatenated JSON objects, not as a list."""
-    text = path.read_text()
-    decoder = json.JSONDecoder()
-    spawns, pos = [], 0
-    while True:
-        while pos < len(text) and text[pos].isspace():
-            pos += 1
-        if pos >= len(text):
-            return spawns
-        obj, pos = decoder.raw_decode(text, pos)
-        spawns.append(obj)
 
 
 def describe(spawn: dict) -> str:

@@ -106,6 +106,21 @@ def test_atengen_deps_come_from_the_pinned_repo(model_check: str, bazel_bin: Pat
         assert wanted in [d.lower() for d in dist_infos], (wanted, dist_infos)
 
 
+def test_atengen_launcher_names_no_interpreter_path(model_check: str, bazel_bin: Path) -> None:
+    """The py_binary launcher starts the in-build interpreter by its runfiles path, from /bin/sh,
+    so it holds no path of this machine and needs no python3 on the strict action PATH."""
+    bazel("build", "//tool:atengen")
+    launcher = (bazel_bin / "tool" / "atengen_bin").read_text()
+    assert launcher.startswith("#!/bin/sh\n"), launcher[:200]
+    assert "PYTHON_BINARY = 'rules_aten_python/bin/python3'" in launcher
+    for local in (str(REPO), str(Path.home()), sys.executable, os.path.realpath(sys.executable)):
+        assert local not in launcher, local
+    runfiles = bazel_bin / "tool" / "atengen_bin.runfiles" / "rules_aten_python"
+    assert (runfiles / "bin" / "python3").is_file()
+    assert (runfiles / "stdlib" / "os.py").is_file()
+    assert not (runfiles / "stdlib" / "site-packages").exists()
+
+
 def test_torch_repository_targets() -> None:
     listed = bazel("query", "@torch//:*").stdout.split()
     for name in YAML_FILES:

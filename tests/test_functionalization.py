@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.bazel_support import REPO, bazel
+from tests.bazel_helpers import REPO, bazel
 from tests.model_helpers import TAGS_YAML, run_cli
 
 FZOPS = REPO / "tests" / "data" / "fzops"

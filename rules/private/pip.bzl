@@ -43,6 +43,18 @@ def _requirement_name(spec):
             break
     return name
 
+# Files of an install that can hold paths of this machine, and which nothing imports: console
+# scripts (their shebang is the interpreter's absolute path), direct_url.json (the file:// URL of
+# a local wheel) and RECORD (the hashes of those scripts). Leaving them out of the py_library
+# keeps them out of the inputs, and so out of the keys, of the actions that run the tool.
+_MACHINE_SPECIFIC = ["RECORD", "direct_url.json"]
+
+def _machine_specific(path):
+    parts = path.split("/")
+    if parts[0] == "bin":
+        return True
+    return len(parts) == 2 and parts[0].endswith(".dist-info") and parts[1] in _MACHINE_SPECIFIC
+
 def _read_distribution(rctx, site, dist_info):
     metadata = rctx.read(site.get_child(dist_info).get_child("METADATA"))
     names = _metadata_field(metadata, "Name")
@@ -60,6 +72,8 @@ def _read_distribution(rctx, site, dist_info):
     for line in record.split("\n"):
         path = line.split(",")[0].strip()
         if not path or path.startswith("..") or path.startswith("/") or "__pycache__" in path:
+            continue
+        if _machine_specific(path):
             continue
         if not rctx.path("{}/{}".format(site, path)).exists:
             continue

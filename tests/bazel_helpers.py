@@ -1,7 +1,9 @@
-"""Driving Bazel from the tests, and the shared build of //:aten_generated."""
+"""Running the real `bazel` from tests, reading what it ran, and the shared build of
+//:aten_generated."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import time
 from dataclasses import dataclass
@@ -19,6 +21,7 @@ def bazel(
     env: dict[str, str] | None = None,
     check: bool = True,
 ) -> subprocess.CompletedProcess[str]:
+    """`bazel [startup...] args...` in cwd; a failure fails the test with Bazel's stderr."""
     result = subprocess.run(
         ["bazel", *startup, *args],
         cwd=cwd,
@@ -30,6 +33,21 @@ def bazel(
     if check and result.returncode != 0:
         pytest.fail(f"bazel {' '.join(args)} exited {result.returncode}:\n{result.stderr[-8000:]}")
     return result
+
+
+def read_execution_log(path: Path) -> list[dict]:
+    """The spawns of --execution_log_json_file. Bazel 4 writes the log as concatenated JSON
+    objects, not as a list."""
+    text = path.read_text()
+    decoder = json.JSONDecoder()
+    spawns, pos = [], 0
+    while True:
+        while pos < len(text) and text[pos].isspace():
+            pos += 1
+        if pos >= len(text):
+            return spawns
+        obj, pos = decoder.raw_decode(text, pos)
+        spawns.append(obj)
 
 
 @dataclass(frozen=True)
