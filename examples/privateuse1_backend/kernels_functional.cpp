@@ -68,6 +68,21 @@ void functional_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack
   at::native::cpu_fallback(op, stack);
 }
 
+// Glue for factories. ones, zeros_like, full, ... are CompositeExplicitAutograd: they decompose
+// into empty + fill_ (or zero_). Without a Functionalize kernel of their own they reach torch's
+// boxed Functionalize fallback, which runs them with functionalization switched off, so that
+// fill_ would reach this backend as a mutation. This kernel runs the same decomposition below the
+// Functionalize key but with functionalization still on: empty's result is wrapped in a
+// FunctionalTensorWrapper by that fallback, and fill_ on it becomes fill. It skips functorch's
+// back-mode key as well: that key hands the op to the layer below torch.func.functionalize, which
+// must not see functional tensors, while the decomposition's own calls still enter that layer.
+void decompose_functionalized(const c10::OperatorHandle& op, c10::DispatchKeySet keys,
+                              torch::jit::Stack* stack) {
+  op.redispatchBoxed(
+      (keys & c10::after_func_keyset).remove(c10::DispatchKey::FuncTorchDynamicLayerBackMode),
+      stack);
+}
+
 }  // namespace
 
 // --- memory and copies ---------------------------------------------------------------------
@@ -153,6 +168,18 @@ at::Tensor FunctionalNativeFunctions::fill(const at::Tensor& self, const at::Sca
   return fresh(at::fill(host_view(self), value));
 }
 
+at::Tensor FunctionalNativeFunctions::zero(const at::Tensor& self) {
+  note("zero");
+  return fresh(at::zero(host_view(self)));
+}
+
+// Its composite kernel would allocate and then copy_ into the new tensor.
+at::Tensor FunctionalNativeFunctions::clone(const at::Tensor& self,
+                                            std::optional<at::MemoryFormat> memory_format) {
+  note("clone");
+  return fresh(at::clone(host_view(self), memory_format));
+}
+
 // copy_ inside a functionalized program: self's shape and dtype, src's values. self may be a CPU
 // tensor (dispatch chose hostdev for src), and then so is the result.
 at::Tensor FunctionalNativeFunctions::copy(const at::Tensor& self, const at::Tensor& src,
@@ -175,9 +202,20 @@ at::Tensor FunctionalNativeFunctions::transpose_copy(const at::Tensor& self, int
   return fresh(at::transpose_copy(host_view(self), dim0, dim1));
 }
 
+at::Tensor FunctionalNativeFunctions::t_copy(const at::Tensor& self) {
+  note("t_copy");
+  return fresh(at::t_copy(host_view(self)));
+}
+
 at::Tensor FunctionalNativeFunctions::unsqueeze_copy(const at::Tensor& self, int64_t dim) {
   note("unsqueeze_copy");
   return fresh(at::unsqueeze_copy(host_view(self), dim));
+}
+
+// unsqueeze's inverse: how a write through an unsqueezed view reaches its base.
+at::Tensor FunctionalNativeFunctions::squeeze_copy(const at::Tensor& self, int64_t dim) {
+  note("squeeze_copy.dim");
+  return fresh(at::squeeze_copy(host_view(self), dim));
 }
 
 at::Tensor FunctionalNativeFunctions::select_copy(const at::Tensor& self, int64_t dim,
@@ -210,6 +248,15 @@ at::Tensor FunctionalNativeFunctions::slice_scatter(const at::Tensor& self, cons
 
 TORCH_LIBRARY_IMPL(_, PrivateUse1, m) {
   m.fallback(torch::CppFunction::makeFromBoxedFunction<&functional_fallback>());
+}
+
+// For every device: these decompositions are device-generic, and they are what torch runs today
+// with functionalization off.
+TORCH_LIBRARY_IMPL(aten, Functionalize, m) {
+  for (const char* op : {"full", "ones", "zeros", "scalar_tensor", "full_like", "ones_like",
+                         "zeros_like", "new_full", "new_ones", "new_zeros"}) {
+    m.impl(op, torch::CppFunction::makeFromBoxedFunction<&decompose_functionalized>());
+  }
 }
 
 // torch.ops.hostdev.calls(): the operators that reached PrivateUse1 since clear_calls(), in
