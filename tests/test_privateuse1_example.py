@@ -74,9 +74,10 @@ def test_generated_tree(example_library: Path) -> None:
         assert str(REPO) not in text and "/tmp" not in text  # no absolute paths
 
 
-def test_program_runs_on_the_device_and_matches_cpu(example_library: Path) -> None:
+def run_demo(script: str, library: Path) -> dict:
+    """Runs an example script on `library` in a fresh interpreter; its report, all checks passed."""
     result = subprocess.run(
-        [sys.executable, str(EXAMPLE / "demo.py"), str(example_library)],
+        [sys.executable, str(EXAMPLE / script), str(library)],
         capture_output=True,
         text=True,
         timeout=600,
@@ -86,6 +87,11 @@ def test_program_runs_on_the_device_and_matches_cpu(example_library: Path) -> No
     failed = sorted(k for k, ok in report["checks"].items() if not ok)
     assert failed == [], (failed, report["details"], result.stderr[-4000:])
     assert result.returncode == 0
+    return report
+
+
+def test_program_runs_on_the_device_and_matches_cpu(example_library: Path) -> None:
+    report = run_demo("demo.py", example_library)
     assert len(report["checks"]) >= 18
     dispatch = report["details"]["dispatch"]
     assert "RegisterAutogradPrivateUse1_b0.cpp" in dispatch["relu"]["AutogradPrivateUse1"]
@@ -111,18 +117,7 @@ def test_functional_backend_under_functionalize(example_library: Path) -> None:
     CPU; every op that reached PrivateUse1 is listed in backend_functional.yaml (none through the
     fallback); without functionalize the same mutations and views fail in the fallback."""
     library = example_library.parent / "libhost_functional.so"
-    result = subprocess.run(
-        [sys.executable, str(EXAMPLE / "functional_demo.py"), str(library)],
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert result.stdout.strip(), result.stderr[-6000:]
-    report = json.loads(result.stdout.strip().splitlines()[-1])
-    failed = sorted(k for k, ok in report["checks"].items() if not ok)
-    assert failed == [], (failed, report["details"], result.stderr[-4000:])
-    assert result.returncode == 0
-    details = report["details"]
+    details = run_demo("functional_demo.py", library)["details"]
     # The mutation was rewritten, not copied back: functional kernels and view_copy/scatter ops.
     assert {"select_copy.int", "select_scatter", "view_copy"} <= set(details["through_views"])
     assert set(details["inplace"]) == {"abs", "add.Tensor", "clone", "mul.Tensor"}
