@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -45,9 +46,11 @@ def example_library(summary: list[str]) -> Path:
     key = hashlib.sha256(str(REPO).encode()).hexdigest()[:12]
     output_base = Path(tempfile.gettempdir()) / f"rules_aten_privateuse1_{key}"
     start = time.monotonic()
-    bazel(EXAMPLE, output_base, "build", "--symlink_prefix=/", "//:libhost_device.so")
+    # Both libraries in one build: they share device.cpp's sources and the generator's output.
+    targets = ["//:libhost_device.so", "//:libhost_functional.so"]
+    bazel(EXAMPLE, output_base, "build", "--symlink_prefix=/", *targets)
     summary.append(
-        f"privateuse1 example: bazel build //:libhost_device.so {time.monotonic() - start:.0f} s"
+        f"privateuse1 example: bazel build {' '.join(targets)} {time.monotonic() - start:.0f} s"
     )
     bin_dir = Path(bazel(EXAMPLE, output_base, "info", "bazel-bin").stdout.strip())
     yield bin_dir / "libhost_device.so"
@@ -71,9 +74,10 @@ def test_generated_tree(example_library: Path) -> None:
         assert str(REPO) not in text and "/tmp" not in text  # no absolute paths
 
 
-def test_program_runs_on_the_device_and_matches_cpu(example_library: Path) -> None:
+def run_demo(script: str, library: Path) -> dict:
+    """Runs an example script on `library` in a fresh interpreter; its report, all checks passed."""
     result = subprocess.run(
-        [sys.executable, str(EXAMPLE / "demo.py"), str(example_library)],
+        [sys.executable, str(EXAMPLE / script), str(library)],
         capture_output=True,
         text=True,
         timeout=600,
@@ -83,10 +87,43 @@ def test_program_runs_on_the_device_and_matches_cpu(example_library: Path) -> No
     failed = sorted(k for k, ok in report["checks"].items() if not ok)
     assert failed == [], (failed, report["details"], result.stderr[-4000:])
     assert result.returncode == 0
+    return report
+
+
+def test_program_runs_on_the_device_and_matches_cpu(example_library: Path) -> None:
+    report = run_demo("demo.py", example_library)
     assert len(report["checks"]) >= 18
     dispatch = report["details"]["dispatch"]
     assert "RegisterAutogradPrivateUse1_b0.cpp" in dispatch["relu"]["AutogradPrivateUse1"]
     assert "/host_device_codegen/srcs.cc/RegisterPrivateUse1_" in dispatch["add.out"]["PrivateUse1"]
+
+
+def test_functional_backend_registers_no_mutating_kernels(example_library: Path) -> None:
+    """functional = True: the functional backend's sources register exactly the listed
+    operators, and no out=/inplace copy-back wrappers (add_.Tensor, add.out)."""
+    srcs = example_library.parent / "host_functional_codegen" / "srcs.cc"
+    text = "".join(p.read_text() for p in sorted(srcs.iterdir()))
+    registered = set(re.findall(r'm\.impl\("([\w.]+)"', text))
+    yaml = (EXAMPLE / "backend_functional.yaml").read_text()
+    supported = yaml.split("supported:")[1].split("device_guard:")[0]
+    listed = set(re.findall(r"^  - (\S+)", supported, re.MULTILINE))
+    assert registered == listed, sorted(registered ^ listed)
+    assert "at::_copy_from" not in text  # what copy-back wrappers would call
+
+
+def test_functional_backend_under_functionalize(example_library: Path) -> None:
+    """functional_demo.py on libhost_functional.so, in a fresh interpreter: programs with
+    inplace ops, out= calls, writes through views and inplace_view ops, functionalized, equal the
+    CPU; every op that reached PrivateUse1 is listed in backend_functional.yaml (none through the
+    fallback); without functionalize the same mutations and views fail in the fallback."""
+    library = example_library.parent / "libhost_functional.so"
+    details = run_demo("functional_demo.py", library)["details"]
+    # The mutation was rewritten, not copied back: functional kernels and view_copy/scatter ops.
+    assert {"select_copy.int", "select_scatter", "view_copy"} <= set(details["through_views"])
+    assert set(details["inplace"]) == {"abs", "add.Tensor", "clone", "mul.Tensor"}
+    assert "fallback:add.out" in details["without_functionalize_calls"]
+    assert "mutates its arguments" in details["without_functionalize"]["add_"]
+    assert "returns a view" in details["without_functionalize"]["view"]
 
 
 def test_missing_kernel_fails_the_build(tmp_path: Path) -> None:

@@ -74,7 +74,10 @@ const bool hooks_registered = [] {
 
 // Operators without a hostdev kernel run on the CPU: inputs are copied over (with our
 // _copy_from), the CPU kernel runs, results are copied back. Views cannot work that way, which is
-// why backend.yaml lists view, as_strided and _reshape_alias.
+// why backend.yaml lists view, as_strided and _reshape_alias. The functional build
+// (HOSTDEV_FUNCTIONAL) registers a stricter fallback of its own in kernels_functional.cpp, and a
+// key takes only one fallback.
+#ifndef HOSTDEV_FUNCTIONAL
 void cpu_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   at::native::cpu_fallback(op, stack);
 }
@@ -82,6 +85,7 @@ void cpu_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
 TORCH_LIBRARY_IMPL(_, PrivateUse1, m) {
   m.fallback(torch::CppFunction::makeFromBoxedFunction<&cpu_fallback>());
 }
+#endif
 
 }  // namespace
 
