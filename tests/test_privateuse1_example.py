@@ -21,6 +21,8 @@ from pathlib import Path
 
 import pytest
 
+from tests import bazel_helpers
+
 REPO = Path(__file__).resolve().parent.parent
 EXAMPLE = REPO / "examples" / "privateuse1_backend"
 VENV_PYTHON = REPO / ".venv" / "bin" / "python3"
@@ -28,17 +30,8 @@ ENV = {**os.environ, "RULES_ATEN_PYTHON": str(VENV_PYTHON), "RULES_ATEN_CUDA_DIR
 
 
 def bazel(cwd: Path, output_base: Path, *args: str, check: bool = True):
-    result = subprocess.run(
-        ["bazel", f"--output_base={output_base}", "--max_idle_secs=120", *args],
-        cwd=cwd,
-        env=ENV,
-        capture_output=True,
-        text=True,
-        stdin=subprocess.DEVNULL,
-    )
-    if check and result.returncode != 0:
-        pytest.fail(f"bazel {' '.join(args)} exited {result.returncode}:\n{result.stderr[-8000:]}")
-    return result
+    startup = (f"--output_base={output_base}", "--max_idle_secs=120")
+    return bazel_helpers.bazel(*args, cwd=cwd, startup=startup, env=ENV, check=check)
 
 
 @pytest.fixture(scope="module")

@@ -17,8 +17,8 @@ too.) The stamp's bytes never change, so editing a kernel re-runs the check but 
 that kernel's source.
 """
 
-load("@rules_cc//cc:defs.bzl", "cc_binary", "cc_library")
-load(":codegen.bzl", "aten_archive_library")
+load("@rules_cc//cc:defs.bzl", "cc_binary")
+load(":codegen.bzl", "aten_archive_library", "codegen_outputs")
 
 def _common_args(ctx, args):
     args.add("backend")
@@ -179,20 +179,7 @@ def external_backend_codegen(
         visibility = visibility,
         tags = tags,
     )
-    for group in ["srcs", "kernel_check"]:
-        native.filegroup(
-            name = "{}_{}".format(codegen, group),
-            srcs = [":" + codegen],
-            output_group = group,
-            visibility = ["//visibility:private"],
-            tags = tags,
-        )
-    cc_library(
-        name = name + "_headers",
-        deps = [":" + codegen, str(Label("@torch//:headers"))],
-        visibility = visibility,
-        tags = tags,
-    )
+    codegen_outputs(name, codegen, ["srcs", "kernel_check"], visibility, tags)
     torch_deps = [str(Label(d)) for d in ["@torch//:headers", "@torch//:torch_cpu", "@torch//:c10"]]
     aten_archive_library(
         name = name,

@@ -281,6 +281,27 @@ def _aten_library(name, srcs, deps, copts, visibility, tags):
         tags = tags,
     )
 
+def codegen_outputs(name, codegen, groups, visibility, tags):
+    """Declares the targets over a generator action's outputs.
+
+    They are `<codegen>_<group>` filegroups of its output groups, and `<name>_headers`, the
+    cc_library of its generated headers (plus torch's).
+    """
+    for group in groups:
+        native.filegroup(
+            name = "{}_{}".format(codegen, group),
+            srcs = [":" + codegen],
+            output_group = group,
+            visibility = ["//visibility:private"],
+            tags = tags,
+        )
+    cc_library(
+        name = name + "_headers",
+        deps = [":" + codegen] + _labels(["@torch//:headers"]),
+        visibility = visibility,
+        tags = tags,
+    )
+
 def aten_codegen(
         name,
         op_yaml,
@@ -344,21 +365,7 @@ def aten_codegen(
         visibility = visibility,
         tags = tags,
     )
-    for group in ["cpu_srcs", "cuda_srcs"]:
-        native.filegroup(
-            name = "{}_{}".format(codegen, group),
-            srcs = [":" + codegen],
-            output_group = group,
-            visibility = ["//visibility:private"],
-            tags = tags,
-        )
-
-    cc_library(
-        name = name + "_headers",
-        deps = [":" + codegen] + _labels(["@torch//:headers"]),
-        visibility = visibility,
-        tags = tags,
-    )
+    codegen_outputs(name, codegen, ["cpu_srcs", "cuda_srcs"], visibility, tags)
 
     torch_deps = _labels([
         "//rules/runtime",
