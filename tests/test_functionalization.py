@@ -247,6 +247,23 @@ if which == "aten":
         return t * 2
     torch.func.functionalize(plain_only)(torch.ones(3))
     print(json.dumps({"name": "edges", "mixed": mixed, "plain": untouched.tolist()}))
+
+    # Symbolic shapes: one graph, replayed on inputs of other shapes.
+    def symbolic(x):
+        y = x.clone()
+        y.transpose(0, 1).add_(1)
+        y.view(-1)[2:5].mul_(2)
+        y.unsqueeze_(0)
+        return y
+    gm = make_fx(torch.func.functionalize(symbolic, remove="mutations_and_views"),
+                 tracing_mode="symbolic")(x.clone())
+    ops = graph_ops(gm)
+    shapes = [(4, 3), (5, 6), (2, 7)]
+    equal = all(torch.equal(gm(t.clone()), symbolic(t.clone()))
+                for t in (torch.arange(float(a * b)).reshape(a, b) for a, b in shapes))
+    print(json.dumps({"name": "symbolic shapes", "ops": [str(op) for op in ops],
+                      "bad": [f"{op}: {p}" for op in ops for p in problems_of(op)],
+                      "equal": equal}))
 else:
     fz = torch.ops.fzops
 
@@ -339,6 +356,8 @@ def test_aten_programs_functionalize_through_our_kernels(aten_generated, summary
         reports["multi-output mutable op"],
         ["aten._fused_moving_avg_obs_fq_helper_functional.default"],
     )
+    # Traced with symbolic sizes, the graph replays correctly on other shapes.
+    assert_functional(reports["symbolic shapes"], ["aten.as_strided_scatter.default"])
     edges = reports["edges"]
     assert (
         "mutating a non-functional tensor with a functional tensor is not allowed"
