@@ -15,7 +15,6 @@ wall time, the files written, and atengen's ratio to torchgen.
 from __future__ import annotations
 
 import argparse
-import datetime
 import os
 import re
 import statistics
@@ -24,7 +23,7 @@ import sys
 import tempfile
 import time
 
-from common import REPO, RESULTS
+from common import REPO, append_results
 
 XLA_SHAPED = REPO / "tests" / "data" / "backends" / "xla_shaped.yaml"
 
@@ -75,16 +74,14 @@ def main() -> None:
     lines += [f"| {k} | {med[k]:.2f} | {files[k]} | {med[k] / med[names[0]]:.2f}x |" for k in med]
     print("\n".join(lines))
     if args.write:
-        stamp = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
-        with open(RESULTS, "a") as f:
-            f.write(
-                f"\n### P5 external-backend codegen (305-op backend YAML), {stamp}\n\n"
-                f"- Command: `.venv/bin/python benchmarks/bench_backend.py --reps {args.reps} "
-                f"--write`\n- Machine: nproc={os.cpu_count()}; median of {args.reps} "
-                "fresh-process reps per side, alternating, after one discarded warm-up rep\n"
-                "- Input: tests/data/backends/xla_shaped.yaml without full_codegen/ir_gen "
-                "(305 supported, 4 autograd, 65 symint)\n\n" + "\n".join(lines) + "\n"
-            )
+        append_results(
+            "P5 external-backend codegen (305-op backend YAML)",
+            "bench_backend.py",
+            lines,
+            note=f"median of {args.reps} fresh-process reps per side, alternating, after one "
+            "discarded warm-up rep\n- Input: tests/data/backends/xla_shaped.yaml without "
+            "full_codegen/ir_gen (305 supported, 4 autograd, 65 symint)",
+        )
 
 
 if __name__ == "__main__":

@@ -15,7 +15,6 @@ Reported: the median wall time of each, and atengen's ratio to each torchgen run
 from __future__ import annotations
 
 import argparse
-import datetime
 import os
 import shutil
 import statistics
@@ -24,7 +23,7 @@ import sys
 import tempfile
 import time
 
-from common import REPO, RESULTS, package_dir
+from common import REPO, append_results, package_dir
 
 
 def timed(cmd: list[str], env: dict | None = None) -> float:
@@ -85,15 +84,12 @@ def main() -> None:
     print("\n".join(lines))
     print(summary)
     if args.write:
-        stamp = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
-        with open(RESULTS, "a") as f:
-            f.write(
-                f"\n### P1 full codegen, {stamp}\n\n- Command: `.venv/bin/python "
-                f"benchmarks/bench_codegen.py --reps {args.reps} --write`\n"
-                f"- Machine: nproc={os.cpu_count()}; median of {args.reps} fresh-process reps\n\n"
-                + "\n".join(lines)
-                + f"\n\n{summary}\n"
-            )
+        append_results(
+            "P1 full codegen",
+            "bench_codegen.py",
+            [*lines, "", summary],
+            note=f"median of {args.reps} fresh-process reps",
+        )
 
 
 if __name__ == "__main__":
