@@ -4,7 +4,7 @@ Each repetition runs in a fresh Python subprocess (no warm caches, no shared imp
 once for each side, alternating so that drifting machine load hits both alike:
 
   torchgen: ``from torchgen.gen import parse_native_yaml; parse_native_yaml(op, tags)``
-  atengen:  ``from atengen.model import load_model; load_model(op, tags)``
+  atengen:  ``from atengen.model.operator_model import load_model; load_model(op, tags)``
 
 Inside the child, the time of the import and of the call are measured separately with
 ``time.perf_counter``; "total" = import + call (what a build action pays beyond the
@@ -52,7 +52,7 @@ print(json.dumps({"import_s": t1 - t0, "call_s": t2 - t1, "size": size}))
 import json, sys, time
 t0 = time.perf_counter()
 try:
-    from atengen.model import load_model
+    from atengen.model.operator_model import load_model
 except ImportError as e:
     sys.stderr.write(f"atengen.model.load_model is not available yet: {e}\\n")
     sys.exit(3)

@@ -13,7 +13,7 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(REPO, "tool"))
 
 from atengen.errors import AtengenError  # noqa: E402
-from atengen.model import OperatorModel, load_model  # noqa: E402
+from atengen.model.operator_model import OperatorModel, load_model  # noqa: E402
 
 TAGS_YAML = "".join(
     f"- tag: {t}\n  desc: test tag {t}\n"

@@ -22,8 +22,8 @@ FZOPS = REPO / "tests" / "data" / "fzops"
 
 
 def test_functionalized_ops_and_functional_variants_match_torchgen(summary: list[str]) -> None:
-    from atengen.functionalization import MutationPlan, ViewPlan, functionalize_plan
-    from atengen.model import load_model
+    from atengen.model.functionalization import MutationPlan, ViewPlan, functionalize_plan
+    from atengen.model.operator_model import load_model
     from tests.oracle.torchgen_functionalization import torchgen_functionalize_kernels
     from tests.oracle.torchgen_model import packaged_yaml
 

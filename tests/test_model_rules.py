@@ -6,7 +6,7 @@ import pytest
 
 from tests.model_helpers import error_of, model_of, schemas
 
-from atengen import dispatch_keys as dk  # noqa: E402  isort: skip
+from atengen.model import dispatch_keys as dk  # noqa: E402  isort: skip
 
 # --- entries ----------------------------------------------------------------------
 

@@ -9,7 +9,7 @@ import pytest
 from tests.model_helpers import error_of  # noqa: F401  (puts tool/ on sys.path)
 
 from atengen.errors import SchemaError  # noqa: E402  isort: skip
-from atengen.schema import (  # noqa: E402  isort: skip
+from atengen.model.schema import (  # noqa: E402  isort: skip
     ListType,
     OptionalType,
     SchemaKind,

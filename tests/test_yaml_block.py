@@ -10,10 +10,11 @@ import yaml
 
 from tests.model_helpers import error_of  # noqa: F401  (puts tool/ on sys.path)
 
-from atengen import yaml_full, yaml_loader  # noqa: E402  isort: skip
+from atengen.yaml import full as yaml_full  # noqa: E402  isort: skip
+from atengen.yaml import loader as yaml_loader  # noqa: E402  isort: skip
 from atengen.errors import AtengenError  # noqa: E402  isort: skip
-from atengen.yaml_block import Unsupported, parse_block_yaml  # noqa: E402  isort: skip
-from atengen.yaml_values import YamlList, YamlMap  # noqa: E402  isort: skip
+from atengen.yaml.block import Unsupported, parse_block_yaml  # noqa: E402  isort: skip
+from atengen.yaml.values import YamlList, YamlMap  # noqa: E402  isort: skip
 
 
 def _pyyaml(text: str):

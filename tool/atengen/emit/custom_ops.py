@@ -20,8 +20,8 @@ from atengen.emit.shards import Sharding, root_name
 from atengen.emit.templates import render
 from atengen.emit.wrappers import kernel_declaration
 from atengen.errors import AtengenError
-from atengen.model import OperatorModel
-from atengen.native_function import NativeFunction
+from atengen.model.native_function import NativeFunction
+from atengen.model.operator_model import OperatorModel
 
 
 def check_supported(functions: list[NativeFunction]) -> None:

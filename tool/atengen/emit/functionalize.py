@@ -10,18 +10,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from atengen.cpp_types import cpp_arguments, dispatcher_options, returns_type
-from atengen.functionalization import (
+from atengen.emit.cpp_types import cpp_arguments, dispatcher_options, returns_type
+from atengen.model.functionalization import (
     META_CAPABLE_KEYS,
     DecomposePlan,
     MutationPlan,
     Plan,
     ViewPlan,
 )
-from atengen.groups import NativeFunctionsViewGroup
-from atengen.native_function import NativeFunction
-from atengen.schema import Argument, SchemaKind
-from atengen.schema_types import OptionalType
+from atengen.model.groups import NativeFunctionsViewGroup
+from atengen.model.native_function import NativeFunction
+from atengen.model.schema import Argument, SchemaKind
+from atengen.model.schema_types import OptionalType
 
 FUNCTIONALIZE_KEY = "Functionalize"
 

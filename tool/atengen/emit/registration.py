@@ -14,7 +14,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from atengen.dispatch_keys import STRUCTURED_DISPATCH_KEYS
 from atengen.emit.functionalize import (
     FUNCTIONALIZE_KEY,
     is_generated_view_copy,
@@ -33,9 +32,10 @@ from atengen.emit.wrappers import (
     structured_wrapper,
 )
 from atengen.errors import AtengenError
-from atengen.functionalization import DecomposePlan, MutationPlan, functionalize_plan
-from atengen.model import OperatorModel
-from atengen.native_function import NativeFunction
+from atengen.model.dispatch_keys import STRUCTURED_DISPATCH_KEYS
+from atengen.model.functionalization import DecomposePlan, MutationPlan, functionalize_plan
+from atengen.model.native_function import NativeFunction
+from atengen.model.operator_model import OperatorModel
 
 # Keys whose kernels compile into the CUDA library; the rest go to the CPU side.
 CUDA_KEYS = frozenset({"CUDA", "SparseCUDA", "SparseCsrCUDA", "QuantizedCUDA", "NestedTensorCUDA"})

@@ -11,7 +11,7 @@ from __future__ import annotations
 import zlib
 from dataclasses import dataclass
 
-from atengen.native_function import NativeFunction
+from atengen.model.native_function import NativeFunction
 
 
 def root_name(f: NativeFunction) -> str:

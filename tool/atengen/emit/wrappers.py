@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from atengen.cpp_types import TypeOptions, cpp_arguments, dispatcher_options, returns_type
+from atengen.emit.cpp_types import TypeOptions, cpp_arguments, dispatcher_options, returns_type
 from atengen.emit.functionalize import (
     MutationCall,
     OpRef,
@@ -23,10 +23,10 @@ from atengen.emit.functionalize import (
     functional_call_args,
     op_ref,
 )
-from atengen.groups import NativeFunctionsGroup
-from atengen.native_function import NativeFunction
-from atengen.schema import Argument, SchemaKind
-from atengen.schema_types import ListType, OptionalType
+from atengen.model.groups import NativeFunctionsGroup
+from atengen.model.native_function import NativeFunction
+from atengen.model.schema import Argument, SchemaKind
+from atengen.model.schema_types import ListType, OptionalType
 
 # Backends whose kernels need a device guard and same-device checks.
 DEVICE_GUARD_KEYS = frozenset({"CUDA", "XPU"})

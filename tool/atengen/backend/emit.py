@@ -20,8 +20,8 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from atengen.backend_model import BackendKernel, ExternalBackend
-from atengen.cpp_types import cpp_arguments, dispatcher_options, returns_type
+from atengen.backend.model import BackendKernel, ExternalBackend
+from atengen.emit.cpp_types import cpp_arguments, dispatcher_options, returns_type
 from atengen.emit.output import GeneratedFile
 from atengen.emit.shards import Sharding, root_name
 from atengen.emit.templates import render
@@ -32,8 +32,8 @@ from atengen.emit.wrappers import (
     out_call_args,
     wrapper_name,
 )
-from atengen.native_function import NativeFunction
-from atengen.schema import SchemaKind
+from atengen.model.native_function import NativeFunction
+from atengen.model.schema import SchemaKind
 
 # Copies between the backend and other devices: their YAML entries keep the default
 # `device_check: ExactSame`, which gen_backend_stubs honours under `device_guard: True`, so that

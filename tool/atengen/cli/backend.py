@@ -12,14 +12,14 @@ from __future__ import annotations
 
 from absl import flags
 
-from atengen.backend_model import resolve_backend
-from atengen.backend_yaml import load_backend_yaml
-from atengen.emit.backend import header_file, registration_files
+from atengen.backend.emit import header_file, registration_files
+from atengen.backend.kernel_check import check_kernels
+from atengen.backend.model import resolve_backend
+from atengen.backend.spec import load_backend_yaml
 from atengen.emit.output import write_tree
 from atengen.emit.shards import Sharding
 from atengen.errors import AtengenError, Location
-from atengen.kernel_check import check_kernels
-from atengen.model import load_model
+from atengen.model.operator_model import load_model
 
 FLAGS = flags.FLAGS
 flags.DEFINE_string("backend_yaml", None, "backend: the backend YAML (gen_backend_stubs format).")

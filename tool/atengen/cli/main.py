@@ -16,7 +16,7 @@ import sys
 
 from absl import app, flags
 
-from atengen.backend_cli import run_backend
+from atengen.cli.backend import run_backend
 from atengen.emit.custom_ops import check_supported, native_headers, schema_files
 from atengen.emit.functionalize import FUNCTIONALIZE_KEY
 from atengen.emit.output import write_tree
@@ -26,10 +26,10 @@ from atengen.emit.registration import (
     keys_in_use,
     registration_files,
 )
-from atengen.emit.selection import select_functions
 from atengen.emit.shards import Sharding
 from atengen.errors import AtengenError
-from atengen.model import OperatorModel, load_model
+from atengen.model.operator_model import OperatorModel, load_model
+from atengen.model.selection import select_functions
 
 FLAGS = flags.FLAGS
 flags.DEFINE_string(

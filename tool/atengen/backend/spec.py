@@ -18,11 +18,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from atengen import dispatch_keys as dk
 from atengen.errors import AtengenError, Location
-from atengen.native_function import describe_value
-from atengen.schema import parse_operator_name
-from atengen.yaml_loader import YamlList, YamlMap, load_yaml
+from atengen.model import dispatch_keys as dk
+from atengen.model.native_function import describe_value
+from atengen.model.schema import parse_operator_name
+from atengen.yaml.loader import YamlList, YamlMap, load_yaml
 
 # In the order of torchgen's own list, which its "unexpected keys" message prints.
 BACKEND_YAML_KEYS = (

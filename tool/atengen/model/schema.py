@@ -16,7 +16,7 @@ from functools import cache
 
 from atengen.cached import cached_property
 from atengen.errors import SchemaError
-from atengen.schema_types import (  # noqa: F401  (re-exported)
+from atengen.model.schema_types import (  # noqa: F401  (re-exported)
     BASE_TYPE_NAMES,
     TENSOR,
     Annotation,

@@ -18,12 +18,12 @@ import difflib
 from dataclasses import dataclass
 from functools import cached_property
 
-from atengen.backend_yaml import BackendYaml, OpEntry
+from atengen.backend.spec import BackendYaml, OpEntry
 from atengen.errors import AtengenError
-from atengen.groups import NativeFunctionsGroup
-from atengen.model import OperatorModel
-from atengen.native_function import NativeFunction
-from atengen.schema import SchemaKind
+from atengen.model.groups import NativeFunctionsGroup
+from atengen.model.native_function import NativeFunction
+from atengen.model.operator_model import OperatorModel
+from atengen.model.schema import SchemaKind
 
 # Functional-backend mode: operators outside "functional or view_copy" that such a
 # backend still needs. They are how tensors reach and leave the device; the

@@ -10,18 +10,22 @@ import gc
 from collections import Counter
 from dataclasses import dataclass, field
 
-from atengen.autogen import add_generated_functions
 from atengen.cached import cached_property
 from atengen.errors import AtengenError, Location
-from atengen.groups import (
+from atengen.model.autogen import add_generated_functions
+from atengen.model.groups import (
     NativeFunctionsGroup,
     NativeFunctionsViewGroup,
     make_groups,
     make_view_groups,
     pre_group,
 )
-from atengen.native_function import NativeFunction, native_function_from_entry, parse_tags_yaml
-from atengen.yaml_loader import YamlList, YamlMap, load_yaml
+from atengen.model.native_function import (
+    NativeFunction,
+    native_function_from_entry,
+    parse_tags_yaml,
+)
+from atengen.yaml.loader import YamlList, YamlMap, load_yaml
 
 
 @dataclass(frozen=True, eq=False)

@@ -6,8 +6,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from atengen.errors import AtengenError
-from atengen.native_function import NativeFunction
-from atengen.schema import SchemaKind, view_base_name
+from atengen.model.native_function import NativeFunction
+from atengen.model.schema import SchemaKind, view_base_name
 
 
 @dataclass(frozen=True, eq=False)

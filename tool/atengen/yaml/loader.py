@@ -10,8 +10,8 @@ is turned into the same values.
 from __future__ import annotations
 
 from atengen.errors import AtengenError, Location
-from atengen.yaml_block import Unsupported, parse_block_yaml
-from atengen.yaml_values import YamlList, YamlMap
+from atengen.yaml.block import Unsupported, parse_block_yaml
+from atengen.yaml.values import YamlList, YamlMap
 
 __all__ = ["YamlList", "YamlMap", "load_yaml", "load_yaml_text"]
 
@@ -52,7 +52,9 @@ def _plain_scalar(value: str) -> object:
         return value
     if value in _PLAIN_VALUES:
         return _PLAIN_VALUES[value]
-    from atengen import yaml_full  # numbers and odd spellings: rare, and PyYAML is slow to import
+    from atengen.yaml import (
+        full as yaml_full,  # numbers and odd spellings: rare, and PyYAML is slow to import
+    )
 
     result = _PLAIN_VALUES[value] = yaml_full.plain_scalar(value)  # may raise Unsupported
     return result
@@ -89,6 +91,6 @@ def load_yaml_text(data: bytes, path: str):
         return parse_block_yaml(text, path, _plain_scalar)
     except Unsupported:
         pass
-    from atengen import yaml_full
+    from atengen.yaml import full as yaml_full
 
     return yaml_full.load(text, path)

@@ -6,8 +6,8 @@ import difflib
 
 from atengen.emit.shards import root_name
 from atengen.errors import AtengenError
-from atengen.model import OperatorModel
-from atengen.native_function import NativeFunction
+from atengen.model.native_function import NativeFunction
+from atengen.model.operator_model import OperatorModel
 
 
 def select_functions(model: OperatorModel, spec: str) -> list[NativeFunction]:

@@ -8,10 +8,10 @@ from dataclasses import dataclass, fields
 from functools import cache
 from types import MappingProxyType
 
-from atengen import dispatch_keys as dk
 from atengen.cached import cached_property
 from atengen.errors import AtengenError, Location, SchemaError
-from atengen.schema import (
+from atengen.model import dispatch_keys as dk
+from atengen.model.schema import (
     Argument,
     FunctionSchema,
     OperatorName,
@@ -20,7 +20,7 @@ from atengen.schema import (
     parse_operator_name,
     parse_schema,
 )
-from atengen.yaml_loader import YamlList, YamlMap
+from atengen.yaml.loader import YamlList, YamlMap
 
 # Every key an entry may have; anything else is a typo and an error.
 ENTRY_KEYS = (

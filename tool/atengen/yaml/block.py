@@ -23,7 +23,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from atengen.yaml_values import YamlList, YamlMap
+from atengen.yaml.values import YamlList, YamlMap
 
 
 class Unsupported(Exception):  # noqa: N818 - a signal to fall back, not an error

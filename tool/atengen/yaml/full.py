@@ -9,8 +9,8 @@ from __future__ import annotations
 import yaml
 
 from atengen.errors import AtengenError, Location
-from atengen.yaml_block import Unsupported
-from atengen.yaml_values import YamlList, YamlMap
+from atengen.yaml.block import Unsupported
+from atengen.yaml.values import YamlList, YamlMap
 
 try:  # The C loader is ~10x faster; the pure-Python one gives identical nodes.
     _BaseLoader = yaml.CSafeLoader

@@ -13,9 +13,9 @@ from dataclasses import replace
 from types import MappingProxyType
 
 from atengen.errors import AtengenError
-from atengen.groups import pre_group
-from atengen.native_function import BackendMetadata, NativeFunction
-from atengen.schema import (
+from atengen.model.groups import pre_group
+from atengen.model.native_function import BackendMetadata, NativeFunction
+from atengen.model.schema import (
     TENSOR,
     Annotation,
     Argument,

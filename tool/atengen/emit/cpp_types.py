@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from atengen.native_function import NativeFunction
-from atengen.schema import Argument, FunctionSchema, Return
-from atengen.schema_types import BaseType, ListType, OptionalType, Type
+from atengen.model.native_function import NativeFunction
+from atengen.model.schema import Argument, FunctionSchema, Return
+from atengen.model.schema_types import BaseType, ListType, OptionalType, Type
 
 # Value types: passed by value, the same in every API.
 _BASE_VALUE_TYPES = {

@@ -14,8 +14,8 @@ from __future__ import annotations
 import re
 from collections import Counter
 
-from atengen.backend_model import ExternalBackend
-from atengen.emit.backend import kernel_declaration
+from atengen.backend.emit import kernel_declaration
+from atengen.backend.model import ExternalBackend
 from atengen.errors import AtengenError, Location
 
 _COMMENTS = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)

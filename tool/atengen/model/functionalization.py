@@ -19,9 +19,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from atengen.errors import AtengenError
-from atengen.groups import NativeFunctionsViewGroup
-from atengen.model import OperatorModel
-from atengen.native_function import NativeFunction
+from atengen.model.groups import NativeFunctionsViewGroup
+from atengen.model.native_function import NativeFunction
+from atengen.model.operator_model import OperatorModel
 
 # Mutating aten ops that torch's functionalization leaves alone: torch
 # functionalizes them with hand-written kernels (lift, resize_, set_), or

@@ -1,0 +1,1 @@
+"""The command line: parse options, call the layers below, print errors as `file:line: error:`."""
