@@ -79,8 +79,8 @@ def generate(op_yaml: Path, tags_yaml: Path, tmp_path: Path, *extra: str):
         "generate",
         f"--op_yaml={op_yaml}",
         f"--tags_yaml={tags_yaml}",
-        f"--out_dir={tmp_path / 'out'}",
-        f"--header_out_dir={tmp_path / 'inc'}",
+        f"--output_dir={tmp_path / 'out'}",
+        f"--header_output_dir={tmp_path / 'inc'}",
         *extra,
     )
 

@@ -653,7 +653,7 @@ def _returns_canonical(s: str) -> bool:
 
 
 def check_schema(f: FunctionSchema) -> None:
-    """The schema restrictions (spec section 1); each failure names the rule broken."""
+    """The schema restrictions of the op YAML format; each failure names the rule broken."""
     args, rets = f.arguments, f.returns
     for a, r in zip(args.out, rets, strict=False):
         if a.annotation != r.annotation:
