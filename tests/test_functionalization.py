@@ -1,4 +1,4 @@
-"""Functionalize-key kernels (spec section 4): the model against torchgen, codegen errors, and
+"""Functionalize-key kernels: the model against torchgen, codegen errors, and
 end to end in torch: `make_fx(torch.func.functionalize(f))` over //:aten_generated and the fzops
 custom-namespace library (tests/data/fzops/).
 """

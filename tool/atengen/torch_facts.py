@@ -98,16 +98,6 @@ COMPOSITE_KEYS = (
     "CompositeExplicitAutogradNonFunctional",
     "CompositeImplicitAutograd",
 )
-# Which composite kernel serves a runtime key that has no kernel of its own, most specific
-# first.
-COMPOSITE_PRECEDENCE = (
-    "CompositeExplicitAutogradNonFunctional",
-    "CompositeExplicitAutograd",
-    "CompositeImplicitAutograd",
-)
-# Functional backends (XLA, Lazy) want ops they can trace whole, so the NonFunctional composite
-# (which may decompose into views and mutations) does not serve them.
-NON_FUNCTIONAL_COMPOSITE_EXCLUDED = frozenset({"XLA", "Lazy"})
 
 # Structured kernels: these keys get the generated structured wrappers, so a
 # structured_delegate op must not name them (its delegate provides them).

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from atengen.emit.cpp_types import cpp_arguments, dispatcher_options, returns_type
+from atengen.emit.cpp_types import dispatcher_options, function_type
 from atengen.errors import CannotGenerate
 from atengen.model.native_function import NativeFunction
 from atengen.model.schema import Argument
@@ -36,13 +36,11 @@ class OpRef:
 
 
 def op_ref(f: NativeFunction) -> OpRef:
-    opts = dispatcher_options(f)
-    args = ", ".join(a.type for a in cpp_arguments(f.func, opts))
     aten = f.namespace == "aten"
     return OpRef(
         f"{f.namespace}::{f.name.name}",
         f.name.overload_name,
-        f"{returns_type(f.func.returns, opts)} ({args})",
+        function_type(f.func, dispatcher_options(f)),
         aten_call=f"at::_ops::{f.name.unambiguous_name()}::call" if aten else "",
         header=f"<ATen/ops/{f.name.name.base}_ops.h>" if aten else "",
     )

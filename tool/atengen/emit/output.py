@@ -16,11 +16,6 @@ class GeneratedFile:
     cuda: bool = False  # belongs to the CUDA library
 
 
-def write_tree(out_dir: str, files: Iterable[GeneratedFile]) -> None:
-    """Make ``out_dir`` hold exactly ``files``; see write_trees."""
-    write_trees([(out_dir, files)])
-
-
 def write_trees(trees: Iterable[tuple[str, Iterable[GeneratedFile]]]) -> None:
     """Make each output directory hold exactly its files, all of them or none.
 

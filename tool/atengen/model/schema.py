@@ -585,9 +585,6 @@ class FunctionSchema:
             kept_returns + mutated_inputs,
         )
 
-    def view_signature(self) -> FunctionSchema:
-        return self.signature(strip_view_copy_name=True)
-
 
 def view_base_name(base: str) -> str:
     """`x_copy` -> `x` and `x_scatter` -> `x_inverse`: the view a copy op belongs to.
