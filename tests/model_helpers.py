@@ -65,6 +65,18 @@ def run_cli(*args: str) -> subprocess.CompletedProcess:
     )
 
 
+def generate_into(tmp_path, op_yaml, tags_yaml, *extra: str) -> subprocess.CompletedProcess:
+    """`atengen generate` of op_yaml into tmp_path/out (headers: tmp_path/inc), in this process."""
+    return run_cli(
+        "generate",
+        f"--op_yaml={op_yaml}",
+        f"--tags_yaml={tags_yaml}",
+        f"--output_dir={tmp_path / 'out'}",
+        f"--header_output_dir={tmp_path / 'inc'}",
+        *extra,
+    )
+
+
 def run_cli_process(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
     """``python -m atengen ARGS`` in a child process: for what only a real process shows."""
     full_env = dict(os.environ, PYTHONPATH=os.path.join(REPO, "tool"))

@@ -7,7 +7,7 @@ model in ``backend_model``. Every error points at the offending key or list
 item, so a user can jump straight to it.
 
 Keys: backend, cpp_namespace (required); class_name, supported, autograd,
-symint, use_out_as_primary, device_guard, extra_headers; and LTC's
+structured, symint, use_out_as_primary, device_guard, extra_headers; and LTC's
 full_codegen, ir_gen and non_native, which are accepted only when empty: we
 generate no lazy-tensor IR, and silently dropping the ops listed there would
 leave a backend without kernels it asked for.
@@ -39,6 +39,9 @@ BACKEND_YAML_KEYS = (
     "symint",
     "use_out_as_primary",
     "device_guard",
+    # ours: out= ops of structured groups the backend implements by impl() alone, reusing
+    # torch's meta(); their functional, in-place and out= kernels are generated
+    "structured",
 )
 # LTC IR generation (gen_lazy_tensor.py): not implemented, so rejected when non-empty.
 NOT_SUPPORTED_KEYS = ("full_codegen", "ir_gen", "non_native")
@@ -75,6 +78,7 @@ class BackendYaml:
     class_name: str  # `<backend>NativeFunctions` unless given
     supported: tuple[OpEntry, ...]
     autograd: tuple[OpEntry, ...]
+    structured: tuple[OpEntry, ...]
     symint: tuple[OpEntry, ...]
     use_out_as_primary: bool
     device_guard: bool
@@ -150,8 +154,9 @@ def parse_backend_yaml(doc: object, path: str) -> BackendYaml:
         )
     supported = _op_list(doc, "supported")
     autograd = _op_list(doc, "autograd")
+    structured = _op_list(doc, "structured")
     symint = _op_list(doc, "symint")
-    _check_no_repeats(supported + autograd)
+    _check_no_repeats(supported + autograd + structured)
     _check_no_repeats(symint)
     listed = {e.name for e in supported + autograd}
     for e in symint:
@@ -160,7 +165,7 @@ def parse_backend_yaml(doc: object, path: str) -> BackendYaml:
                 e.loc, f"'{e.name}' is listed under \"symint\" but not under \"supported\" or "
                 "\"autograd\"",
             )  # fmt: skip
-    if supported or autograd:
+    if supported or autograd or structured:
         _check_backend_key(doc, backend, bool(autograd))
     return BackendYaml(
         path=path,
@@ -170,6 +175,7 @@ def parse_backend_yaml(doc: object, path: str) -> BackendYaml:
         class_name=class_name,
         supported=supported,
         autograd=autograd,
+        structured=structured,
         symint=symint,
         use_out_as_primary=_boolean(doc, "use_out_as_primary"),
         device_guard=_boolean(doc, "device_guard"),
