@@ -180,7 +180,10 @@ def external_backend_codegen(
         tags = tags,
     )
     codegen_outputs(name, codegen, ["srcs", "kernel_check"], visibility, tags)
-    torch_deps = [str(Label(d)) for d in ["@torch//:headers", "@torch//:torch_cpu", "@torch//:c10"]]
+    torch_deps = [
+        str(Label(d))
+        for d in ["//rules/runtime", "@torch//:headers", "@torch//:torch_cpu", "@torch//:c10"]
+    ]
     aten_archive_library(
         name = name,
         # The check's stamp is a header of the library: its compiles wait for the check.
