@@ -141,7 +141,9 @@ _FORBIDDEN = (
 
 @cache
 def _property_re(p: _Property, name: str) -> re.Pattern[str]:
-    return re.compile(rf"{p.prefix}(?<![\w.]){re.escape(name)}{p.call}")
+    # `at::zeros_like(x)` is a qualified call, not the property `zeros_like(x)`.
+    before = r"(?<![\w:.])" if p.prefix else ""
+    return re.compile(rf"{before}{p.prefix}(?<![\w.]){re.escape(name)}{p.call}")
 
 
 def check_forbidden_calls(formula: str) -> None:

@@ -1,0 +1,5 @@
+import sys
+
+from atengen.autograd.cli import main
+
+sys.exit(main())
