@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from functools import cache
+
 from atengen.autograd.model import DiffArgument
 from atengen.emit.cpp_types import TypeOptions, argument_type, return_type
 from atengen.model.native_function import NativeFunction
@@ -15,6 +17,7 @@ def api_options(f: NativeFunction) -> TypeOptions:
     )
 
 
+@cache  # NativeFunctions hash by identity; several entries and variants ask for one
 def api_arguments(f: NativeFunction) -> tuple[DiffArgument, ...]:
     """The C++ API's arguments (SymInt kept): non-out arguments, with the four
     TensorOptions kwargs of a factory function packed into one `options`."""

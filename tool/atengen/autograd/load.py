@@ -8,6 +8,7 @@ either formulas keyed by input names (backward) and output names (forward), or
 
 from __future__ import annotations
 
+import gc
 from collections import Counter
 from dataclasses import dataclass
 
@@ -66,8 +67,16 @@ _RESERVED_ARGUMENT_NAMES = ("grad_input_mask", "result")
 
 
 def load_derivatives(path: str, model: OperatorModel) -> DerivativesModel:
-    doc = load_yaml(path)
-    return build_derivatives(doc, path, model)
+    # Like load_model: tens of thousands of acyclic objects, so the cyclic GC
+    # would only rescan them; it runs once at the end instead.
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return build_derivatives(load_yaml(path), path, model)
+    finally:
+        if was_enabled:
+            gc.enable()
+            gc.collect(0)
 
 
 def build_derivatives(doc: object, path: str, model: OperatorModel) -> DerivativesModel:

@@ -60,18 +60,19 @@ def match_functions(
     model: OperatorModel, infos: dict[tuple[str, str], InfoDict]
 ) -> tuple[FunctionDerivatives, ...]:
     functional: dict[tuple[str, str], InfoDict] = {}
-    functional_schemas: list[tuple[FunctionSchema, InfoDict]] = []
     non_functional: dict[tuple[str, str], InfoDict] = {}
-    non_functional_schemas: list[tuple[FunctionSchema, InfoDict]] = []
+    # Candidate per-tensor ops of foreach ops, by base name: (signature, infos).
+    functional_schemas: dict[str, list[tuple[FunctionSchema, InfoDict]]] = {}
+    non_functional_schemas: dict[str, list[tuple[FunctionSchema, InfoDict]]] = {}
     for per_key in infos.values():
         f = next(iter(per_key.values())).func
         sig = (f.namespace, f.func.grouping_key)
-        if f.kind is SchemaKind.functional:
-            functional[sig] = per_key
-            functional_schemas.append((f.func.signature(strip_default=True), per_key))
-        else:
-            non_functional[sig] = per_key
-            non_functional_schemas.append((f.func.signature(strip_default=True), per_key))
+        is_functional = f.kind is SchemaKind.functional
+        (functional if is_functional else non_functional)[sig] = per_key
+        by_base = functional_schemas if is_functional else non_functional_schemas
+        by_base.setdefault(f.name.name.base, []).append(
+            (f.func.signature(strip_default=True), per_key)
+        )
 
     def find(f: NativeFunction) -> tuple[InfoDict | None, bool]:
         if f.generated and f.kind is SchemaKind.out:
@@ -173,15 +174,14 @@ def _is_reference(f: NativeFunction, ref: FunctionSchema) -> bool:
 
 def _foreach_info(
     f: NativeFunction,
-    functional: list[tuple[FunctionSchema, InfoDict]],
-    non_functional: list[tuple[FunctionSchema, InfoDict]],
+    functional: dict[str, list[tuple[FunctionSchema, InfoDict]]],
+    non_functional: dict[str, list[tuple[FunctionSchema, InfoDict]]],
 ) -> tuple[DifferentiabilityInfo, bool] | None:
-    found = next(((s, d) for s, d in functional if _is_reference(f, s)), None)
+    base = f.name.name.base.split(_FOREACH)[-1]
+    found = next((c for c in functional.get(base, ()) if _is_reference(f, c[0])), None)
     if found is None and f.kind is SchemaKind.inplace:
         # An in-place foreach op whose per-tensor op exists only in place (zero_).
-        found = next(
-            ((s, d) for s, d in non_functional if _is_reference(f, s) and d is not None), None
-        )
+        found = next((c for c in non_functional.get(base, ()) if _is_reference(f, c[0])), None)
     if found is None or DEFAULT_KEY not in found[1]:
         return None
     ref_schema, per_key = found
