@@ -49,7 +49,14 @@ def lazy_files(lazy: LazyBackend, opts: LazyOptions, sharding: Sharding) -> list
     files.append(_umbrella(lazy, opts, source, [f"LazyIr_{s}.h" for s in shards]))
     files.append(
         _node_header(
-            lazy, opts, source, "LazyNonNativeIr.h", lazy.non_native_nodes, "non-native ops"
+            lazy,
+            opts,
+            source,
+            "LazyNonNativeIr.h",
+            lazy.non_native_nodes,
+            "non-native ops",
+            # non-native opkinds are LTC's own symbols (ltc_cast, ...)
+            extra=["<torch/csrc/lazy/core/internal_ops/ltc_ops.h>"],
         )
     )
     kernels_by_shard: dict[str, list[LazyKernel]] = {}
@@ -97,8 +104,9 @@ def _node_header(
     name: str,
     nodes: list[IrNode] | tuple[IrNode, ...],
     what: str,
+    extra: tuple[str, ...] | list[str] = (),
 ) -> GeneratedFile:
-    includes = [_quoted(opts.generated_header(COMMON_HEADER))]
+    includes = [_quoted(opts.generated_header(COMMON_HEADER)), *extra]
     if any(not n.properties.ShapePrecompute for n in nodes):
         includes.append(_quoted(opts.shape_inference_hdr))  # compute_shape_* in constructors
     text = render(
