@@ -1,17 +1,14 @@
-"""`python -m atengen.lazy` on bad lazy-backend YAML: one `file:line: error:` line, exit 1,
+"""`atengen lazy` on bad lazy-backend YAML: one `file:line: error:` line, exit 1,
 no output directory. The op YAML is the one torchgen ships with the torch wheel."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import torchgen
 
-from tests.model_helpers import REPO
+from tests.model_helpers import run_cli
 
 NATIVE = Path(torchgen.__file__).parent / "packaged" / "ATen" / "native"
 HEAD = "backend: XLA\ncpp_namespace: my_lazy\n"
@@ -93,27 +90,17 @@ BAD: dict[str, tuple[str, int, tuple[str, ...]]] = {
 }
 
 
-def run_lazy(
-    tmp_path: Path, yaml_text: str, *extra: str
-) -> tuple[subprocess.CompletedProcess, Path, Path]:
+def run_lazy(tmp_path: Path, yaml_text: str, *extra: str):
     backend = tmp_path / "backend.yaml"
     backend.write_text(yaml_text)
     out = tmp_path / "out"
-    r = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "atengen.lazy",
-            f"--backend_yaml={backend}",
-            f"--output_dir={out}",
-            f"--op_yaml={NATIVE / 'native_functions.yaml'}",
-            f"--tags_yaml={NATIVE / 'tags.yaml'}",
-            *extra,
-        ],
-        capture_output=True,
-        text=True,
-        env=dict(os.environ, PYTHONPATH=os.path.join(REPO, "tool")),
-        check=False,
+    r = run_cli(
+        "lazy",
+        f"--backend_yaml={backend}",
+        f"--output_dir={out}",
+        f"--op_yaml={NATIVE / 'native_functions.yaml'}",
+        f"--tags_yaml={NATIVE / 'tags.yaml'}",
+        *extra,
     )
     return r, backend, out
 

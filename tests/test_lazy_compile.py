@@ -17,7 +17,7 @@ import torchgen
 
 import tests.model_helpers  # noqa: F401  (puts tool/ on sys.path)
 from atengen.backend.spec import load_backend_yaml
-from atengen.emit.output import write_tree
+from atengen.emit.output import write_trees
 from atengen.emit.shards import Sharding
 from atengen.lazy.emit import lazy_files
 from atengen.lazy.model import resolve_lazy_backend
@@ -37,7 +37,7 @@ def model():
 
 def _generate(model, yaml_name: str, out: Path, opts: LazyOptions, shards: int) -> None:
     spec = load_backend_yaml(str(DATA / yaml_name), lazy=True)
-    write_tree(str(out), lazy_files(resolve_lazy_backend(spec, model), opts, Sharding(shards)))
+    write_trees([(str(out), lazy_files(resolve_lazy_backend(spec, model), opts, Sharding(shards)))])
 
 
 def _compile(source: Path, *include_dirs: Path) -> None:
