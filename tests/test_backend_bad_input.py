@@ -1,6 +1,6 @@
 """`atengen backend` on bad backend YAML: one line per error, file:line, exit 1, no output.
 
-The facts of each message follow gen_backend_stubs' (spec section 6): the bad value, the key,
+The facts of each message follow gen_backend_stubs': the bad value, the key,
 the allowed keys. The op YAML is the installed torch's, as a backend's would be.
 """
 

@@ -34,8 +34,6 @@ class _Loader(_BaseLoader):
         return tag
 
 
-_MAP_TAG = "tag:yaml.org,2002:map"
-_SEQ_TAG = "tag:yaml.org,2002:seq"
 _STR_TAG = "tag:yaml.org,2002:str"
 _PLAIN = (True, False)  # the implicit-tag flags PyYAML's parser passes for a plain scalar
 _PLAIN_TYPES = frozenset("tag:yaml.org,2002:" + t for t in ("str", "bool", "int", "float", "null"))
