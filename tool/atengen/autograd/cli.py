@@ -45,12 +45,12 @@ def main(argv: list[str] | None = None) -> int:
             print("error: generate needs --namespace and --out_dir", file=sys.stderr)
             return 2
         from atengen.autograd.emit import autograd_files
-        from atengen.emit.output import write_tree
+        from atengen.emit.output import write_trees
 
         files = autograd_files(
             model, derivatives, args.namespace, args.cpp_namespace or args.namespace
         )
-        write_tree(args.out_dir, files)
+        write_trees([(args.out_dir, files)])
         return 0
     except AtengenError as e:
         print(e.format_all(), file=sys.stderr)
