@@ -98,7 +98,7 @@ BAD_DERIVATIVES = {
 
 
 def _run(tmp_path, capsys, derivatives: str) -> tuple[int, str, str, list]:
-    from atengen.autograd.cli import main
+    from atengen.cli.main import main
 
     deriv = tmp_path / "derivatives.yaml"
     deriv.write_text(derivatives)
@@ -106,12 +106,13 @@ def _run(tmp_path, capsys, derivatives: str) -> tuple[int, str, str, list]:
     tags.write_text(TAGS_YAML)
     out_dir = tmp_path / "out"
     argv = [
-        "generate",
+        "atengen",
+        "autograd",
         f"--op_yaml={AGOPS}/ops.yaml",
         f"--tags_yaml={tags}",
         f"--derivatives_yaml={deriv}",
         "--namespace=agops",
-        f"--out_dir={out_dir}",
+        f"--output_dir={out_dir}",
     ]
     status = main(argv)
     captured = capsys.readouterr()

@@ -27,18 +27,19 @@ def _compile(source: Path, obj: Path) -> None:
 
 
 def test_generated_autograd_passes_gradcheck(tmp_path, summary: list[str]) -> None:
-    from atengen.autograd.cli import main
+    from atengen.cli.main import main
 
     tags = tmp_path / "tags.yaml"
     tags.write_text(TAGS_YAML)
     out = tmp_path / "generated"
     argv = [
-        "generate",
+        "atengen",
+        "autograd",
         f"--op_yaml={AGOPS / 'ops.yaml'}",
         f"--tags_yaml={tags}",
         f"--derivatives_yaml={AGOPS / 'derivatives.yaml'}",
         "--namespace=agops",
-        f"--out_dir={out}",
+        f"--output_dir={out}",
     ]
     assert main(argv) == 0
     sources = sorted(out.glob("*.cpp"))

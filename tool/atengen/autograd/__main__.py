@@ -1,5 +1,0 @@
-import sys
-
-from atengen.autograd.cli import main
-
-sys.exit(main())
