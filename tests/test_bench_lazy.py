@@ -4,10 +4,8 @@ register the same ops for torch_xla's lazy backend YAML."""
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
 
-from tests.model_helpers import REPO
+from tests.model_helpers import run_benchmark_tiny
 
 ROW = re.compile(
     r"^\| (torchgen gen_lazy_tensor|atengen lazy \(per op\)|atengen lazy \(4 buckets\)) "
@@ -17,27 +15,18 @@ ROW = re.compile(
 
 
 def test_bench_lazy_tiny_mode(summary: list[str]) -> None:
-    proc = subprocess.run(
-        [sys.executable, "benchmarks/bench_lazy.py", "--tiny"],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
-    assert proc.returncode == 0, proc.stderr[-2000:]
+    stdout = run_benchmark_tiny("bench_lazy.py")
     rows = {
-        m.group(1): (int(m.group(2)), int(m.group(3)), m.group(4))
-        for m in ROW.finditer(proc.stdout)
+        m.group(1): (int(m.group(2)), int(m.group(3)), m.group(4)) for m in ROW.finditer(stdout)
     }
-    assert len(rows) == 3, proc.stdout
+    assert len(rows) == 3, stdout
     torchgen = rows["torchgen gen_lazy_tensor"]
     # gen_lazy_tensor writes its six files; torch_xla's YAML registers ~800 XLA and
     # AutogradXLA kernels, the same ones on every side.
-    assert torchgen[0] == 6, proc.stdout
-    assert torchgen[1] > 700, proc.stdout
-    assert {ops for _, ops, _ in rows.values()} == {torchgen[1]}, proc.stdout
-    assert rows["atengen lazy (4 buckets)"][0] < rows["atengen lazy (per op)"][0], proc.stdout
+    assert torchgen[0] == 6, stdout
+    assert torchgen[1] > 700, stdout
+    assert {ops for _, ops, _ in rows.values()} == {torchgen[1]}, stdout
+    assert rows["atengen lazy (4 buckets)"][0] < rows["atengen lazy (per op)"][0], stdout
     summary.append(
         "bench_lazy --tiny: atengen/torchgen CPU "
         + ", ".join(
