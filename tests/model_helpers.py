@@ -88,3 +88,17 @@ def run_cli_process(*args: str, env: dict | None = None) -> subprocess.Completed
         env=full_env,
         check=False,
     )
+
+
+def run_benchmark_tiny(script: str) -> str:
+    """``python benchmarks/<script> --tiny`` (one repetition, nothing written); its stdout."""
+    proc = subprocess.run(
+        [sys.executable, f"benchmarks/{script}", "--tiny"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    return proc.stdout
