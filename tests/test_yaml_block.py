@@ -14,26 +14,7 @@ from atengen.yaml import full as yaml_full  # noqa: E402  isort: skip
 from atengen.yaml import loader as yaml_loader  # noqa: E402  isort: skip
 from atengen.errors import AtengenError  # noqa: E402  isort: skip
 from atengen.yaml.block import Unsupported, parse_block_yaml  # noqa: E402  isort: skip
-from atengen.yaml.values import YamlList, YamlMap  # noqa: E402  isort: skip
-
-
-def _pyyaml(text: str):
-    node = yaml.compose(text, Loader=yaml_full._Loader)
-    return yaml_full._Converter("f.yaml").convert(node)
-
-
-def _assert_same(a, b, where="doc"):
-    assert type(a) is type(b), where
-    if isinstance(a, YamlMap):
-        assert (list(a), a.line, a.key_lines) == (list(b), b.line, b.key_lines), where
-        for k in a:
-            _assert_same(a[k], b[k], f"{where}.{k}")
-    elif isinstance(a, YamlList):
-        assert (len(a), a.line, a.item_lines) == (len(b), b.line, b.item_lines), where
-        for i, (x, y) in enumerate(zip(a, b, strict=True)):
-            _assert_same(x, y, f"{where}[{i}]")
-    else:
-        assert a == b, where
+from tests.yaml_reference import loaded_tree, reference_tree  # noqa: E402  isort: skip
 
 
 SUBSET = [
@@ -53,7 +34,8 @@ SUBSET = [
 @pytest.mark.parametrize("text", SUBSET)
 def test_subset_matches_pyyaml(text):
     fast = parse_block_yaml(text, "f.yaml", yaml_loader._plain_scalar)
-    _assert_same(fast, _pyyaml(text))
+    assert loaded_tree(fast) == reference_tree(text)
+    assert loaded_tree(yaml_full.load(text, "f.yaml")) == reference_tree(text)
 
 
 HANDED_OVER = [

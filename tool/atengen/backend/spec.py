@@ -41,8 +41,9 @@ BACKEND_YAML_KEYS = (
 )
 # LTC IR generation (gen_lazy_tensor.py): not implemented, so rejected when non-empty.
 NOT_SUPPORTED_KEYS = ("full_codegen", "ir_gen", "non_native")
-_CPP_NAMESPACE = re.compile(r"[A-Za-z_]\w*(::[A-Za-z_]\w*)*")
-_IDENT = re.compile(r"[A-Za-z_]\w*")
+_CPP_NAMESPACE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(::[A-Za-z_][A-Za-z0-9_]*)*")
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_PATH_PART = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.+-]*")
 # Alias keys and per-functionality keys cannot hold a backend's kernels.
 _NOT_BACKEND_KEYS = frozenset(
     {"Autograd", "Functionalize", "BackendSelect", "Python", "Undefined", *dk.COMPOSITE_KEYS}
@@ -71,6 +72,8 @@ class BackendYaml:
     use_out_as_primary: bool
     device_guard: bool
     extra_headers: tuple[str, ...]  # `<a/b.h>` or `"a/b.h"`, ready for #include
+    backend_loc: Location  # the `backend:` key
+    warnings: tuple[str, ...] = ()  # `file:line: warning: ...` lines for stderr
 
     @property
     def autograd_key(self) -> str:
@@ -127,6 +130,13 @@ def parse_backend_yaml(doc: object, path: str) -> BackendYaml:
                 f"'supported' with hand-written kernels, or remove the key",
             )
     backend = _required_string(doc, "backend")
+    if not _IDENT.fullmatch(backend):
+        # It names files (<backend>NativeFunctions.h) and C++ classes.
+        raise AtengenError(
+            doc.key_location("backend"),
+            f'"backend" must be a dispatch key name like PrivateUse1 or XLA (letters, digits '
+            f"and _), got '{backend}'",
+        )
     cpp_namespace = _required_string(doc, "cpp_namespace")
     if not _CPP_NAMESPACE.fullmatch(cpp_namespace):
         raise AtengenError(
@@ -140,11 +150,11 @@ def parse_backend_yaml(doc: object, path: str) -> BackendYaml:
             doc.key_location("class_name"),
             f"class_name must be a C++ identifier, got {describe_value(class_name)}",
         )
-    supported = _op_list(doc, "supported")
-    autograd = _op_list(doc, "autograd")
-    symint = _op_list(doc, "symint")
+    warnings: list[str] = []
+    supported = _without_repeats(_op_list(doc, "supported"), "supported", warnings)
+    autograd = _without_repeats(_op_list(doc, "autograd"), "autograd", warnings)
+    symint = _without_repeats(_op_list(doc, "symint"), "symint", warnings)
     _check_no_repeats(supported + autograd)
-    _check_no_repeats(symint)
     listed = {e.name for e in supported + autograd}
     for e in symint:
         if e.name not in listed:
@@ -166,6 +176,8 @@ def parse_backend_yaml(doc: object, path: str) -> BackendYaml:
         use_out_as_primary=_boolean(doc, "use_out_as_primary"),
         device_guard=_boolean(doc, "device_guard"),
         extra_headers=_extra_headers(doc),
+        backend_loc=doc.key_location("backend"),
+        warnings=tuple(warnings),
     )
 
 
@@ -216,13 +228,42 @@ def _op_list(doc: YamlMap, key: str) -> tuple[OpEntry, ...]:
     return tuple(entries)
 
 
+def _without_repeats(entries: tuple[OpEntry, ...], key: str, warnings: list[str]):
+    """An op listed twice in one list means the same as once (torchgen accepts it, and
+    vendor YAMLs do it): a warning, and the repeat is dropped."""
+    first: dict[str, OpEntry] = {}
+    for e in entries:
+        if e.name in first:
+            warnings.append(
+                f"{e.loc}: warning: operator '{e.name}' is listed twice under \"{key}\" "
+                f"(first on line {first[e.name].loc.line}); the repeat is ignored"
+            )
+        else:
+            first[e.name] = e
+    return tuple(first.values())
+
+
+def check_include_prefix(prefix: str) -> None:
+    """--include_prefix becomes part of an output path and of #include lines."""
+    parts = [p for p in prefix.split("/") if p]
+    if prefix.startswith("/") or any(
+        p in (".", "..") or not _PATH_PART.fullmatch(p) for p in parts
+    ):
+        raise AtengenError(
+            None,
+            f"--include_prefix must be a relative path of plain names like 'my/backend', "
+            f"got '{prefix}'",
+        )
+
+
 def _check_no_repeats(entries: tuple[OpEntry, ...]) -> None:
     first: dict[str, OpEntry] = {}
     for e in entries:
         if e.name in first:
             raise AtengenError(
                 e.loc,
-                f"operator '{e.name}' is listed twice (first on line {first[e.name].loc.line})",
+                f'operator \'{e.name}\' is listed under both "supported" and "autograd" '
+                f"(first on line {first[e.name].loc.line})",
             )
         first[e.name] = e
 

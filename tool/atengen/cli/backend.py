@@ -10,13 +10,15 @@ leaves no output (and no stale files from an earlier run).
 
 from __future__ import annotations
 
+import sys
+
 from absl import flags
 
 from atengen.backend.emit import header_file, registration_files
 from atengen.backend.kernel_check import check_kernels
 from atengen.backend.model import resolve_backend
-from atengen.backend.spec import load_backend_yaml
-from atengen.emit.output import write_tree
+from atengen.backend.spec import check_include_prefix, load_backend_yaml
+from atengen.emit.output import write_outputs
 from atengen.emit.shards import Sharding
 from atengen.errors import AtengenError, Location
 from atengen.model.operator_model import load_model
@@ -49,29 +51,23 @@ def run_backend(op_yaml: str, tags_yaml: str) -> None:
     if FLAGS.output_dir is None and not FLAGS.impl_path:
         raise AtengenError(None, "backend needs --output_dir, --impl_path or both")
     spec = load_backend_yaml(FLAGS.backend_yaml)
+    for warning in spec.warnings:
+        print(warning, file=sys.stderr)
     backend = resolve_backend(
         spec, load_model(op_yaml, tags_yaml), functional=FLAGS.functional_backend
     )
     if FLAGS.impl_path:
         check_kernels(backend, {p: _read(p) for p in FLAGS.impl_path})
+    trees = []
     if FLAGS.output_dir is not None:
+        check_include_prefix(FLAGS.include_prefix)
         header = header_file(backend, FLAGS.include_prefix)
         sources = registration_files(backend, Sharding(FLAGS.shards), FLAGS.include_prefix)
-        header_dir = FLAGS.header_out_dir
-        if header_dir is None or header_dir == FLAGS.output_dir:
-            write_tree(FLAGS.output_dir, [header, *sources])
-        else:
-            write_tree(FLAGS.output_dir, sources)
-            write_tree(header_dir, [header])
+        trees = [(FLAGS.output_dir, sources), (FLAGS.header_out_dir or FLAGS.output_dir, [header])]
+    stamps = []
     if FLAGS.check_stamp is not None:
-        _write_stamp(
-            FLAGS.check_stamp, "// atengen: every kernel of the backend YAML is defined.\n"
-        )
-
-
-def _write_stamp(path: str, text: str) -> None:
-    with open(path, "w", encoding="utf-8") as f:
-        f.write(text)
+        stamps = [(FLAGS.check_stamp, "// atengen: every kernel of the backend YAML is defined.\n")]
+    write_outputs(trees, stamps)
 
 
 def _read(path: str) -> str:

@@ -19,7 +19,7 @@ from absl import app, flags
 from atengen.cli.backend import run_backend
 from atengen.emit.custom_ops import check_supported, native_headers, schema_files
 from atengen.emit.functionalize import FUNCTIONALIZE_KEY
-from atengen.emit.output import write_tree
+from atengen.emit.output import write_outputs
 from atengen.emit.registration import (
     CUDA_KEYS,
     SERVABLE_KEYS,
@@ -27,7 +27,7 @@ from atengen.emit.registration import (
     registration_files,
 )
 from atengen.emit.shards import Sharding
-from atengen.errors import AtengenError
+from atengen.errors import AtengenError, Location
 from atengen.model.operator_model import OperatorModel, load_model
 from atengen.model.selection import select_functions
 
@@ -151,6 +151,10 @@ def _op_selection() -> str:
             lines = [line.split("#", 1)[0].strip() for line in f]
     except OSError as e:
         raise AtengenError(None, f"cannot read --ops_file {FLAGS.ops_file}: {e.strerror}") from None
+    except UnicodeDecodeError:
+        raise AtengenError(
+            Location(FLAGS.ops_file, 1), "not UTF-8 text; is this a binary file?"
+        ) from None
     return ",".join(x for line in lines for x in line.split(",") if x.strip())
 
 
@@ -173,11 +177,12 @@ def _generate(model: OperatorModel) -> None:
     if headers and FLAGS.header_out_dir is None:
         raise AtengenError(None, "custom-namespace ops need --header_out_dir for their headers")
     # Everything is rendered before anything is written: an error leaves no output.
-    write_tree(FLAGS.out_dir, [f for f in files if not f.cuda])
+    trees = [(FLAGS.out_dir, [f for f in files if not f.cuda])]
     if FLAGS.cuda_out_dir is not None:
-        write_tree(FLAGS.cuda_out_dir, [f for f in files if f.cuda])
+        trees.append((FLAGS.cuda_out_dir, [f for f in files if f.cuda]))
     if FLAGS.header_out_dir is not None:
-        write_tree(FLAGS.header_out_dir, headers)
+        trees.append((FLAGS.header_out_dir, headers))
+    write_outputs(trees)
 
 
 def main(argv: list[str]) -> int:

@@ -28,6 +28,8 @@ from atengen.model.schema import (
     check_schema,
 )
 
+# torch's mutable ops without tensor returns (they should be out= ops).
+MUTABLE_OPS_WITHOUT_OUT_VARIANT = frozenset({"_cummax_helper", "_cummin_helper"})
 # Out= ops in the torch YAML whose functional variant exists but cannot be
 # paired by signature (private or differently shaped); everywhere else a lone
 # out= op is an error, so new ones are caught.
@@ -86,6 +88,20 @@ def _generate_for_bucket(d: dict[SchemaKind, NativeFunction]) -> list[NativeFunc
         or d.get(SchemaKind.out)
         or d[SchemaKind.functional]
     )
+    if (
+        not has_out
+        and base.kind is SchemaKind.mutable
+        and not any(r.type.is_tensor_like() for r in base.func.returns)
+        and str(base.name) not in MUTABLE_OPS_WITHOUT_OUT_VARIANT
+    ):
+        # No out= variant means no group, so no functional variant either, and
+        # functionalization cannot remove the mutation.
+        raise AtengenError(
+            base.loc,
+            f"mutable op '{base.name}' returns no tensors, so no out= or functional variant "
+            "can be generated for it; return the result as a new tensor (e.g. '-> Tensor'), "
+            "or make it an inplace op on self (trailing '_', '-> Tensor(a!)')",
+        )
     wants_out = any("out" in str(name) for name in base.autogen)
     # An out= variant turns tensor returns into out args (or self, if inplace),
     # so ops returning no tensors cannot have one.
