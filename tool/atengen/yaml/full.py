@@ -1,4 +1,4 @@
-"""The full PyYAML path: YAML outside yaml_block's subset, and every malformed document.
+"""YAML documents read by PyYAML's C parser into YamlMap/YamlList values with line numbers.
 
 Values are built straight from the C parser's event stream, in one loop with an
 explicit stack, not from ``yaml.compose``'s node graph: PyYAML's composer
@@ -6,8 +6,6 @@ recurses once per nesting level in C (a few hundred thousand ``[`` crash the
 interpreter) and follows aliases without limit (a few hundred bytes of nested
 aliases expand to billions of nodes). Here nesting depth and alias expansion
 are bounded, explicit tags are rejected, and every error is ``file:line``.
-
-Imported only when needed: PyYAML takes ~20 ms to import.
 """
 
 from __future__ import annotations
@@ -15,7 +13,6 @@ from __future__ import annotations
 import yaml
 
 from atengen.errors import AtengenError, Location
-from atengen.yaml.block import Unsupported
 from atengen.yaml.values import YamlList, YamlMap
 
 try:  # The C parser is ~10x faster; the pure-Python one gives identical events.
@@ -31,7 +28,6 @@ MAX_DEPTH = 100
 MAX_ALIAS_EXPANSION = 100_000
 
 _STR_TAG = "tag:yaml.org,2002:str"
-_PLAIN_TYPES = frozenset("tag:yaml.org,2002:" + t for t in ("str", "bool", "int", "float", "null"))
 _PLAIN = (True, False)  # the implicit-tag flags of a plain scalar
 _RESOLVER = yaml.resolver.Resolver()
 _CONSTRUCTOR = yaml.constructor.SafeConstructor()
@@ -39,17 +35,6 @@ _CONSTRUCTOR = yaml.constructor.SafeConstructor()
 
 def _resolve_tag(value: str) -> str:
     return _RESOLVER.resolve(yaml.ScalarNode, value, _PLAIN)
-
-
-def plain_scalar(value: str) -> object:
-    """A plain scalar typed by PyYAML's YAML 1.1 rules; Unsupported for timestamps,
-    merge keys and the other types only load() builds."""
-    tag = _resolve_tag(value)
-    if tag == _STR_TAG:
-        return value
-    if tag not in _PLAIN_TYPES:
-        raise Unsupported
-    return _CONSTRUCTOR.construct_object(yaml.ScalarNode(tag, value))
 
 
 def load(text: str, path: str):
