@@ -7,7 +7,7 @@ Each rep runs, in fresh processes and alternating:
                       --per-operator-headers
   torchgen (sources): the same with --generate sources (registration and other .cpp files only;
                       headers are what the wheel already ships)
-  atengen:            python -m atengen generate --out_dir=OUT --cuda_out_dir=OUT_CUDA
+  atengen:            python -m atengen generate --output_dir=OUT --cuda_output_dir=OUT_CUDA
                       (every op, every key the installed torch can serve, one file per op)
 Reported: the median wall time of each, and atengen's ratio to each torchgen run (target <= 0.1x).
 """
@@ -58,8 +58,8 @@ def main() -> None:
                     "--generate", "sources",
                 ],
                 "atengen": [
-                    sys.executable, "-m", "atengen", "generate", f"--out_dir={tmp}/ag",
-                    f"--cuda_out_dir={tmp}/ag_cuda",
+                    sys.executable, "-m", "atengen", "generate", f"--output_dir={tmp}/ag",
+                    f"--cuda_output_dir={tmp}/ag_cuda",
                 ],
             }  # fmt: skip
             for name, cmd in runs.items():

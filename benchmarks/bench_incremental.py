@@ -52,7 +52,7 @@ def run_atengen(src: Path, out: Path, keys: str, shards: int) -> Path:
         [
             sys.executable, "-m", "atengen", "generate",
             f"--op_yaml={src}/native/native_functions.yaml", f"--tags_yaml={src}/native/tags.yaml",
-            f"--keys={keys}", f"--shards={shards}", f"--out_dir={out}",
+            f"--keys={keys}", f"--shards={shards}", f"--output_dir={out}",
         ],
         check=True, env=env,
     )  # fmt: skip

@@ -54,10 +54,10 @@ def generate(out: Path, ops: str, keys: str, shards: int, cuda: bool) -> None:
         f"--ops={ops}",
         f"--keys={keys}",
         f"--shards={shards}",
-        f"--out_dir={out}/cpu",
+        f"--output_dir={out}/cpu",
     ]
     if cuda:
-        cmd.append(f"--cuda_out_dir={out}/cuda")
+        cmd.append(f"--cuda_output_dir={out}/cuda")
     env = dict(os.environ, PYTHONPATH=str(REPO / "tool"))
     subprocess.run(cmd, check=True, env=env)
 

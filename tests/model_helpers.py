@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
 import os
 import subprocess
 import sys
@@ -12,6 +14,7 @@ import pytest
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(REPO, "tool"))
 
+from atengen.cli.main import main  # noqa: E402
 from atengen.errors import AtengenError  # noqa: E402
 from atengen.model.operator_model import OperatorModel, load_model  # noqa: E402
 
@@ -52,7 +55,18 @@ def schemas(model: OperatorModel) -> dict[str, str]:
     return {str(f.name): str(f.func) for f in model.functions}
 
 
-def run_cli(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
+def run_cli(*args: str) -> subprocess.CompletedProcess:
+    """``atengen ARGS`` in this process (atengen.cli.main.main), with its output captured."""
+    stdout, stderr = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
+        code = main(["atengen", *args])
+    return subprocess.CompletedProcess(
+        ["atengen", *args], code, stdout.getvalue(), stderr.getvalue()
+    )
+
+
+def run_cli_process(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    """``python -m atengen ARGS`` in a child process: for what only a real process shows."""
     full_env = dict(os.environ, PYTHONPATH=os.path.join(REPO, "tool"))
     full_env.update(env or {})
     return subprocess.run(

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.model_helpers import run_cli
+from tests.model_helpers import run_cli, run_cli_process
 
 REPO = Path(__file__).resolve().parent.parent
 XLA_SHAPED = REPO / "tests" / "data" / "backends" / "xla_shaped.yaml"
@@ -112,7 +112,7 @@ def test_output_is_deterministic(tmp_path: Path, seed: str) -> None:
     first = generate(tmp_path, text, "--shards=3", name="a")
     backend = tmp_path / "a.yaml"
     second = tmp_path / "b"
-    r = run_cli(
+    r = run_cli_process(
         "backend", f"--backend_yaml={backend}", f"--output_dir={second}", "--shards=3",
         env={"PYTHONHASHSEED": seed},
     )  # fmt: skip

@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from tests.model_helpers import TAGS_YAML, run_cli
+from tests.model_helpers import TAGS_YAML, run_cli, run_cli_process
 
 GOOD_ENTRY = "- func: f(Tensor self) -> Tensor\n  dispatch:\n    CPU: f\n"
 
@@ -95,10 +95,46 @@ def test_missing_file(tmp_path):
     assert r.stderr.startswith(f"{tmp_path}/t.yaml:1: error: cannot read file")
 
 
-def test_unknown_command_prints_usage():
+def test_unknown_command_is_one_line_with_the_commands():
     r = run_cli("explode")
     assert r.returncode == 2
-    assert "usage: atengen {check,dump,generate,backend}" in r.stderr
+    assert r.stderr == (
+        "atengen: error: argument {check,dump,generate,backend}: invalid choice: 'explode' "
+        "(choose from 'check', 'dump', 'generate', 'backend') (see `atengen --help`)\n"
+    )
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (("generate", "--shards=-1", "--output_dir=o"), "argument --shards: must be 0 or more"),
+        (("generate", "--shards=two", "--output_dir=o"), "argument --shards: not an integer"),
+        (("generate",), "the following arguments are required: --output_dir"),
+        (("generate", "--ops=add", "--ops_file=f", "--output_dir=o"), "not allowed with"),
+        (("backend", "--output_dir=o"), "the following arguments are required: --backend_yaml"),
+        (("check", "--out_dir=o"), "unrecognized arguments: --out_dir=o"),
+    ],
+)
+def test_bad_flags_are_one_line_and_exit_2(tmp_path, monkeypatch, args, message):
+    monkeypatch.chdir(tmp_path)  # the relative output directories would land here
+    r = run_cli(*args)
+    assert r.returncode == 2
+    assert r.stdout == ""
+    lines = r.stderr.splitlines()
+    assert len(lines) == 1 and message in lines[0], r.stderr
+    assert not list(tmp_path.iterdir())
+
+
+def test_the_process_entry_point_runs_the_same_main(tmp_path):
+    """`python -m atengen` (absl's app.run around main) exits with main's code and output."""
+    r = run_cli_process("explode")
+    assert (r.returncode, r.stderr) == (2, run_cli("explode").stderr)
+    op = tmp_path / "ops.yaml"
+    op.write_text(GOOD_ENTRY)
+    (tmp_path / "tags.yaml").write_text(TAGS_YAML)
+    r = run_cli_process("check", f"--op_yaml={op}")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.startswith("entries: 1\n")
 
 
 def test_check_and_dump_on_a_small_yaml(tmp_path):

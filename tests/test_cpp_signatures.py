@@ -9,7 +9,7 @@ import pytest
 
 from tests.model_helpers import REPO  # noqa: F401  (puts tool/ on sys.path)
 
-from atengen.cli.main import installed_torch_yaml_dir  # noqa: E402  isort: skip
+from atengen.cli.common import installed_torch_yaml_dir  # noqa: E402  isort: skip
 from atengen.emit.cpp_types import dispatcher_options, function_type  # noqa: E402  isort: skip
 from atengen.model.operator_model import load_model  # noqa: E402  isort: skip
 

@@ -1,4 +1,4 @@
-"""Functionalize-key kernels (spec section 4): the model against torchgen, codegen errors, and
+"""Functionalize-key kernels: the model against torchgen, codegen errors, and
 end to end in torch: `make_fx(torch.func.functionalize(f))` over //:aten_generated and the fzops
 custom-namespace library (tests/data/fzops/).
 """
@@ -79,8 +79,8 @@ def generate(op_yaml: Path, tags_yaml: Path, tmp_path: Path, *extra: str):
         "generate",
         f"--op_yaml={op_yaml}",
         f"--tags_yaml={tags_yaml}",
-        f"--out_dir={tmp_path / 'out'}",
-        f"--header_out_dir={tmp_path / 'inc'}",
+        f"--output_dir={tmp_path / 'out'}",
+        f"--header_output_dir={tmp_path / 'inc'}",
         *extra,
     )
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.model_helpers import TAGS_YAML, run_cli
+from tests.model_helpers import TAGS_YAML, run_cli, run_cli_process
 
 OPS = """\
 - func: alpha(Tensor self) -> Tensor
@@ -40,7 +40,7 @@ def tree(path: Path) -> dict[str, str]:
     }
 
 
-def generate(tmp_path: Path, ops_yaml: str, name: str, *extra: str, env=None):
+def generate(tmp_path: Path, ops_yaml: str, name: str, *extra: str):
     (tmp_path / "tags.yaml").write_text(TAGS_YAML)
     op = tmp_path / f"{name}.yaml"
     op.write_text(ops_yaml)
@@ -49,10 +49,9 @@ def generate(tmp_path: Path, ops_yaml: str, name: str, *extra: str, env=None):
         "generate",
         f"--op_yaml={op}",
         f"--tags_yaml={tmp_path / 'tags.yaml'}",
-        f"--out_dir={out}",
-        f"--header_out_dir={tmp_path / (name + '_hdrs')}",
+        f"--output_dir={out}",
+        f"--header_output_dir={tmp_path / (name + '_hdrs')}",
         *extra,
-        env=env,
     )
     return r, out
 
@@ -110,7 +109,7 @@ def test_one_op_edit_changes_only_its_shards(tmp_path, shards):
 
 
 def test_shards_include_only_their_operators_headers(tmp_path):
-    r = run_cli("generate", "--ops=add,abs", f"--out_dir={tmp_path / 'o'}")
+    r = run_cli("generate", "--ops=add,abs", f"--output_dir={tmp_path / 'o'}")
     assert r.returncode == 0, r.stderr
     text = (tmp_path / "o" / "RegisterCPU_add.cpp").read_text()
     native = [line for line in text.splitlines() if line.startswith("#include <ATen/ops/")]
@@ -129,12 +128,12 @@ def test_output_is_identical_across_hash_seeds(tmp_path):
     trees = []
     for seed in ("0", "1", "123"):
         out = tmp_path / f"s{seed}"
-        r = run_cli(
+        r = run_cli_process(
             "generate",
             "--ops=add,abs,_fused_moving_avg_obs_fq_helper,avg_pool2d,cat,zero,view",
             "--shards=2",
-            f"--out_dir={out}",
-            f"--cuda_out_dir={out}_cuda",
+            f"--output_dir={out}",
+            f"--cuda_output_dir={out}_cuda",
             env={"PYTHONHASHSEED": seed},
         )
         assert r.returncode == 0, r.stderr
@@ -145,7 +144,7 @@ def test_output_is_identical_across_hash_seeds(tmp_path):
 
 def test_full_real_yaml_generates_every_key(tmp_path):
     out = tmp_path / "all"
-    r = run_cli("generate", f"--out_dir={out}", f"--cuda_out_dir={out}_cuda")
+    r = run_cli("generate", f"--output_dir={out}", f"--cuda_output_dir={out}_cuda")
     assert r.returncode == 0, r.stderr
     cpu = os.listdir(out)
     cuda = os.listdir(f"{out}_cuda")
@@ -170,7 +169,7 @@ def test_full_real_yaml_generates_every_key(tmp_path):
 )
 def test_bad_generate_arguments_leave_no_output(tmp_path, args, message):
     out = tmp_path / "out"
-    r = run_cli("generate", *args, f"--out_dir={out}")
+    r = run_cli("generate", *args, f"--output_dir={out}")
     assert r.returncode == 1
     assert message in r.stderr
     assert "Traceback" not in r.stderr
@@ -188,8 +187,8 @@ def test_failed_generation_keeps_the_previous_output_untouched(tmp_path):
         "generate",
         f"--op_yaml={tmp_path / 'keep.yaml'}",
         f"--tags_yaml={tmp_path / 'tags.yaml'}",
-        f"--out_dir={out}",
-        f"--header_out_dir={tmp_path / 'keep_hdrs'}",
+        f"--output_dir={out}",
+        f"--header_output_dir={tmp_path / 'keep_hdrs'}",
     )
     assert r.returncode == 1 and "keep.yaml:19: error: bad schema" in r.stderr
     assert tree(out) == before
@@ -201,8 +200,8 @@ def test_custom_namespace_gets_schemas_and_headers(tmp_path):
     r = run_cli(
         "generate",
         f"--op_yaml={repo / 'data/custom_ops/ops.yaml'}",
-        f"--out_dir={tmp_path / 'o'}",
-        f"--header_out_dir={tmp_path / 'h'}",
+        f"--output_dir={tmp_path / 'o'}",
+        f"--header_output_dir={tmp_path / 'h'}",
     )
     assert r.returncode == 0, r.stderr
     assert set(tree(tmp_path / "h")) == {"myops/ops/scale_native.h", "myops/ops/shift_native.h"}
@@ -222,7 +221,9 @@ def test_custom_namespace_gets_schemas_and_headers(tmp_path):
         in schema
     )
     r = run_cli(
-        "generate", f"--op_yaml={repo / 'data/custom_ops/ops.yaml'}", f"--out_dir={tmp_path / 'x'}"
+        "generate",
+        f"--op_yaml={repo / 'data/custom_ops/ops.yaml'}",
+        f"--output_dir={tmp_path / 'x'}",
     )
-    assert r.returncode == 1 and "need --header_out_dir" in r.stderr
+    assert r.returncode == 1 and "need --header_output_dir" in r.stderr
     assert not (tmp_path / "x").exists()

@@ -1,12 +1,10 @@
-"""Spec sections 1-3 on whole op YAMLs: entries, groups, generated variants, dispatch."""
+"""The op-YAML rules on whole op YAMLs: entries, groups, generated variants, dispatch."""
 
 from __future__ import annotations
 
 import pytest
 
 from tests.model_helpers import error_of, model_of, schemas
-
-from atengen.model import dispatch_keys as dk  # noqa: E402  isort: skip
 
 # --- entries ----------------------------------------------------------------------
 
@@ -197,7 +195,7 @@ def test_structured_rules(tmp_path, yaml, message):
     assert message in error_of(tmp_path, yaml)
 
 
-# --- dispatch (spec 3) ----------------------------------------------------------------
+# --- dispatch ----------------------------------------------------------------------------
 
 
 def test_no_dispatch_table_means_composite_implicit_named_after_the_op(tmp_path):
@@ -260,27 +258,7 @@ def test_implicit_dispatch_rules(tmp_path, yaml, message):
     assert message in error_of(tmp_path, yaml)
 
 
-def test_composite_key_coverage_and_precedence():
-    nf = "CompositeExplicitAutogradNonFunctional"
-    cea = "CompositeExplicitAutograd"
-    cia = "CompositeImplicitAutograd"
-    # NonFunctional = CompositeExplicitAutograd minus functional backends and sparse.
-    for key in ("CPU", "CUDA", "Meta", "PrivateUse1"):
-        assert dk.composite_covers(nf, key) and dk.composite_covers(cea, key)
-    for key in ("XLA", "Lazy", "SparseCPU"):
-        assert not dk.composite_covers(nf, key)
-        assert dk.composite_covers(cea, key)
-    # Explicit composites bring their own autograd; implicit ones serve Autograd keys.
-    assert not dk.composite_covers(cea, "AutogradCPU")
-    assert dk.composite_covers(cia, "AutogradCPU")
-    # A backend's own kernel wins, then NonFunctional > Explicit > Implicit.
-    assert dk.serving_key({"CPU": 1, cea: 1}, "CPU") == "CPU"
-    assert dk.serving_key({nf: 1, cea: 1, cia: 1}, "CUDA") == nf
-    assert dk.serving_key({nf: 1, cia: 1}, "XLA") == cia
-    assert dk.serving_key({cea: 1}, "AutogradCPU") is None
-
-
-# --- generated variants (spec 2) ------------------------------------------------------
+# --- generated variants ------------------------------------------------------------------
 
 
 def test_inplace_op_gets_out_and_functional_variants(tmp_path):

@@ -1,4 +1,4 @@
-"""Remote-cache readiness (issue 6): no action key depends on the checkout's path, the output
+"""Remote-cache readiness: no action key depends on the checkout's path, the output
 base, HOME or PATH.
 
 //:aten_generated is built in a copy of this checkout, with a fresh output base and

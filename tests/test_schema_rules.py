@@ -1,4 +1,4 @@
-"""Spec section 1: schema parsing/printing, SchemaKind, signature() and the restrictions."""
+"""Schemas: parsing/printing, SchemaKind, signature() and the restrictions."""
 
 from __future__ import annotations
 

@@ -39,7 +39,7 @@ def _aten_backend_sources_impl(ctx):
     args = ctx.actions.args()
     _common_args(ctx, args)
     args.add("--output_dir=" + srcs.path)
-    args.add("--header_out_dir=" + headers.path)
+    args.add("--header_output_dir=" + headers.path)
     args.add("--include_prefix=" + ctx.label.package)
     args.add("--shards=%d" % ctx.attr.shards)
     ctx.actions.run(

@@ -75,10 +75,10 @@ def _aten_codegen_impl(ctx):
     args.add("--shards=%d" % ctx.attr.shards)
     if not ctx.attr.functionalize:
         args.add("--nofunctionalize")
-    args.add("--out_dir=" + cpu.path)
-    args.add("--header_out_dir=" + headers.path)
+    args.add("--output_dir=" + cpu.path)
+    args.add("--header_output_dir=" + headers.path)
     if cuda:
-        args.add("--cuda_out_dir=" + cuda.path)
+        args.add("--cuda_output_dir=" + cuda.path)
 
     # Generated sources declare the custom-namespace kernels they call themselves instead of
     # including include/<ns>/ops/<root>_native.h: Bazel 4 tracks a header from a tree artifact

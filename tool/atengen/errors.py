@@ -48,3 +48,20 @@ class AtengenError(Exception):
 
 class SchemaError(ValueError):
     """A malformed schema string; the model layer adds the entry's location."""
+
+
+def did_you_mean(name: str, candidates) -> str:
+    """' (did you mean 'X'?)' naming the closest candidate, or '' — for error messages."""
+    import difflib  # only on the error path: not worth its import time on every run
+
+    match = difflib.get_close_matches(name, sorted(candidates), n=1)
+    return f" (did you mean '{match[0]}'?)" if match else ""
+
+
+class CannotGenerate(Exception):
+    """An operator whose kernel the generator cannot build as the input asks.
+
+    Raised by emitters where the input (not the generator) is at fault; the caller knows the
+    operator and dispatch key and turns it into an AtengenError at the operator's entry. Any
+    other exception out of an emitter is a bug and keeps its traceback.
+    """

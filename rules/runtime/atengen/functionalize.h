@@ -1,4 +1,4 @@
-// Helpers for the generated Functionalize-key kernels (spec section 4).
+// Helpers for the generated Functionalize-key kernels.
 //
 // The generated kernels say *which* ops to call with which arguments; how a
 // functional tensor is unwrapped, updated and re-wrapped, and how a view is

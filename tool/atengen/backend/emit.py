@@ -1,6 +1,6 @@
 """Sources for an external backend: its kernel class header and registration shards.
 
-Third layer for external backends (after ``backend_yaml`` and ``backend_model``):
+The emitter of external backends (after ``backend.spec`` and ``backend.model``):
 
 - ``<include_prefix>/<Backend>NativeFunctions.h``: a struct of static kernel
   declarations (the backend's C++ API), sorted and deduplicated;
@@ -9,7 +9,7 @@ Third layer for external backends (after ``backend_yaml`` and ``backend_model``)
   call the backend's static methods, plus generated out=/inplace wrappers for
   operators whose functional variant alone has a kernel.
 
-Shards follow ``emit/shards.py`` (one per operator root, or N stable buckets);
+Shards follow ``emit.shards`` (one per operator root, or N stable buckets);
 a shard includes only the class header, ``extra_headers`` and what its own
 wrappers use. Includes are relative to the include root (never absolute), so
 the sources compile in any sandbox or checkout.
@@ -20,25 +20,21 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
+from atengen import torch_facts
 from atengen.backend.model import BackendKernel, ExternalBackend
-from atengen.emit.cpp_types import cpp_arguments, dispatcher_options, returns_type
-from atengen.emit.output import GeneratedFile
-from atengen.emit.shards import Sharding, root_name
-from atengen.emit.templates import render
-from atengen.emit.wrappers import (
-    int_expr,
-    native_args,
+from atengen.emit.calls import MissingArgument, functional_call_args, int_expr, native_args
+from atengen.emit.declarations import (
     native_declaration,
-    out_call_args,
     wrapper_name,
+    wrapper_params,
+    wrapper_returns,
 )
+from atengen.emit.device import device_handling
+from atengen.emit.output import GeneratedFile
+from atengen.emit.shards import Sharding
+from atengen.emit.templates import render
 from atengen.model.native_function import NativeFunction
 from atengen.model.schema import SchemaKind
-
-# Copies between the backend and other devices: their YAML entries keep the default
-# `device_check: ExactSame`, which gen_backend_stubs honours under `device_guard: True`, so that
-# every .to()/.cpu() fails the check. We skip the check for them.
-_CROSS_DEVICE_OPS = frozenset({"_copy_from", "_copy_from_and_resize"})
 
 
 @dataclass(frozen=True)
@@ -66,16 +62,17 @@ def header_path(backend: ExternalBackend, include_prefix: str) -> str:
     return f"{include_prefix.strip('/')}/{name}" if include_prefix.strip("/") else name
 
 
-def kernel_declaration(k: BackendKernel) -> str:
-    """The native-API declaration of k's static method (SymInt only for `_symint` kernels)."""
-    return native_declaration(k.f, k.kernel, symint=k.symint)
-
-
 def declarations(backend: ExternalBackend) -> list[str]:
     """Backend key's declarations, then the autograd key's; each sorted, none repeated."""
     out: list[str] = []
     for key in backend.spec.keys:
-        decls = sorted({kernel_declaration(k) for k in backend.kernels if k.key == key})
+        decls = sorted(
+            {
+                native_declaration(k.f, k.kernel, symint=k.symint)
+                for k in backend.kernels
+                if k.key == key
+            }
+        )
         out += [d for d in decls if d not in out]
     return out
 
@@ -96,18 +93,11 @@ def header_file(backend: ExternalBackend, include_prefix: str) -> GeneratedFile:
 def registration_files(
     backend: ExternalBackend, sharding: Sharding, include_prefix: str
 ) -> list[GeneratedFile]:
-    by_shard: dict[str, list[NativeFunction]] = {}
-    for f in backend.model.functions:
-        if f.namespace == "aten":
-            by_shard.setdefault(sharding.shard_of(root_name(f)), []).append(f)
+    shards = sharding.group(f for f in backend.model.functions if f.namespace == "aten")
     files = []
     for key in backend.spec.keys:
-        for shard, functions in sorted(by_shard.items()):
-            wrappers = [
-                w
-                for f in sorted(functions, key=lambda f: str(f.name))
-                if (w := wrapper_for(backend, f, key))
-            ]
+        for (_, shard), functions in shards:
+            wrappers = [w for f in functions if (w := wrapper_for(backend, f, key))]
             if wrappers:
                 text = _shard_text(backend, key, wrappers, include_prefix)
                 files.append(GeneratedFile(f"Register{key}_{shard}.cpp", text))
@@ -130,13 +120,12 @@ def _kernel_call(backend: ExternalBackend, k: BackendKernel, args: list[str]) ->
 
 
 def _wrapper(backend: ExternalBackend, f: NativeFunction, key: str, **kw) -> BackendWrapper:
-    opts = dispatcher_options(f)
     check, guard = _device_handling(backend, f)
     return BackendWrapper(
         op_name=str(f.name),
         cpp_name=wrapper_name(key, f),
-        returns=returns_type(f.func.returns, opts),
-        params=tuple(a.decl() for a in cpp_arguments(f.func, opts)),
+        returns=wrapper_returns(f),
+        params=wrapper_params(f),
         device_check=check,
         device_guard=guard,
         **kw,
@@ -150,8 +139,8 @@ def _copy_back_wrapper(
     target = functional.f
     if f.kind is SchemaKind.out:
         try:
-            exprs = out_call_args(f, target)
-        except ValueError:
+            exprs = functional_call_args(f, target, {})
+        except MissingArgument:
             return None  # the out= op lacks an argument the functional op needs
         dests = [a.name for a in f.func.arguments.out]
         copy_op = "at::_copy_from_and_resize"
@@ -198,25 +187,11 @@ def _copy_back_wrapper(
 def _device_handling(backend: ExternalBackend, f: NativeFunction) -> tuple[tuple[str, ...], str]:
     """Same-device checks and a device guard when the backend YAML says `device_guard: True`
     (the op's own device_check and device_guard still apply). The guard is device-generic
-    (c10::DeviceGuard, which finds the backend's guard implementation at run time), and there
-    is no lazy device initialisation: that is CUDA's, and a backend initialises on load."""
-    args = f.func.arguments
+    (c10::DeviceGuard finds the backend's guard implementation at run time)."""
     if not backend.spec.device_guard:
         return (), ""
-    tensors = [a for a in args.out + args.flat_positional if a.type.is_tensor_like()]
-    same_device = f.device_check == "ExactSame" and str(f.name.name) not in _CROSS_DEVICE_OPS
-    check = tuple(a.name for a in tensors) if same_device else ()
-    if not f.device_guard:
-        return check, ""
-    if args.tensor_options is not None:
-        return check, "const c10::DeviceGuard atg_device_guard(device_or_default(device));"
-    # self decides the device when it is a tensor, then outputs, then other inputs
-    self_arg = args.self_arg
-    if self_arg is not None and self_arg.type.is_tensor_like():
-        tensors.insert(0, self_arg)
-    if not tensors:
-        return check, ""
-    return check, f"const c10::OptionalDeviceGuard atg_device_guard(device_of({tensors[0].name}));"
+    copies = str(f.name.name) in torch_facts.CROSS_DEVICE_COPY_OPS
+    return device_handling(f, lazy_init_key=None, check_same_device=not copies)
 
 
 def _shard_text(

@@ -14,8 +14,8 @@ from __future__ import annotations
 import re
 from collections import Counter
 
-from atengen.backend.emit import kernel_declaration
 from atengen.backend.model import ExternalBackend
+from atengen.emit.declarations import native_declaration
 from atengen.errors import AtengenError, Location
 
 _COMMENTS = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
@@ -49,7 +49,7 @@ def check_kernels(backend: ExternalBackend, sources: dict[str, str]) -> None:
     expected: dict[str, list[str]] = {}
     first_loc: dict[str, Location] = {}
     for k in backend.kernels:
-        decl = kernel_declaration(k)
+        decl = native_declaration(k.f, k.kernel, symint=k.symint)
         decls = expected.setdefault(k.kernel, [])
         if decl not in decls:
             decls.append(decl)

@@ -14,23 +14,16 @@ told apart by C++ overloading in the generated class.
 
 from __future__ import annotations
 
-import difflib
 from dataclasses import dataclass
 from functools import cached_property
 
+from atengen import torch_facts
 from atengen.backend.spec import BackendYaml, OpEntry
-from atengen.errors import AtengenError
+from atengen.errors import AtengenError, did_you_mean
 from atengen.model.groups import NativeFunctionsGroup
-from atengen.model.native_function import NativeFunction
+from atengen.model.native_function import NativeFunction, default_kernel_name
 from atengen.model.operator_model import OperatorModel
 from atengen.model.schema import SchemaKind
-
-# Functional-backend mode: operators outside "functional or view_copy" that such a
-# backend still needs. They are how tensors reach and leave the device; the
-# functionalization pass above the backend does not rewrite them.
-FUNCTIONAL_MODE_EXTRA_OPS = frozenset(
-    {"_copy_from", "_copy_from_and_resize", "_local_scalar_dense", "_to_copy", "lift_fresh"}
-)
 
 
 @dataclass(frozen=True)
@@ -53,7 +46,7 @@ class ExternalBackend:
     spec: BackendYaml
     model: OperatorModel
     kernels: tuple[BackendKernel, ...]  # backend key first, then autograd; YAML order
-    functional: bool  # functional-backend mode (see FUNCTIONAL_MODE_EXTRA_OPS)
+    functional: bool  # functional-backend mode (see torch_facts.FUNCTIONAL_BACKEND_EXTRA_OPS)
 
     @cached_property
     def by_key(self) -> dict[str, dict[str, BackendKernel]]:
@@ -100,7 +93,7 @@ def resolve_backend(
             if f is None:
                 errors.append(AtengenError(e.loc, _unknown_op(e.name, by_name)))
                 continue
-            name = _cpp_kernel_name(f) + ("_symint" if e.name in symint else "")
+            name = default_kernel_name(f.func) + ("_symint" if e.name in symint else "")
             kernels.append(BackendKernel(f, key, name, e.name in symint, e))
     if errors:
         raise AtengenError.combine(errors)
@@ -123,13 +116,8 @@ def _check_new_keys(spec: BackendYaml, model: OperatorModel) -> None:
             )
 
 
-def _cpp_kernel_name(f: NativeFunction) -> str:
-    return str(f.name.name) + ("_out" if f.func.is_out_fn() else "")
-
-
 def _unknown_op(name: str, by_name: dict[str, NativeFunction]) -> str:
-    close = difflib.get_close_matches(name, list(by_name), n=1)
-    hint = f" (did you mean '{close[0]}'?)" if close else ""
+    hint = did_you_mean(name, by_name)
     return f"Found an invalid operator name: {name}: no such aten operator in the op YAML{hint}"
 
 
@@ -162,7 +150,7 @@ def _check_functional(backend: ExternalBackend) -> None:
     errors = []
     for k in backend.kernels:
         f = k.f
-        if str(f.name.name) in FUNCTIONAL_MODE_EXTRA_OPS:
+        if str(f.name.name) in torch_facts.FUNCTIONAL_BACKEND_EXTRA_OPS:
             continue
         if f.kind is not SchemaKind.functional:
             why = (

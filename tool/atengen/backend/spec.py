@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from atengen import torch_facts
 from atengen.errors import AtengenError, Location
 from atengen.model import dispatch_keys as dk
 from atengen.model.native_function import describe_value
@@ -46,7 +47,14 @@ _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _PATH_PART = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.+-]*")
 # Alias keys and per-functionality keys cannot hold a backend's kernels.
 _NOT_BACKEND_KEYS = frozenset(
-    {"Autograd", "Functionalize", "BackendSelect", "Python", "Undefined", *dk.COMPOSITE_KEYS}
+    {
+        "Autograd",
+        "Functionalize",
+        "BackendSelect",
+        "Python",
+        "Undefined",
+        *torch_facts.COMPOSITE_KEYS,
+    }
     | {"CompositeImplicitAutogradNestedTensor"}
 )
 

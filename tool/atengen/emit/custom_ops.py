@@ -14,13 +14,14 @@ from __future__ import annotations
 
 import json
 
-from atengen.emit.functionalize import is_generated_view_copy
+from atengen import torch_facts
+from atengen.emit.declarations import dispatch_kernel_declaration
 from atengen.emit.output import GeneratedFile
-from atengen.emit.shards import Sharding, root_name
+from atengen.emit.shards import Sharding
 from atengen.emit.templates import render
-from atengen.emit.wrappers import kernel_declaration
 from atengen.errors import AtengenError
-from atengen.model.native_function import NativeFunction
+from atengen.model.functionalization import is_generated_view_copy
+from atengen.model.native_function import NativeFunction, root_name
 from atengen.model.operator_model import OperatorModel
 
 
@@ -34,13 +35,8 @@ def check_supported(functions: list[NativeFunction]) -> None:
 
 
 def schema_files(functions: list[NativeFunction], sharding: Sharding) -> list[GeneratedFile]:
-    by_shard: dict[tuple[str, str], list[NativeFunction]] = {}
-    for f in functions:
-        if f.namespace != "aten":
-            by_shard.setdefault((f.namespace, sharding.shard_of(root_name(f))), []).append(f)
     files = []
-    for (ns, shard), fns in sorted(by_shard.items()):
-        fns = sorted(fns, key=lambda f: str(f.name))
+    for (ns, shard), fns in sharding.group(f for f in functions if f.namespace != "aten"):
         text = render(
             "register_schema.cpp.j2",
             namespace=ns,
@@ -54,39 +50,10 @@ def schema_files(functions: list[NativeFunction], sharding: Sharding) -> list[Ge
 
 def _schema_def(f: NativeFunction) -> str:
     schema = json.dumps(f"{f.namespace}::{f.func}")
-    tags = sorted(t for t in f.tags if t in _C10_TAGS)
+    tags = sorted(t for t in f.tags if t in torch_facts.C10_TAGS)
     if not tags:
         return schema
     return f"{schema}, {{{', '.join(f'at::Tag::{t}' for t in tags)}}}"
-
-
-# Tags c10 knows as at::Tag values: torch generates that enum from its own
-# tags.yaml (these are torch 2.13's); tags only a custom tags YAML defines are
-# model metadata and are not passed to m.def().
-_C10_TAGS = frozenset(
-    {
-        "inplace_view",
-        "pt2_compliant_tag",
-        "view_copy",
-        "dynamic_output_shape",
-        "data_dependent_output",
-        "generated",
-        "nondeterministic_seeded",
-        "nondeterministic_bitwise",
-        "needs_exact_strides",
-        "needs_contiguous_strides",
-        "needs_fixed_stride_order",
-        "flexible_layout",
-        "core",
-        "pointwise",
-        "maybe_aliasing_or_mutating",
-        "cudagraph_unsafe",
-        "reduction",
-        "inplace",
-        "out",
-        "out_variant",
-    }
-)
 
 
 def native_headers(model: OperatorModel, functions: list[NativeFunction]) -> list[GeneratedFile]:
@@ -101,7 +68,7 @@ def native_headers(model: OperatorModel, functions: list[NativeFunction]) -> lis
             ):
                 continue  # we generate the view_copy kernel
             ns_decls = decls.setdefault((f.namespace, root_name(f)), {})
-            ns_decls.setdefault(meta.cpp_namespace, set()).add(kernel_declaration(f, key))
+            ns_decls.setdefault(meta.cpp_namespace, set()).add(dispatch_kernel_declaration(f, key))
     files = []
     for (ns, root), by_ns in sorted(decls.items()):
         text = render(

@@ -10,34 +10,20 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from atengen.emit.cpp_types import cpp_arguments, dispatcher_options, returns_type
-from atengen.model.functionalization import (
-    META_CAPABLE_KEYS,
-    DecomposePlan,
-    MutationPlan,
-    Plan,
-    ViewPlan,
-)
+from atengen import torch_facts
+from atengen.emit.calls import OpRef, functional_call_args, op_ref
+from atengen.emit.cpp_types import dispatcher_options, returns_type
+from atengen.errors import CannotGenerate
+from atengen.model.functionalization import MutationPlan, ViewPlan
 from atengen.model.groups import NativeFunctionsViewGroup
 from atengen.model.native_function import NativeFunction
 from atengen.model.schema import Argument, SchemaKind
-from atengen.model.schema_types import OptionalType
-
-FUNCTIONALIZE_KEY = "Functionalize"
-
-# Views whose result has another dtype than their base: the default reverse
-# (scatter the view back into the base with as_strided_scatter) cannot express
-# them, and each covers its whole base, so the base is the mutated view
-# reinterpreted back. (function name, overload, C++ type) of the op to call.
-_DTYPE_VIEW_REVERSES = {
-    "view.dtype": ("view_copy", "dtype", "at::ScalarType", "atg_mutated, atg_base.scalar_type()"),
-    "view_as_real": ("view_as_complex_copy", "", "", "atg_mutated"),
-    "view_as_complex": ("view_as_real_copy", "", "", "atg_mutated"),
-}
 
 
 def _dtype_view_reverse(view: NativeFunction) -> tuple[OpRef, str] | None:
-    entry = _DTYPE_VIEW_REVERSES.get(str(view.name)) if view.namespace == "aten" else None
+    entry = (
+        torch_facts.DTYPE_VIEW_REVERSES.get(str(view.name)) if view.namespace == "aten" else None
+    )
     if entry is None:
         return None
     base, overload, extra, args = entry
@@ -51,24 +37,6 @@ def _dtype_view_reverse(view: NativeFunction) -> tuple[OpRef, str] | None:
         header=f"<ATen/ops/{base}_ops.h>",
     )
     return op, args
-
-
-@dataclass(frozen=True)
-class OpRef:
-    """An operator the generated code calls through the dispatcher.
-
-    aten ops are called as ``at::_ops::<op>::call``: declared in the wheel's light
-    ``ATen/ops/<root>_ops.h`` and compiled into libtorch, so a shard does not
-    instantiate the dispatcher's call templates for them (half of a shard's compile
-    time otherwise). Custom ops have no such declarations; they are looked up once
-    into a typed handle (``atengen::find_op``).
-    """
-
-    name: str  # aten::add_
-    overload: str
-    cpp_type: str  # `ret (args)`
-    aten_call: str = ""  # at::_ops::add__Tensor::call, for aten ops
-    header: str = ""  # <ATen/ops/add_ops.h>, for aten ops
 
 
 @dataclass(frozen=True)
@@ -121,54 +89,6 @@ class ViewCopyCall:
         return (self.view,)
 
 
-def op_ref(f: NativeFunction) -> OpRef:
-    opts = dispatcher_options(f)
-    args = ", ".join(a.type for a in cpp_arguments(f.func, opts))
-    aten = f.namespace == "aten"
-    return OpRef(
-        f"{f.namespace}::{f.name.name}",
-        f.name.overload_name,
-        f"{returns_type(f.func.returns, opts)} ({args})",
-        aten_call=f"at::_ops::{f.name.unambiguous_name()}::call" if aten else "",
-        header=f"<ATen/ops/{f.name.name.base}_ops.h>" if aten else "",
-    )
-
-
-# An out= op has no TensorOptions: its functional op takes them from the out tensor.
-_OPTIONS_FROM_OUT = {
-    "dtype": "{out}.scalar_type()",
-    "layout": "{out}.layout()",
-    "device": "{out}.device()",
-}
-
-
-def functional_call_args(
-    f: NativeFunction, functional: NativeFunction, names: dict[str, str]
-) -> list[str]:
-    """Arguments for calling ``functional`` from ``f``, a mutating variant of it.
-
-    Arguments are matched by name (``names`` renames f's arguments, e.g. to their
-    unwrapped locals); TensorOptions that only the functional op takes come
-    from f's first out= tensor.
-    """
-    own = {a.name: names.get(a.name, a.name) for a in f.func.arguments.flat_all}
-    outs = f.func.arguments.out
-    args = []
-    for a in functional.func.arguments.flat_all:
-        if a.name in own:
-            args.append(own[a.name])
-        elif a.name == "pin_memory" and outs:
-            args.append("::std::nullopt" if isinstance(a.type, OptionalType) else "false")
-        elif a.name in _OPTIONS_FROM_OUT and outs:
-            expr = _OPTIONS_FROM_OUT[a.name].format(out=own[outs[0].name])
-            args.append(
-                f"::std::make_optional({expr})" if isinstance(a.type, OptionalType) else expr
-            )
-        else:
-            raise ValueError(f"{functional.name} takes '{a.name}', which {f.name} does not have")
-    return args
-
-
 def _tensor_like(a: Argument) -> bool:
     return a.type.is_tensor_like()
 
@@ -197,7 +117,7 @@ def mutation_call(plan: MutationPlan) -> MutationCall:
     for i, r in enumerate(f.func.returns):
         if r.is_write:
             if r.annotation is None or r.annotation.alias_set not in by_alias:
-                raise ValueError(f"return {i} aliases no mutated argument")
+                raise CannotGenerate(f"return {i} aliases no mutated argument")
             aliased[i] = by_alias[r.annotation.alias_set]
     fresh = [i for i in range(len(f.func.returns)) if i not in aliased]
 
@@ -210,7 +130,7 @@ def mutation_call(plan: MutationPlan) -> MutationCall:
     # the mutated arguments, in argument order.
     n_fn = len(functional.func.returns)
     if len(fresh) + len(mutated) != n_fn:
-        raise ValueError(
+        raise CannotGenerate(
             f"functional variant '{functional.name}' returns {n_fn} values, but "
             f"'{f.name}' has {len(fresh)} fresh returns and {len(mutated)} mutated arguments"
         )
@@ -236,7 +156,7 @@ def mutation_call(plan: MutationPlan) -> MutationCall:
     # the functional op would not raise (broadcasting into self) still do.
     # Custom ops without a kernel that runs on meta tensors skip the check.
     has_storage = any(str(a.type) in ("Storage", "Storage?") for a in args)
-    runs_on_meta = f.namespace == "aten" or bool(META_CAPABLE_KEYS & set(f.dispatch))
+    runs_on_meta = f.namespace == "aten" or bool(torch_facts.META_CAPABLE_KEYS & set(f.dispatch))
     meta_check: tuple[str, ...] = ()
     if f.kind is SchemaKind.inplace and not has_storage and runs_on_meta:
         meta_check = tuple(f"atg_m_{a.name}" if _tensor_like(a) else a.name for a in args)
@@ -262,10 +182,10 @@ def view_call(plan: ViewPlan) -> ViewCall:
     f, g = plan.f, plan.group
     view = g.view
     if g.view_copy is None:
-        raise ValueError(f"view '{view.name}' has no view_copy op to functionalize with")
+        raise CannotGenerate(f"view '{view.name}' has no view_copy op to functionalize with")
     args = f.func.arguments.flat_all
     if not args or not _tensor_like(args[0]) or args[0].annotation is None:
-        raise ValueError("the first argument of a view op must be the aliased tensor")
+        raise CannotGenerate("the first argument of a view op must be the aliased tensor")
     self_name = args[0].name
     rest = args[1:]
     unwrapped = tuple(a.name for a in rest if _tensor_like(a))
@@ -275,7 +195,7 @@ def view_call(plan: ViewPlan) -> ViewCall:
     view_args = tuple(f"atengen::fz::borrow(atg_c_{a.name})" for a in rest)
     result = returns_type(view.func.returns, dispatcher_options(view))
     if result not in ("at::Tensor", "::std::vector<at::Tensor>"):
-        raise ValueError(f"view op returns {result}; expected one tensor or a tensor list")
+        raise CannotGenerate(f"view op returns {result}; expected one tensor or a tensor list")
     return ViewCall(
         inplace=op_ref(f) if plan.inplace else None,
         arg_names=tuple(a.name for a in args),
@@ -294,17 +214,3 @@ def view_call(plan: ViewPlan) -> ViewCall:
 
 def view_copy_call(f: NativeFunction, g: NativeFunctionsViewGroup) -> ViewCopyCall:
     return ViewCopyCall(op_ref(g.view), tuple(a.name for a in f.func.arguments.flat_all))
-
-
-def is_generated_view_copy(f: NativeFunction, g: NativeFunctionsViewGroup | None) -> bool:
-    """view_copy ops get our view-then-clone kernel under CompositeExplicitAutogradNonFunctional."""
-    return (
-        g is not None
-        and f is g.view_copy
-        and "view_copy" in f.tags
-        and "CompositeExplicitAutogradNonFunctional" in f.dispatch
-    )
-
-
-def plan_kind(plan: Plan) -> str:
-    return {MutationPlan: "fz_mutation", ViewPlan: "fz_view", DecomposePlan: "direct"}[type(plan)]

@@ -37,6 +37,11 @@ def write_tree(out_dir: str, files: Iterable[GeneratedFile]) -> None:
     write_outputs([(out_dir, list(files))])
 
 
+def write_trees(trees: Iterable[tuple[str, Iterable[GeneratedFile]]]) -> None:
+    """Make each directory hold exactly its files (``write_outputs`` without stamps)."""
+    write_outputs([(d, list(files)) for d, files in trees])
+
+
 def write_outputs(
     trees: list[tuple[str, list[GeneratedFile]]], stamps: Iterable[tuple[str, str]] = ()
 ) -> None:

@@ -9,13 +9,10 @@ it, so adding, removing or editing one operator changes one shard per key.
 from __future__ import annotations
 
 import zlib
+from collections.abc import Iterable
 from dataclasses import dataclass
 
-from atengen.model.native_function import NativeFunction
-
-
-def root_name(f: NativeFunction) -> str:
-    return f.name.name.base
+from atengen.model.native_function import NativeFunction, root_name
 
 
 @dataclass(frozen=True)
@@ -34,3 +31,12 @@ class Sharding:
     def _bucket_name(self, i: int) -> str:
         # Zero-padded so that files sort in bucket order.
         return f"b{i:0{len(str(self.buckets - 1))}d}"
+
+    def group(
+        self, functions: Iterable[NativeFunction]
+    ) -> list[tuple[tuple[str, str], list[NativeFunction]]]:
+        """((namespace, shard), functions) pairs: shards in order, functions by name within."""
+        by_shard: dict[tuple[str, str], list[NativeFunction]] = {}
+        for f in functions:
+            by_shard.setdefault((f.namespace, self.shard_of(root_name(f))), []).append(f)
+        return [(k, sorted(fns, key=lambda f: str(f.name))) for k, fns in sorted(by_shard.items())]

@@ -14,22 +14,26 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from atengen.emit.cpp_types import TypeOptions, cpp_arguments, dispatcher_options, returns_type
-from atengen.emit.functionalize import (
-    MutationCall,
+from atengen import torch_facts
+from atengen.emit.calls import (
     OpRef,
-    ViewCall,
-    ViewCopyCall,
     functional_call_args,
+    int_expr,
+    native_args,
     op_ref,
 )
+from atengen.emit.declarations import (
+    dispatch_kernel_declaration,
+    wrapper_name,
+    wrapper_params,
+    wrapper_returns,
+)
+from atengen.emit.device import device_handling
+from atengen.emit.functionalize import MutationCall, ViewCall, ViewCopyCall
+from atengen.errors import CannotGenerate
 from atengen.model.groups import NativeFunctionsGroup
 from atengen.model.native_function import NativeFunction
 from atengen.model.schema import Argument, SchemaKind
-from atengen.model.schema_types import ListType, OptionalType
-
-# Backends whose kernels need a device guard and same-device checks.
-DEVICE_GUARD_KEYS = frozenset({"CUDA", "XPU"})
 
 
 @dataclass(frozen=True)
@@ -94,56 +98,18 @@ class GeneratedCall:
     copies: tuple[tuple[str, str], ...] = ()  # (out arg, result expr) for out variants
 
 
-def wrapper_name(key: str, f: NativeFunction) -> str:
-    return f"wrapper_{key}_{f.name.unambiguous_name()}"
-
-
-def _params(f: NativeFunction) -> tuple[str, ...]:
-    return tuple(a.decl() for a in cpp_arguments(f.func, dispatcher_options(f)))
-
-
 def make_wrapper(f: NativeFunction, key: str, kind: str, **kw) -> Wrapper:
     return Wrapper(
         kind=kind,
         op_name=str(f.name),
         cpp_name=wrapper_name(key, f),
-        returns=returns_type(f.func.returns, dispatcher_options(f)),
-        params=_params(f),
+        returns=wrapper_returns(f),
+        params=wrapper_params(f),
         **kw,
     )
 
 
-# --- SymInt and optional adaptations -------------------------------------------------
-
-
-def int_expr(a: Argument) -> str:
-    """Dispatcher SymInt values -> plain ints for kernels that are not SymInt-aware."""
-    t, n = a.type, a.name
-    s = str(t)
-    if s == "SymInt":
-        return f"{n}.guard_int(__FILE__, __LINE__)"
-    if isinstance(t, ListType) and str(t.elem) == "SymInt":
-        return f"C10_AS_INTARRAYREF_SLOW({n})"
-    if isinstance(t, OptionalType) and str(t.elem) == "SymInt":
-        return (
-            f"{n}.has_value() ? ::std::make_optional({n}->guard_int(__FILE__, __LINE__)) "
-            ": ::std::nullopt"
-        )
-    if (
-        isinstance(t, OptionalType)
-        and isinstance(t.elem, ListType)
-        and str(t.elem.elem) == "SymInt"
-    ):
-        return (
-            f"{n}.has_value() ? ::std::make_optional(C10_AS_INTARRAYREF_SLOW(*{n})) "
-            ": ::std::nullopt"
-        )
-    return n
-
-
-def native_args(f: NativeFunction, kernel: str) -> list[str]:
-    symint = "_symint" in kernel
-    return [a.name if symint else int_expr(a) for a in f.func.arguments.flat_all]
+# --- argument adaptations -------------------------------------------------------------
 
 
 def _structured_expr(a: Argument) -> str:
@@ -163,53 +129,23 @@ def _structured_expr(a: Argument) -> str:
 # --- wrapper builders ------------------------------------------------------------------
 
 
-def kernel_declaration(f: NativeFunction, key: str) -> str:
-    """The native-API declaration of f's kernel for key (SymInt only for `_symint` kernels)."""
-    kernel = f.dispatch[key].kernel
-    return native_declaration(f, kernel, symint="_symint" in kernel)
-
-
-def native_declaration(f: NativeFunction, kernel: str, *, symint: bool) -> str:
-    """`ret kernel(args)` in the native API; `symint` kernels take SymInts, others ints."""
-    opts = TypeOptions(
-        symint=symint,
-        const_ref_for_mutable_tensors=f.use_const_ref_for_mutable_tensors,
-        ilistref_for_tensor_lists=f.part_of_structured_group,
-    )
-    args = ", ".join(a.decl() for a in cpp_arguments(f.func, opts))
-    # Returns keep SymInt even for kernels that take plain ints (as in the wheel's _native.h).
-    return f"{returns_type(f.func.returns, dispatcher_options(f))} {kernel}({args})"
-
-
 def direct_wrapper(f: NativeFunction, key: str) -> Wrapper:
     meta = f.dispatch[key]
     call = f"{meta.cpp_namespace}::{meta.kernel}({', '.join(native_args(f, meta.kernel))})"
     check, guard = _device_handling(f, key)
     # aten kernels are declared by the wheel's ATen/ops/<root>_native.h.
-    decl = None if f.namespace == "aten" else (meta.cpp_namespace, kernel_declaration(f, key))
+    decl = (
+        None if f.namespace == "aten" else (meta.cpp_namespace, dispatch_kernel_declaration(f, key))
+    )
     return make_wrapper(
         f, key, "direct", call=call, device_check=check, device_guard=guard, kernel_decl=decl
     )
 
 
 def _device_handling(f: NativeFunction, key: str) -> tuple[tuple[str, ...], str]:
-    if key not in DEVICE_GUARD_KEYS:
+    if key not in torch_facts.DEVICE_GUARD_KEYS:
         return (), ""
-    args = f.func.arguments
-    check: tuple[str, ...] = ()
-    if f.device_check == "ExactSame":
-        check = tuple(a.name for a in args.out + args.flat_positional if a.type.is_tensor_like())
-    if not f.device_guard:
-        return check, ""
-    if args.tensor_options is not None:
-        init = f"at::globalContext().lazyInitDevice(c10::DeviceType::{key});\n  "
-        return check, init + "const c10::DeviceGuard atg_device_guard(device_or_default(device));"
-    self_part = (args.self_arg,) if args.self_arg is not None else ()
-    candidates = self_part + args.out + args.flat_positional
-    first = next((a.name for a in candidates if a.type.is_tensor_like()), None)
-    if first is None:
-        return check, ""
-    return check, f"const c10::OptionalDeviceGuard atg_device_guard(device_of({first}));"
+    return device_handling(f, lazy_init_key=key)
 
 
 def structured_wrapper(f: NativeFunction, g: NativeFunctionsGroup, key: str, mode: str) -> Wrapper:
@@ -312,14 +248,14 @@ def generated_wrapper(f: NativeFunction, g: NativeFunctionsGroup, key: str) -> W
         ]
         tensor_results = [i for i, r in enumerate(target.func.returns) if r.type.is_tensor_like()]
         if len(targets) != len(tensor_results):
-            raise ValueError(f"{target.name} returns do not match the outputs of {f.name}")
+            raise CannotGenerate(f"{target.name} returns do not match the outputs of {f.name}")
         copies = tuple(
             (name, _result_part(i, len(target.func.returns)))
             for name, i in zip(targets, tensor_results, strict=True)
         )
         gen = GeneratedCall(
             target=op_ref(target),
-            call_args=tuple(out_call_args(f, target)),
+            call_args=tuple(functional_call_args(f, target, {})),
             return_expr=_out_return(f),
             bind_result=True,
             copies=copies,
@@ -327,7 +263,7 @@ def generated_wrapper(f: NativeFunction, g: NativeFunctionsGroup, key: str) -> W
         return make_wrapper(f, key, "generated_out", generated=gen)
     target = g.mutable if g.mutable is not None and not g.mutable.generated else g.inplace
     if target is None or target.generated:
-        raise ValueError(f"no non-generated mutating variant to build {f.name} from")
+        raise CannotGenerate(f"no non-generated mutating variant to build {f.name} from")
     mutated = tuple(a.name for a in target.func.arguments.flat_all if a.is_write)
     call_args = tuple(
         f"atg_clone_{a.name}" if a.is_write else a.name for a in target.func.arguments.flat_all
@@ -345,11 +281,6 @@ def generated_wrapper(f: NativeFunction, g: NativeFunctionsGroup, key: str) -> W
         clones=mutated,
     )
     return make_wrapper(f, key, "generated_functional", generated=gen)
-
-
-def out_call_args(f: NativeFunction, target: NativeFunction) -> list[str]:
-    """Arguments for calling the functional op from its generated out= variant."""
-    return functional_call_args(f, target, {})
 
 
 def _result_part(i: int, n: int) -> str:

@@ -1,4 +1,4 @@
-"""Generated out= and functional variants (spec section 2).
+"""Generated out= and functional variants.
 
 Mutation-only ops (inplace or mutable kind) get a functional variant so that
 functionalization has something to call, and an out= variant so that every
@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import replace
 from types import MappingProxyType
 
+from atengen import torch_facts
 from atengen.errors import AtengenError
 from atengen.model.groups import pre_group
 from atengen.model.native_function import BackendMetadata, NativeFunction
@@ -28,14 +29,6 @@ from atengen.model.schema import (
     check_schema,
 )
 
-# torch's mutable ops without tensor returns (they should be out= ops).
-MUTABLE_OPS_WITHOUT_OUT_VARIANT = frozenset({"_cummax_helper", "_cummin_helper"})
-# Out= ops in the torch YAML whose functional variant exists but cannot be
-# paired by signature (private or differently shaped); everywhere else a lone
-# out= op is an error, so new ones are caught.
-LONE_OUT_OPS_ALLOWED = frozenset(
-    {"adaptive_avg_pool3d_backward.grad_input", "_slow_conv2d_backward.grad_input"}
-)
 # Tags a generated variant inherits from the op it is generated from.
 _INHERITED_TAGS = frozenset({"nondeterministic_seeded", "view_copy", "pt2_compliant_tag"})
 # Alias-set names for new out= arguments (spelled out: `string` costs ~1 ms to import).
@@ -74,7 +67,7 @@ def _generate_for_bucket(d: dict[SchemaKind, NativeFunction]) -> list[NativeFunc
     has_out = SchemaKind.out in d
     if has_out and len(d) == 1:
         out = d[SchemaKind.out]
-        if str(out.name) not in LONE_OUT_OPS_ALLOWED:
+        if str(out.name) not in torch_facts.LONE_OUT_OPS_ALLOWED:
             raise AtengenError(
                 out.loc,
                 f"out= op '{out.name}' has no functional or inplace variant to group with; "
@@ -92,7 +85,7 @@ def _generate_for_bucket(d: dict[SchemaKind, NativeFunction]) -> list[NativeFunc
         not has_out
         and base.kind is SchemaKind.mutable
         and not any(r.type.is_tensor_like() for r in base.func.returns)
-        and str(base.name) not in MUTABLE_OPS_WITHOUT_OUT_VARIANT
+        and str(base.name) not in torch_facts.MUTABLE_OPS_WITHOUT_OUT_VARIANT
     ):
         # No out= variant means no group, so no functional variant either, and
         # functionalization cannot remove the mutation.

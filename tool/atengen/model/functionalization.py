@@ -1,4 +1,4 @@
-"""Which operators get a Functionalize-key kernel, and of what kind (spec section 4).
+"""Which operators get a Functionalize-key kernel, and of what kind.
 
 Functionalization replaces mutations and aliasing with functional ops:
 
@@ -18,34 +18,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from atengen import torch_facts as tf
 from atengen.errors import AtengenError
 from atengen.model.groups import NativeFunctionsViewGroup
 from atengen.model.native_function import NativeFunction
 from atengen.model.operator_model import OperatorModel
-
-# Mutating aten ops that torch's functionalization leaves alone: torch
-# functionalizes them with hand-written kernels (lift, resize_, set_), or
-# they are helpers that never reach a functionalized program and have no
-# functional variant to call.
-NOT_FUNCTIONALIZED = frozenset(
-    {
-        "aten::_cummax_helper",
-        "aten::_cummin_helper",
-        "aten::_fill_mem_eff_dropout_mask_",
-        "aten::_flash_attention_forward_no_dropout_inplace",
-        "aten::_slow_conv2d_backward.grad_input",
-        "aten::adaptive_avg_pool3d_backward.grad_input",
-        "aten::polygamma_",  # its argument order differs from polygamma's
-        "aten::record_stream",
-    }
-)
-# Groups (by any member's name) whose Functionalize kernels torch writes by hand.
-HANDWRITTEN_GROUPS = frozenset({"aten::lift", "aten::resize_", "aten::set_.source_Tensor"})
-# View ops torch's functionalization must not see (torch.Tensor constructor).
-HANDWRITTEN_VIEWS = frozenset({"aten::lift_fresh"})
-# Cumulative out= ops compute in the out tensor's dtype when no dtype is given;
-# their functional call must be told that dtype explicitly.
-OUT_DTYPE_OPS = frozenset({"aten::cumsum.out", "aten::cumprod.out"})
 
 
 @dataclass(frozen=True)
@@ -91,7 +68,7 @@ def functionalize_plan(model: OperatorModel, f: NativeFunction) -> Plan | None:
     """
     view_group = model.view_group_of.get(id(f))
     if view_group is not None and f is not view_group.view_copy:
-        if qualified(view_group.view) in HANDWRITTEN_VIEWS:
+        if qualified(view_group.view) in tf.HANDWRITTEN_FUNCTIONALIZE_VIEWS:
             return None
         if f.has_composite_implicit_autograd_kernel:
             return DecomposePlan(f)
@@ -110,7 +87,7 @@ def functionalize_plan(model: OperatorModel, f: NativeFunction) -> Plan | None:
         return None
     group = model.group_of.get(id(f))
     if group is None:
-        if qualified(f) in NOT_FUNCTIONALIZED:
+        if qualified(f) in tf.NOT_FUNCTIONALIZED:
             return None
         raise AtengenError(
             f.loc,
@@ -118,22 +95,15 @@ def functionalize_plan(model: OperatorModel, f: NativeFunction) -> Plan | None:
             f"functionalization to call; add `autogen: {_suggested_autogen(f)}` to its entry "
             "(or define the functional op)",
         )
-    if any(qualified(g) in HANDWRITTEN_GROUPS for g in group.functions()):
+    if any(qualified(g) in tf.HANDWRITTEN_FUNCTIONALIZE_GROUPS for g in group.functions()):
         return None
-    return MutationPlan(f, group.functional, qualified(f) in OUT_DTYPE_OPS)
-
-
-# Kernels that also run on meta tensors: a functionalized view replays itself on a
-# meta copy of its base to find where it lies (see functionalize.h, reverse()).
-META_CAPABLE_KEYS = frozenset(
-    {"Meta", "CompositeExplicitAutograd", "CompositeExplicitAutogradNonFunctional"}
-)
+    return MutationPlan(f, group.functional, qualified(f) in tf.OUT_DTYPE_OPS)
 
 
 def _check_view_geometry_kernel(view: NativeFunction) -> None:
     # torch's own sparse and nested views are exempt: they are left to fail at run
     # time, as the scatter-back of a view is only defined for strided tensors anyway.
-    if view.namespace != "aten" and not META_CAPABLE_KEYS & set(view.dispatch):
+    if view.namespace != "aten" and not tf.META_CAPABLE_KEYS & set(view.dispatch):
         raise AtengenError(
             view.loc,
             f"view op '{view.name}' needs a kernel that runs on meta tensors "
@@ -149,13 +119,12 @@ def _suggested_autogen(f: NativeFunction) -> str:
     return f"{base}{overload}, {out}"
 
 
-def functionalized_functions(
-    model: OperatorModel, functions: list[NativeFunction]
-) -> list[tuple[NativeFunction, Plan]]:
-    """The functions among ``functions`` that get a Functionalize kernel, with their plans."""
-    result = []
-    for f in functions:
-        plan = functionalize_plan(model, f)
-        if plan is not None:
-            result.append((f, plan))
-    return result
+def is_generated_view_copy(f: NativeFunction, g: NativeFunctionsViewGroup | None) -> bool:
+    """Whether f is a view_copy op that gets the generator's view-then-clone kernel under
+    CompositeExplicitAutogradNonFunctional (its YAML names the key but no one writes it)."""
+    return (
+        g is not None
+        and f is g.view_copy
+        and "view_copy" in f.tags
+        and "CompositeExplicitAutogradNonFunctional" in f.dispatch
+    )

@@ -9,6 +9,7 @@ from dataclasses import dataclass, fields
 from functools import cache
 from types import MappingProxyType
 
+from atengen import torch_facts as tf
 from atengen.cached import cached_property
 from atengen.errors import AtengenError, Location, SchemaError
 from atengen.model import dispatch_keys as dk
@@ -138,6 +139,14 @@ class NativeFunction:
         )
 
 
+def root_name(f: NativeFunction) -> str:
+    """The operator's root: `add` for add.Tensor, add_.Tensor and add.out; `and` for __and__.
+
+    The unit of sharding, and of the wheel's per-operator headers ATen/ops/<root>_native.h.
+    """
+    return f.name.name.base
+
+
 def parse_tags_yaml(doc: object, path: str) -> frozenset[str]:
     """tags.yaml: a list of `{tag: name, desc: text}`."""
     if not isinstance(doc, YamlList):
@@ -232,7 +241,7 @@ def native_function_from_entry(
     dispatch = _parse_dispatch(r, func, structured, delegate)
     ufunc_loops = _parse_ufunc_inner_loop(r, structured)
     if ufunc_loops:
-        for key in dk.UFUNC_DISPATCH_KEYS:
+        for key in tf.UFUNC_DISPATCH_KEYS:
             if key in dispatch:
                 raise r.err(
                     "dispatch", f"ufunc ops must not list {key} in dispatch; it is generated"
@@ -343,7 +352,7 @@ def _parse_tags(
     return frozenset(tags)
 
 
-def _cpp_name(func: FunctionSchema) -> str:
+def default_kernel_name(func: FunctionSchema) -> str:
     """The default kernel name of an op: its base name, plus `_out` for out= ops."""
     return str(func.name.name) + ("_out" if func.is_out_fn() else "")
 
@@ -369,7 +378,7 @@ def _parse_dispatch(
                 "must not decompose",
             )
         dispatch["CompositeImplicitAutograd"] = BackendMetadata(
-            _cpp_name(func), "at::native", False
+            default_kernel_name(func), "at::native", False
         )
         return dispatch
     # `dispatch: {}` is allowed: an op with no kernels at all (not even the
@@ -397,12 +406,12 @@ def _parse_dispatch(
                 )
             if key in dispatch:
                 raise AtengenError(raw.key_location(keys), f"dispatch key '{key}' is given twice")
-            metadata = _kernel_metadata(kernel, structured and key in dk.STRUCTURED_DISPATCH_KEYS)
+            metadata = _kernel_metadata(kernel, structured and key in tf.STRUCTURED_DISPATCH_KEYS)
             if metadata is None:
                 raise AtengenError(raw.key_location(keys), f"illegal kernel name '{kernel}'")
             dispatch[key] = metadata
 
-    composites = [k for k in dk.COMPOSITE_KEYS if k in dispatch]
+    composites = [k for k in tf.COMPOSITE_KEYS if k in dispatch]
     if len(composites) > 1:
         raise r.err(
             "dispatch",
@@ -414,17 +423,17 @@ def _parse_dispatch(
         )
     if set(dispatch) == {"CompositeImplicitAutograd"} and delegate is None:
         kernel = dispatch["CompositeImplicitAutograd"].kernel
-        if kernel == _cpp_name(func):
+        if kernel == default_kernel_name(func):
             raise r.err("dispatch", "unnecessary dispatch table for this function; just delete it")
         if "_symint" not in kernel:
             raise r.err(
                 "dispatch",
                 f"unexpected name for a lone CompositeImplicitAutograd kernel: expected "
-                f"'{_cpp_name(func)}' but got '{kernel}'; rename the implementation and delete "
+                f"'{default_kernel_name(func)}' but got '{kernel}'; rename the implementation and delete "
                 "the dispatch table",
             )
     if delegate is not None:
-        for key in sorted(dk.STRUCTURED_DISPATCH_KEYS & set(dispatch)):
+        for key in sorted(tf.STRUCTURED_DISPATCH_KEYS & set(dispatch)):
             raise r.err(
                 "dispatch",
                 f"a structured_delegate op must not list {key} in dispatch; it is delegated",
@@ -542,12 +551,6 @@ def _parse_ufunc_inner_loop(r: _EntryReader, structured: bool) -> tuple[UfuncInn
     return tuple(loops)
 
 
-# Arguments of torch's own ops named by a Python keyword, which torch keeps for compatibility.
-_PYTHON_KEYWORD_ARGUMENTS_ALLOWED = frozenset(
-    {("_has_compatible_shallow_copy_type", "from"), ("random_.from", "from"), ("uniform_", "from")}
-)
-
-
 def _check_function(r: _EntryReader, f: NativeFunction) -> None:
     """Cross-key rules of one entry."""
     kind = f.kind
@@ -578,7 +581,7 @@ def _check_function(r: _EntryReader, f: NativeFunction) -> None:
     name = str(f.name)
     for a in f.func.arguments.flat_all:
         # Python bindings take every argument by name; torch's own YAML has three exceptions.
-        if keyword.iskeyword(a.name) and (name, a.name) not in _PYTHON_KEYWORD_ARGUMENTS_ALLOWED:
+        if keyword.iskeyword(a.name) and (name, a.name) not in tf.PYTHON_KEYWORD_ARGUMENTS_ALLOWED:
             raise r.err(
                 "func", f"argument name '{a.name}' in '{f.name}' is a reserved Python keyword"
             )

@@ -597,9 +597,6 @@ class FunctionSchema:
             kept_returns + mutated_inputs,
         )
 
-    def view_signature(self) -> FunctionSchema:
-        return self.signature(strip_view_copy_name=True)
-
 
 def view_base_name(base: str) -> str:
     """`x_copy` -> `x` and `x_scatter` -> `x_inverse`: the view a copy op belongs to.
@@ -685,7 +682,7 @@ def _returnable(t: Type, mutable: bool) -> bool:
 
 
 def check_schema(f: FunctionSchema) -> None:
-    """The schema restrictions (spec section 1); each failure names the rule broken."""
+    """The schema restrictions of the op YAML format; each failure names the rule broken."""
     args, rets = f.arguments, f.returns
     for a, r in zip(args.out, rets, strict=False):
         if a.annotation != r.annotation:

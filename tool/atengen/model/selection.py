@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
-import difflib
-
-from atengen.emit.shards import root_name
-from atengen.errors import AtengenError
-from atengen.model.native_function import NativeFunction
+from atengen.errors import AtengenError, did_you_mean
+from atengen.model.native_function import NativeFunction, root_name
 from atengen.model.operator_model import OperatorModel
 
 
@@ -34,8 +31,7 @@ def select_functions(model: OperatorModel, spec: str) -> list[NativeFunction]:
             chosen[id(by_name[key])] = by_name[key]
         else:
             names = [n for (_, n) in by_root] + [n for (_, n) in by_name]
-            close = difflib.get_close_matches(name, names, n=1)
-            hint = f" (did you mean '{close[0]}'?)" if close else ""
+            hint = did_you_mean(name, names)
             raise AtengenError(None, f"unknown operator '{item}' in the op selection{hint}")
     if not chosen:
         raise AtengenError(None, "the op selection is empty")

@@ -1,0 +1,75 @@
+"""The atengen package keeps its layers: each folder imports only the ones below it, and no
+module reaches into another module's private (underscore) names.
+
+    yaml  <  model  <  emit  <  backend, lazy, autograd (siblings)  <  cli
+
+`errors`, `cached` and `torch_facts` are shared by every layer.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.import_graph import import_edges
+
+TOOL = Path(__file__).resolve().parent.parent / "tool"
+SHARED = {"atengen", "atengen.errors", "atengen.cached", "atengen.torch_facts"}
+# What each layer may import besides SHARED and itself.
+ALLOWED = {
+    "yaml": set(),
+    "model": {"yaml"},
+    "emit": {"yaml", "model"},
+    "backend": {"yaml", "model", "emit"},
+    "lazy": {"yaml", "model", "emit", "backend"},
+    "autograd": {"yaml", "model", "emit"},
+    "cli": {"yaml", "model", "emit", "backend", "lazy", "autograd"},
+}
+# The emitters: each renders one kind of file. The other emit/ modules are the helpers they
+# share; a helper never imports an emitter.
+EMITTERS = {"atengen.emit.registration", "atengen.emit.custom_ops"}
+
+
+def _layer(module: str) -> str | None:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 2 else None
+
+
+def test_layers_import_only_layers_below():
+    edges = import_edges(TOOL)
+    assert edges, "no atengen modules found"
+    wrong = []
+    for module, targets in edges.items():
+        layer = _layer(module)
+        for target in targets:
+            if target in SHARED or target == module:
+                continue
+            target_layer = _layer(target)
+            if layer is None:
+                # a shared module imports nothing else of ours; __main__ runs the CLI
+                if not (module == "atengen.__main__" and target_layer == "cli"):
+                    wrong.append(f"{module} -> {target}")
+            elif target_layer != layer and target_layer not in ALLOWED.get(layer, set()):
+                wrong.append(f"{module} -> {target}")
+    assert not wrong, "imports against the layering:\n" + "\n".join(sorted(wrong))
+
+
+def test_no_module_imports_private_names_of_another():
+    wrong = [
+        f"{module} -> {target}.{name}"
+        for module, targets in import_edges(TOOL).items()
+        for target, names in targets.items()
+        for name in names
+        if name.startswith("_") and target != module
+    ]
+    assert not wrong, "\n".join(sorted(wrong))
+
+
+def test_shared_emit_helpers_import_no_emitter():
+    wrong = [
+        f"{module} -> {target}"
+        for module, targets in import_edges(TOOL).items()
+        if module.startswith("atengen.emit.") and module not in EMITTERS
+        for target in targets
+        if target in EMITTERS
+    ]
+    assert not wrong, "\n".join(sorted(wrong))

@@ -1,0 +1,105 @@
+"""atengen/torch_facts.py against the installed wheel: when torch changes, one of these fails and
+names the fact to update.
+
+The expected values come from torch itself (its Tag enum, its dispatch-key parser, its operator
+registry and its packaged YAML), never from the generator.
+"""
+
+from __future__ import annotations
+
+import torch
+import yaml
+
+import tests.model_helpers  # noqa: F401  (puts tool/ on sys.path)
+
+from atengen import torch_facts as tf  # noqa: E402  isort: skip
+from atengen.cli.common import installed_torch_yaml_dir  # noqa: E402  isort: skip
+
+
+def _torch_yaml(name: str):
+    with open(f"{installed_torch_yaml_dir()}/{name}", encoding="utf-8") as f:
+        return yaml.load(f, Loader=yaml.CSafeLoader)
+
+
+def test_facts_are_for_the_installed_release():
+    installed = ".".join(torch.__version__.split("+")[0].split(".")[:2])
+    assert installed == tf.TORCH_RELEASE, (
+        f"torch {torch.__version__} is installed but atengen/torch_facts.py describes "
+        f"{tf.TORCH_RELEASE}: review every fact there, then update TORCH_RELEASE"
+    )
+
+
+def test_c10_tags_are_the_wheels_tags():
+    enum = set(torch._C.Tag.__members__)
+    packaged = {entry["tag"] for entry in _torch_yaml("tags.yaml")}
+    assert tf.C10_TAGS == enum, f"at::Tag gained {enum - tf.C10_TAGS}, lost {tf.C10_TAGS - enum}"
+    assert packaged == enum
+
+
+def test_every_named_dispatch_key_is_a_c10_key():
+    named = (
+        set(tf.OP_YAML_DISPATCH_KEYS)
+        | tf.OTHER_C10_KEYS
+        | set(tf.SERVABLE_KEYS)
+        | tf.UNSERVABLE_KEYS
+        | tf.CUDA_KEYS
+        | tf.DEVICE_GUARD_KEYS
+        | tf.META_CAPABLE_KEYS
+        | tf.STRUCTURED_DISPATCH_KEYS
+        | set(tf.UFUNC_DISPATCH_KEYS)
+        | set(tf.COMPOSITE_KEYS)
+        | {tf.FUNCTIONALIZE_KEY}
+    )
+    # torch knows a key by name through its DispatchKey enum or its string parser; each misses
+    # a few (the enum lacks MkldnnCPU, the parser QuantizedMeta).
+    enum = set(torch._C.DispatchKey.__members__)
+    unknown = sorted(k for k in named if k not in enum and torch._C._parse_dispatch_key(k) is None)
+    assert not unknown, f"not dispatch keys of this torch: {unknown}"
+
+
+def test_the_wheels_op_yaml_names_only_known_keys_and_each_is_served_or_not():
+    used = set()
+    for entry in _torch_yaml("native_functions.yaml"):
+        for keys in entry.get("dispatch", {}):
+            used.update(k.strip() for k in keys.split(","))
+    assert used <= set(tf.OP_YAML_DISPATCH_KEYS), sorted(used - set(tf.OP_YAML_DISPATCH_KEYS))
+    servable = set(tf.SERVABLE_KEYS)
+    assert not servable & tf.UNSERVABLE_KEYS
+    unclassified = set(tf.OP_YAML_DISPATCH_KEYS) - servable - tf.UNSERVABLE_KEYS
+    assert not unclassified, f"neither servable nor unservable: {sorted(unclassified)}"
+
+
+def _schema(qualified: str):
+    name, _, overload = qualified.removeprefix("aten::").partition(".")
+    return torch._C._get_schema(f"aten::{name}", overload)
+
+
+def test_named_operators_exist_in_the_wheel():
+    named = (
+        {f"aten::{n}" for n in tf.LONE_OUT_OPS_ALLOWED}
+        | tf.NOT_FUNCTIONALIZED
+        | tf.HANDWRITTEN_FUNCTIONALIZE_GROUPS
+        | tf.HANDWRITTEN_FUNCTIONALIZE_VIEWS
+        | tf.OUT_DTYPE_OPS
+        | {f"aten::{n}" for n in tf.DTYPE_VIEW_REVERSES}
+        | {f"aten::{root}.{overload}" for root, overload, _, _ in tf.DTYPE_VIEW_REVERSES.values()}
+        | {f"aten::{n}" for n in tf.FUNCTIONAL_BACKEND_EXTRA_OPS}
+        | {f"aten::{n}" for n in tf.CROSS_DEVICE_COPY_OPS}
+    )
+    missing = []
+    for qualified in sorted(named):
+        try:
+            _schema(qualified.rstrip("."))
+        except RuntimeError:
+            missing.append(qualified)
+    assert not missing, f"operators this torch does not have: {missing}"
+
+
+def test_unfunctionalized_ops_mutate_and_out_dtype_ops_are_out_ops():
+    for qualified in sorted(tf.NOT_FUNCTIONALIZED):
+        schema = _schema(qualified)
+        assert any(a.alias_info and a.alias_info.is_write for a in schema.arguments), qualified
+    for qualified in sorted(tf.OUT_DTYPE_OPS):
+        schema = _schema(qualified)
+        assert any(a.is_out for a in schema.arguments), qualified
+        assert any(a.name == "dtype" for a in schema.arguments), qualified

@@ -1,0 +1,43 @@
+"""C++ names and declarations of kernels and of the wrappers that register them."""
+
+from __future__ import annotations
+
+from atengen.emit.cpp_types import TypeOptions, cpp_arguments, dispatcher_options, returns_type
+from atengen.model.native_function import NativeFunction
+
+
+def wrapper_name(key: str, f: NativeFunction) -> str:
+    """The registered wrapper of f for a dispatch key: `wrapper_CPU_add_Tensor`."""
+    return f"wrapper_{key}_{f.name.unambiguous_name()}"
+
+
+def wrapper_params(f: NativeFunction) -> tuple[str, ...]:
+    """The wrapper's parameters: exactly the dispatcher signature, so TORCH_FN can check it."""
+    return tuple(a.decl() for a in cpp_arguments(f.func, dispatcher_options(f)))
+
+
+def wrapper_returns(f: NativeFunction) -> str:
+    return returns_type(f.func.returns, dispatcher_options(f))
+
+
+def native_declaration(f: NativeFunction, kernel: str, *, symint: bool | None = None) -> str:
+    """`ret kernel(args)` in the native API.
+
+    SymInt kernels take SymInts, others plain ints; by default a kernel is SymInt when its name
+    says so (`_symint`), as the op YAML's convention is. Backends say it explicitly.
+    """
+    if symint is None:
+        symint = "_symint" in kernel
+    opts = TypeOptions(
+        symint=symint,
+        const_ref_for_mutable_tensors=f.use_const_ref_for_mutable_tensors,
+        ilistref_for_tensor_lists=f.part_of_structured_group,
+    )
+    args = ", ".join(a.decl() for a in cpp_arguments(f.func, opts))
+    # Returns keep SymInt even for kernels that take plain ints (as in the wheel's _native.h).
+    return f"{wrapper_returns(f)} {kernel}({args})"
+
+
+def dispatch_kernel_declaration(f: NativeFunction, key: str) -> str:
+    """The declaration of the kernel f's op-YAML dispatch table names for key."""
+    return native_declaration(f, f.dispatch[key].kernel)
