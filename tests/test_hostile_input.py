@@ -45,7 +45,7 @@ BAD_OP_YAMLS = {
     "return_sized_symint_list": (ENTRY.format(schema="g(Tensor self) -> SymInt[3]"),
                                  1, "return type 'SymInt[3]' has no C++ return type"),
     "return_sized_dimname_list": (ENTRY.format(schema="g(Tensor self) -> Dimname[1]"),
-                                  1, "return type 'Dimname[1]' has no C++ return type"),
+                                  1, "unrecognized type 'Dimname'"),  # unknown to torch 2.13
     "recursive_alias": ("- &a [*a]\n", 1, "recursive YAML alias *a"),
     "alias_bomb": ('- &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]\n' + "".join(
         f"- &{c} [{','.join(['*' + p] * 9)}]\n" for p, c in zip("abcdef", "bcdefg", strict=True)
@@ -171,12 +171,8 @@ def test_include_prefix_must_stay_inside(tmp_path, prefix):
 
 @pytest.mark.parametrize("key, value", [("class_name", "../x"), ("cpp_namespace", "a/b")])
 def test_names_that_reach_paths_or_code_are_checked(tmp_path, key, value):
-    text = (
-        f"backend: PrivateUse1\ncpp_namespace: ns\n".replace(
-            "cpp_namespace: ns\n", "" if key == "cpp_namespace" else "cpp_namespace: ns\n"
-        )
-        + f'{key}: "{value}"\n'
-    )
+    other = "" if key == "cpp_namespace" else "cpp_namespace: ns\n"
+    text = f'backend: PrivateUse1\n{other}{key}: "{value}"\n'
     y, r = _backend(tmp_path, text, f"--output_dir={tmp_path}/o")
     line = text.splitlines().index(f'{key}: "{value}"') + 1
     _assert_one_error(r, y, line, key)

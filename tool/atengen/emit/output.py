@@ -32,11 +32,6 @@ class GeneratedFile:
     cuda: bool = False  # belongs to the CUDA library
 
 
-def write_tree(out_dir: str, files: Iterable[GeneratedFile]) -> None:
-    """Make ``out_dir`` hold exactly ``files`` (``write_outputs`` with one tree)."""
-    write_outputs([(out_dir, list(files))])
-
-
 def write_trees(trees: Iterable[tuple[str, Iterable[GeneratedFile]]]) -> None:
     """Make each directory hold exactly its files (``write_outputs`` without stamps)."""
     write_outputs([(d, list(files)) for d, files in trees])

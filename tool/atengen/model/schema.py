@@ -19,6 +19,7 @@ from atengen.errors import SchemaError
 from atengen.model.schema_defaults import check_default
 from atengen.model.schema_types import (  # noqa: F401  (re-exported)
     BASE_TYPE_NAMES,
+    PRECOMPUTED_ONLY_TYPES,
     TENSOR,
     Annotation,
     BaseType,
@@ -467,6 +468,8 @@ def parse_operator_name(s: str) -> OperatorName:
     base, dot, overload = s.partition(".")
     if dot and not _OVERLOAD_RE.fullmatch(overload):
         raise SchemaError(f"illegal overload name in '{s}'")
+    if overload == "default":  # torch names an op's unnamed overload `default`
+        raise SchemaError(f"'default' is not a legal overload name (in '{s}')")
     return OperatorName(parse_base_name(base), overload)
 
 
@@ -743,6 +746,12 @@ def check_schema(f: FunctionSchema) -> None:
             f"overload name '{f.name.overload_name}' contains 'functional', "
             f"which is reserved for functional ops, but this op is {f.kind.value}"
         )
+    for x in (*args.flat_all, *rets):
+        if str(x.type).rstrip("?[]0123456789") in PRECOMPUTED_ONLY_TYPES:
+            raise SchemaError(
+                f"type '{x.type}' is for precomputed declarations only; torch's schema parser "
+                "does not know it"
+            )
     for r in rets:
         if not _returnable(r.type, r.is_write):
             raise SchemaError(
