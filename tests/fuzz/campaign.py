@@ -119,7 +119,10 @@ def main() -> None:
         result = run_entry(entry, args.inputs, args.seed, args.budget_s)
         counts = result["counts"]
         print(f"== {entry}: seed {args.seed}, {time.monotonic() - start:.0f} s")
-        if entry != "schema":
+        if entry == "schema":
+            for key in ("accepted by atengen only", "accepted by both, differently"):
+                counts.setdefault(key, 0)
+        else:
             for key in ("traceback", "writes outside", "partial output", "bad error lines"):
                 counts.setdefault(key, 0)
         for key, n in sorted(counts.items(), key=lambda kv: (kv[0] != "inputs", kv[0])):
