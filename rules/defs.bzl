@@ -3,13 +3,12 @@
 load("//rules/private:backend.bzl", _external_backend_codegen = "external_backend_codegen")
 load(
     "//rules/private:codegen.bzl",
-    _AtenCodegenInfo = "AtenCodegenInfo",
-    _AtenOpsInfo = "AtenOpsInfo",
     _aten_codegen = "aten_codegen",
     _aten_codegen_sources = "aten_codegen_sources",
-    _aten_ops_flag = "aten_ops_flag",
 )
 load("//rules/private:model_check.bzl", _aten_model_check = "aten_model_check")
+load("//rules/private:ops_flag.bzl", _aten_ops_flag = "aten_ops_flag")
+load("//rules/private:providers.bzl", _AtenCodegenInfo = "AtenCodegenInfo", _AtenOpsInfo = "AtenOpsInfo")
 
 AtenCodegenInfo = _AtenCodegenInfo
 AtenOpsInfo = _AtenOpsInfo

@@ -2,13 +2,24 @@
 
 In a WORKSPACE:
 
-    load("@rules_aten//rules:repositories.bzl", "rules_aten_dependencies", "rules_aten_register_toolchains")
+    load(
+        "@rules_aten//rules:repositories.bzl",
+        "rules_aten_debian_dependencies",
+        "rules_aten_dependencies",
+        "rules_aten_register_toolchains",
+    )
+
+    # Only on a machine without network access whose rule sets come from Debian's bazel-*
+    # packages; elsewhere declare @platforms, @bazel_skylib, @rules_cc and @rules_python yourself
+    # (http_archive) before rules_aten_dependencies().
+    rules_aten_debian_dependencies()
 
     rules_aten_dependencies()
 
     rules_aten_register_toolchains()
 
-Repositories that already exist (for example a real rules_python) are left alone.
+Every macro here leaves repositories that already exist alone, so a WORKSPACE can declare its own
+first.
 """
 
 load("//rules/private:cuda.bzl", "local_cuda_repo")
@@ -16,7 +27,6 @@ load("//rules/private:pip.bzl", "pip_repo")
 load("//rules/private:python.bzl", "python_toolchain_repo")
 load(
     "//rules/private:system_repos.bzl",
-    "DEBIAN_BAZEL_ROOT",
     "offline_coverage_tools",
     "patched_local_repo",
     "python_rules_shim",
@@ -27,15 +37,42 @@ def _maybe(repo_rule, name, **kwargs):
     if not native.existing_rule(name):
         repo_rule(name = name, **kwargs)
 
-def rules_aten_dependencies(
-        debian_bazel_root = DEBIAN_BAZEL_ROOT,
-        main_workspace_file = "@//:WORKSPACE"):
-    """Declares the repositories rules_aten needs, all from the local disk.
+def rules_aten_dependencies(main_workspace_file = "@//:WORKSPACE"):
+    """Declares the repositories that rules_aten itself provides, discovered on the local machine.
+
+    They are @rules_aten_python (the Python toolchain), @rules_aten_pip (the generator's pinned
+    dependencies), @torch (the installed torch wheel) and @local_cuda (a CUDA toolkit's headers,
+    if there is one). Their BUILD files and rules_aten's own load @rules_cc, @rules_python and
+    @bazel_skylib: declare those first, for example with rules_aten_debian_dependencies().
+
+    Args:
+      main_workspace_file: a file at the root of the main workspace, whose directory is
+        searched for .venv (use "@//:WORKSPACE.bazel" if the workspace has no WORKSPACE).
+    """
+
+    # See rules/private/python.bzl, pip.bzl, torch.bzl and cuda.bzl.
+    _maybe(python_toolchain_repo, "rules_aten_python", main_workspace_file = main_workspace_file)
+    _maybe(
+        pip_repo,
+        "rules_aten_pip",
+        lock = Label("//third_party:requirements_tool.lock"),
+        main_workspace_file = main_workspace_file,
+    )
+    _maybe(torch_repo, "torch", main_workspace_file = main_workspace_file)
+    _maybe(local_cuda_repo, "local_cuda")
+
+def rules_aten_debian_dependencies(debian_bazel_root = "/usr/share/bazel"):
+    """Declares the rule sets rules_aten needs from Debian's bazel-* packages, without network.
+
+    For Debian's Bazel 4.2.3 (bazel-bootstrap) on a machine that cannot download anything:
+    @platforms, @bazel_skylib, @rules_java and @rules_proto are local_repository()s of the
+    packages' directories; @rules_cc is Debian's, patched to load with Bazel 4.2.3; @rules_python
+    is a shim over Bazel's built-in py_* rules (Debian has no rules_python); and
+    @remote_coverage_tools, which Bazel 4 downloads for every `bazel test`, is a stub (so
+    `bazel coverage` fails). Call it before rules_aten_dependencies().
 
     Args:
       debian_bazel_root: where Debian's bazel-* packages put the rule sets.
-      main_workspace_file: a file at the root of the main workspace, whose directory is
-        searched for .venv (use "@//:WORKSPACE.bazel" if the workspace has no WORKSPACE).
     """
     _maybe(native.local_repository, "platforms", path = debian_bazel_root + "/platforms")
     _maybe(native.local_repository, "bazel_skylib", path = debian_bazel_root + "/tools/skylib")
@@ -49,22 +86,7 @@ def rules_aten_dependencies(
         patches = [Label("//third_party/rules_cc:use_cpp_toolchain.patch")],
     )
     _maybe(python_rules_shim, "rules_python")
-
-    # `bazel test` needs this repository (for coverage only); Bazel 4 would download it.
     _maybe(offline_coverage_tools, "remote_coverage_tools")
-
-    # Discovered from the local machine; see rules/private/python.bzl and torch.bzl.
-    _maybe(python_toolchain_repo, "rules_aten_python", main_workspace_file = main_workspace_file)
-    _maybe(
-        pip_repo,
-        "rules_aten_pip",
-        lock = Label("//third_party:requirements_tool.lock"),
-        main_workspace_file = main_workspace_file,
-    )
-    _maybe(torch_repo, "torch", main_workspace_file = main_workspace_file)
-
-    # The CUDA toolkit's headers, if there is one; see rules/private/cuda.bzl.
-    _maybe(local_cuda_repo, "local_cuda")
 
 # buildifier: disable=unnamed-macro
 def rules_aten_register_toolchains():

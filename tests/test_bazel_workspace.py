@@ -159,3 +159,40 @@ def test_patched_rules_cc_loads() -> None:
 def test_torch_cc_targets_compile_link_and_run() -> None:
     result = bazel("test", "//tests/bazel:torch_link_test", "--test_output=all")
     assert "sum=15 abi=" in result.stdout + result.stderr
+
+
+LOCAL_LOAD = re.compile(r'^load\(\s*"(//rules[^"]*|:[^"]+)"', re.M)
+
+
+def _local_load_closure(start: Path) -> set[str]:
+    """Repository-relative paths of `start` and every .bzl of this repository it loads, from
+    the load statements themselves (external repositories' files left out)."""
+    seen: set[str] = set()
+    pending = [start]
+    while pending:
+        path = pending.pop()
+        rel = str(path.relative_to(REPO))
+        if rel in seen:
+            continue
+        seen.add(rel)
+        for label in LOCAL_LOAD.findall(path.read_text()):
+            if label.startswith(":"):
+                pending.append(path.parent / label[1:])
+            else:
+                package, name = label[2:].split(":")
+                pending.append(REPO / package / name)
+    return seen
+
+
+@pytest.mark.parametrize("name", ["defs", "repositories", "extensions"])
+def test_bzl_library_holds_every_loaded_file(name: str) -> None:
+    """//rules:<name> (a bzl_library, for stardoc) lists its .bzl and all that it loads."""
+    files = bazel(
+        "cquery",
+        f"//rules:{name}",
+        "--output=starlark",
+        "--starlark:expr=' '.join([f.short_path for f in target.files.to_list()])",
+    ).stdout.split()
+    expected = _local_load_closure(REPO / "rules" / f"{name}.bzl")
+    assert len(expected) > 1, expected
+    assert expected <= set(files), sorted(expected - set(files))

@@ -17,8 +17,14 @@ too.) The stamp's bytes never change, so editing a kernel re-runs the check but 
 that kernel's source.
 """
 
-load("@rules_cc//cc:defs.bzl", "cc_binary")
-load(":codegen.bzl", "aten_archive_library", "codegen_outputs")
+load(
+    ":cc_targets.bzl",
+    "aten_archive_library",
+    "aten_shared_library",
+    "codegen_outputs",
+    "torch_deps",
+)
+load(":generator_attrs.bzl", "generator_attrs", "shards_attr")
 
 def _common_args(ctx, args):
     args.add("backend")
@@ -93,7 +99,7 @@ aten_backend_sources = rule(
 Returns DefaultInfo (both trees), output groups `srcs`, `headers` and `kernel_check` (the
 check's stamp, also a validation output), and a CcInfo that puts the header tree on the include path. Use the
 external_backend_codegen macro rather than this rule.""",
-    attrs = {
+    attrs = dict(generator_attrs(default_to_torch = True), **{
         "backend_yaml": attr.label(
             mandatory = True,
             allow_single_file = [".yaml"],
@@ -107,27 +113,8 @@ external_backend_codegen macro rather than this rule.""",
             allow_files = True,
             doc = "Sources to scan for the kernel definitions; empty: no check.",
         ),
-        "op_yaml": attr.label(
-            default = Label("@torch//:native_functions.yaml"),
-            allow_single_file = [".yaml"],
-            doc = "The op YAML the backend's operators come from.",
-        ),
-        "shards": attr.int(
-            default = 0,
-            doc = "0: one source per operator and key; N > 0: N hash buckets per key.",
-        ),
-        "tags_yaml": attr.label(
-            default = Label("@torch//:tags.yaml"),
-            allow_single_file = [".yaml"],
-            doc = "Tags YAML that goes with op_yaml.",
-        ),
-        "tool": attr.label(
-            default = Label("//tool:atengen"),
-            executable = True,
-            cfg = "exec",
-            doc = "The atengen binary.",
-        ),
-    },
+        "shards": shards_attr(),
+    }),
 )
 
 def external_backend_codegen(
@@ -180,20 +167,13 @@ def external_backend_codegen(
         tags = tags,
     )
     codegen_outputs(name, codegen, ["srcs", "kernel_check"], visibility, tags)
-    torch_deps = [str(Label(d)) for d in ["@torch//:headers", "@torch//:torch_cpu", "@torch//:c10"]]
     aten_archive_library(
         name = name,
         # The check's stamp is a header of the library: its compiles wait for the check.
         srcs = [":{}_srcs".format(codegen), ":{}_kernel_check".format(codegen)] + srcs,
-        deps = torch_deps + [":" + name + "_headers"] + deps,
+        deps = torch_deps() + [":" + name + "_headers"] + deps,
         copts = copts,
         visibility = visibility,
         tags = tags,
     )
-    cc_binary(
-        name = "lib{}.so".format(name),
-        linkshared = True,
-        deps = [":" + name],
-        visibility = visibility,
-        tags = tags,
-    )
+    aten_shared_library(name, visibility, tags)

@@ -14,36 +14,18 @@ not declared files. Bazel compiles each file of a tree in its own action, and a 
 that operator's shards.
 """
 
-load("@bazel_tools//tools/cpp:toolchain_utils.bzl", "find_cpp_toolchain")
 load("@local_cuda//:defs.bzl", "HAS_CUDA")
-load("@rules_cc//cc:defs.bzl", "cc_binary", "cc_library")
-
-AtenCodegenInfo = provider(
-    doc = "The generated trees of an aten_codegen target.",
-    fields = {
-        "cpu_srcs": "Tree artifact: registration sources of the CPU-side keys (and schemas).",
-        "cuda_srcs": "Tree artifact of the CUDA keys' sources, or None when CUDA is off.",
-        "headers": "Tree artifact: <ns>/ops/<root>_native.h of custom namespaces.",
-        "include_dir": "Execroot-relative include directory of `headers`.",
-    },
+load("@rules_cc//cc:defs.bzl", "cc_library")
+load(
+    ":cc_targets.bzl",
+    "aten_archive_library",
+    "aten_shared_library",
+    "codegen_outputs",
+    "labels",
+    "torch_deps",
 )
-
-AtenOpsInfo = provider(
-    doc = "The value of an aten_ops_flag build setting: an op selection, or \"\".",
-    fields = {"value": "The string given on the command line (or the default)."},
-)
-
-def _aten_ops_flag_impl(ctx):
-    return [AtenOpsInfo(value = ctx.build_setting_value.strip())]
-
-aten_ops_flag = rule(
-    implementation = _aten_ops_flag_impl,
-    build_setting = config.string(flag = True),
-    doc = """A string build setting holding an op selection for aten_codegen's `ops_setting`.
-
-`all`, or comma-separated op roots (`add`) or overload names (`add.Tensor`). The empty string
-means: use the target's own `ops` / `ops_file`. Set it with `--//pkg:name=add,abs`.""",
-)
+load(":generator_attrs.bzl", "generator_attrs", "shards_attr")
+load(":providers.bzl", "AtenCodegenInfo", "AtenOpsInfo")
 
 def _selection_args(ctx):
     """The tool's selection flag and the files it reads."""
@@ -125,7 +107,7 @@ aten_codegen_sources = rule(
 Returns DefaultInfo (all trees), output groups `cpu_srcs`, `cuda_srcs` and `headers`,
 AtenCodegenInfo, and a CcInfo whose compilation context puts the header tree on the include
 path. Use the aten_codegen macro rather than this rule.""",
-    attrs = {
+    attrs = dict(generator_attrs(default_to_torch = False), **{
         "cuda": attr.bool(
             default = True,
             doc = "Also write the CUDA keys' sources (into cuda.cc/).",
@@ -137,11 +119,6 @@ path. Use the aten_codegen macro rather than this rule.""",
         "keys": attr.string_list(
             default = ["auto"],
             doc = "Dispatch keys to generate, or [\"auto\"] for every key the selection uses.",
-        ),
-        "op_yaml": attr.label(
-            mandatory = True,
-            allow_single_file = [".yaml"],
-            doc = "Op YAML in the native_functions.yaml format.",
         ),
         "ops": attr.string_list(
             default = ["all"],
@@ -155,22 +132,8 @@ path. Use the aten_codegen macro rather than this rule.""",
             providers = [AtenOpsInfo],
             doc = "An aten_ops_flag; when its value is non-empty it overrides ops and ops_file.",
         ),
-        "shards": attr.int(
-            default = 0,
-            doc = "0: one file per operator and key; N > 0: N hash buckets per key.",
-        ),
-        "tags_yaml": attr.label(
-            mandatory = True,
-            allow_single_file = [".yaml"],
-            doc = "Tags YAML that goes with op_yaml.",
-        ),
-        "tool": attr.label(
-            default = Label("//tool:atengen"),
-            executable = True,
-            cfg = "exec",
-            doc = "The atengen binary.",
-        ),
-    },
+        "shards": shards_attr(),
+    }),
 )
 
 def _aten_cuda_unavailable_impl(ctx):
@@ -186,121 +149,6 @@ _aten_cuda_unavailable = rule(
     implementation = _aten_cuda_unavailable_impl,
     doc = "Stands in for <name>_cuda without a toolkit: an empty CcInfo, and a warning.",
 )
-
-# buildifier: disable=native-cc-common
-# buildifier: disable=native-cc-info
-def _aten_archive_impl(ctx):
-    library = ctx.attr.library
-    cc_info = library[CcInfo]
-    cc_toolchain = find_cpp_toolchain(ctx)
-    feature_configuration = cc_common.configure_features(
-        ctx = ctx,
-        cc_toolchain = cc_toolchain,
-        requested_features = ctx.features,
-        unsupported_features = ctx.disabled_features,
-    )
-
-    # The library's own linker input, with the archive instead of the object files; the
-    # library's deps are linked after it (from `deps`, the same list).
-    archives = []
-    libraries = []
-    for linker_input in cc_info.linking_context.linker_inputs.to_list():
-        if linker_input.owner != library.label:
-            continue
-        for lib in linker_input.libraries:
-            libraries.append(cc_common.create_library_to_link(
-                actions = ctx.actions,
-                feature_configuration = feature_configuration,
-                cc_toolchain = cc_toolchain,
-                static_library = lib.static_library,
-                pic_static_library = lib.pic_static_library,
-                alwayslink = lib.alwayslink,
-            ))
-            archives += [f for f in [lib.pic_static_library, lib.static_library] if f]
-    linker_input = cc_common.create_linker_input(owner = ctx.label, libraries = depset(libraries))
-    own = CcInfo(
-        compilation_context = cc_info.compilation_context,
-        linking_context = cc_common.create_linking_context(linker_inputs = depset([linker_input])),
-    )
-    return [
-        DefaultInfo(files = depset(archives)),
-        cc_common.merge_cc_infos(
-            direct_cc_infos = [own],
-            cc_infos = [dep[CcInfo] for dep in ctx.attr.deps],
-        ),
-    ]
-
-_aten_archive = rule(
-    implementation = _aten_archive_impl,
-    doc = """A cc_library whose sources are tree artifacts, re-exported as its archive alone.
-
-Building it builds the archive; depending on it links the archive whole, then `deps`.
-
-With gold, Bazel 4 links a library's object files between --start-lib and --end-lib, where they
-are lazy like archive members, and for objects from a tree artifact it does so even when the
-library is alwayslink: nothing references the registrations, so a binary or shared library that
-links them gets none. Without the object files in its CcInfo, the library is linked as its
-archive, with --whole-archive.""",
-    attrs = {
-        "deps": attr.label_list(
-            providers = [CcInfo],  # buildifier: disable=native-cc-info
-            doc = "The library's deps, linked after it.",
-        ),
-        "library": attr.label(
-            mandatory = True,
-            providers = [CcInfo],  # buildifier: disable=native-cc-info
-            doc = "A cc_library with alwayslink = True and linkstatic = True.",
-        ),
-        "_cc_toolchain": attr.label(default = Label("@bazel_tools//tools/cpp:current_cc_toolchain")),
-    },
-    fragments = ["cpp"],
-    toolchains = ["@bazel_tools//tools/cpp:toolchain_type"],
-)
-
-def _labels(names):
-    return [str(Label(n)) for n in names]
-
-def _aten_library(name, srcs, deps, copts, visibility, tags):
-    """Target `name`: the sources compiled by the cc_library `<name>_objects`, as its archive."""
-    cc_library(
-        name = name + "_objects",
-        srcs = srcs,
-        deps = deps,
-        copts = copts,
-        alwayslink = True,
-        # Only the archive lib<name>_objects.lo, which `name` passes on.
-        linkstatic = True,
-        visibility = ["//visibility:private"],
-        tags = tags,
-    )
-    _aten_archive(
-        name = name,
-        library = ":" + name + "_objects",
-        deps = deps,
-        visibility = visibility,
-        tags = tags,
-    )
-
-def codegen_outputs(name, codegen, groups, visibility, tags):
-    """Declares the targets over a generator action's outputs.
-
-    They are `<codegen>_<group>` filegroups of its output groups, and `<name>_headers`, the
-    cc_library of its generated headers (plus torch's).
-    """
-    for group in groups:
-        native.filegroup(
-            name = "{}_{}".format(codegen, group),
-            srcs = [":" + codegen],
-            output_group = group,
-            visibility = ["//visibility:private"],
-            tags = tags,
-        )
-    cc_library(
-        name = name + "_headers",
-        deps = [":" + codegen] + _labels(["@torch//:headers"]),
-        visibility = visibility,
-        tags = tags,
-    )
 
 def aten_codegen(
         name,
@@ -325,7 +173,7 @@ def aten_codegen(
       N_headers: cc_library with the generated <ns>/ops/<root>_native.h on the include path
         (and torch's headers). Kernel libraries of custom namespaces depend on it.
       N: C++ library (CcInfo, linked whole) of the CPU-side registrations, `srcs` and `deps`;
-        the archive of the cc_library N_objects (see _aten_archive).
+        the archive of the cc_library N_objects (see cc_targets.bzl).
       N_cuda: the same for the CUDA keys' registrations, compiled as C++ against
         @local_cuda//:cuda_headers; without a toolkit (or with cuda = False) it is empty.
       libN.so: shared library of N for torch.ops.load_library; it links libtorch_cpu and libc10
@@ -367,26 +215,21 @@ def aten_codegen(
     )
     codegen_outputs(name, codegen, ["cpu_srcs", "cuda_srcs"], visibility, tags)
 
-    torch_deps = _labels([
-        "//rules/runtime",
-        "@torch//:headers",
-        "@torch//:torch_cpu",
-        "@torch//:c10",
-    ])
-    _aten_library(
+    library_deps = labels(["//rules/runtime"]) + torch_deps()
+    aten_archive_library(
         name = name,
         srcs = [":{}_cpu_srcs".format(codegen)] + srcs,
-        deps = torch_deps + [":" + name + "_headers"] + deps,
+        deps = library_deps + [":" + name + "_headers"] + deps,
         copts = copts,
         visibility = visibility,
         tags = tags,
     )
 
     if use_cuda:
-        _aten_library(
+        aten_archive_library(
             name = name + "_cuda",
             srcs = [":{}_cuda_srcs".format(codegen)],
-            deps = torch_deps + _labels(["@local_cuda//:cuda_headers"]) + [":" + name + "_headers"] + deps,
+            deps = library_deps + labels(["@local_cuda//:cuda_headers"]) + [":" + name + "_headers"] + deps,
             copts = copts,
             visibility = visibility,
             tags = tags,
@@ -404,13 +247,4 @@ def aten_codegen(
             tags = tags,
         )
 
-    cc_binary(
-        name = "lib{}.so".format(name),
-        linkshared = True,
-        deps = [":" + name],
-        visibility = visibility,
-        tags = tags,
-    )
-
-# For the other macros of rules_aten (backend.bzl): the tree-artifact library pattern above.
-aten_archive_library = _aten_library
+    aten_shared_library(name, visibility, tags)

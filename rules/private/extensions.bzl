@@ -1,7 +1,7 @@
 """The module extension behind //rules:extensions.bzl (Bzlmod, Bazel 7 and newer).
 
-It declares the same repositories as rules_aten_dependencies() in //rules:repositories.bzl,
-except the rule sets that Bzlmod takes from bazel_dep (platforms, rules_cc, rules_python).
+It declares the same repositories as rules_aten_dependencies() in //rules:repositories.bzl.
+Bzlmod takes the rule sets that rules_aten_debian_dependencies() declares from bazel_dep.
 Untested here: Debian's Bazel 4.2.3 has no Bzlmod and ignores MODULE.bazel.
 """
 

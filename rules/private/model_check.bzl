@@ -1,5 +1,7 @@
 """aten_model_check: runs `atengen check` on operator YAML as a build action."""
 
+load(":generator_attrs.bzl", "generator_attrs")
+
 def _aten_model_check_impl(ctx):
     out = ctx.actions.declare_file(ctx.label.name + ".txt")
     args = ctx.actions.args()
@@ -24,22 +26,5 @@ aten_model_check = rule(
     doc = """Loads operator YAML with `atengen check` and writes the counts it prints to <name>.txt.
 
 The action sees only the YAML files and the tool's runfiles, by relative paths.""",
-    attrs = {
-        "op_yaml": attr.label(
-            default = Label("@torch//:native_functions.yaml"),
-            allow_single_file = [".yaml"],
-            doc = "native_functions.yaml to check.",
-        ),
-        "tags_yaml": attr.label(
-            default = Label("@torch//:tags.yaml"),
-            allow_single_file = [".yaml"],
-            doc = "tags.yaml that goes with op_yaml.",
-        ),
-        "tool": attr.label(
-            default = Label("//tool:atengen"),
-            executable = True,
-            cfg = "exec",
-            doc = "The atengen binary.",
-        ),
-    },
+    attrs = generator_attrs(default_to_torch = True),
 )

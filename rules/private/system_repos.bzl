@@ -13,8 +13,6 @@ rules_aten's BUILD files load them from the same place as under Bzlmod with the 
 `bazel test`.
 """
 
-DEBIAN_BAZEL_ROOT = "/usr/share/bazel"
-
 def _patched_paths(rctx, patches):
     """Paths (relative, after stripping one component) that the patches touch."""
     paths = {}

@@ -110,7 +110,7 @@ def _check_new_keys(spec: BackendYaml, model: OperatorModel) -> None:
     for key in spec.keys:
         if key in in_tree:
             raise AtengenError(
-                spec.backend_loc,
+                spec.backend_loc or spec.loc,
                 f"Duplicate backend key: {key}: the op YAML already registers kernels for it; "
                 "an external backend needs its own key (e.g. PrivateUse1)",
             )

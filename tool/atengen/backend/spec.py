@@ -8,9 +8,10 @@ item, so a user can jump straight to it.
 
 Keys: backend, cpp_namespace (required); class_name, supported, autograd,
 symint, use_out_as_primary, device_guard, extra_headers; and LTC's
-full_codegen, ir_gen and non_native, which are accepted only when empty: we
-generate no lazy-tensor IR, and silently dropping the ops listed there would
-leave a backend without kernels it asked for.
+full_codegen, ir_gen and non_native. Those three are read only for the lazy
+codegen (``lazy=True``, see ``atengen.lazy``); elsewhere they must be empty,
+since silently dropping the ops listed there would leave a backend without
+kernels it asked for.
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ BACKEND_YAML_KEYS = (
     "use_out_as_primary",
     "device_guard",
 )
-# LTC IR generation (gen_lazy_tensor.py): not implemented, so rejected when non-empty.
+# LTC IR generation: rejected when non-empty unless the lazy codegen reads the file.
 NOT_SUPPORTED_KEYS = ("full_codegen", "ir_gen", "non_native")
 _CPP_NAMESPACE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(::[A-Za-z_][A-Za-z0-9_]*)*")
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -80,7 +81,12 @@ class BackendYaml:
     use_out_as_primary: bool
     device_guard: bool
     extra_headers: tuple[str, ...]  # `<a/b.h>` or `"a/b.h"`, ready for #include
-    backend_loc: Location  # the `backend:` key
+    # Lazy-tensor keys (only with lazy=True): IR node + generated kernel; IR node only;
+    # the raw non_native list, which atengen.lazy checks item by item.
+    full_codegen: tuple[OpEntry, ...] = ()
+    ir_gen: tuple[OpEntry, ...] = ()
+    non_native: YamlList | None = None
+    backend_loc: Location | None = None  # the `backend:` key
     warnings: tuple[str, ...] = ()  # `file:line: warning: ...` lines for stderr
 
     @property
@@ -93,12 +99,12 @@ class BackendYaml:
         return (self.backend,) + ((self.autograd_key,) if self.autograd else ())
 
 
-def load_backend_yaml(path: str) -> BackendYaml:
+def load_backend_yaml(path: str, *, lazy: bool = False) -> BackendYaml:
     try:
         doc = load_yaml(path)
     except AtengenError as e:
         raise _tab_error(path, e) or e from None
-    return parse_backend_yaml(doc, path)
+    return parse_backend_yaml(doc, path, lazy=lazy)
 
 
 def _tab_error(path: str, e: AtengenError) -> AtengenError | None:
@@ -115,7 +121,7 @@ def _tab_error(path: str, e: AtengenError) -> AtengenError | None:
     return None
 
 
-def parse_backend_yaml(doc: object, path: str) -> BackendYaml:
+def parse_backend_yaml(doc: object, path: str, *, lazy: bool = False) -> BackendYaml:
     if not isinstance(doc, YamlMap):
         line = doc.line if isinstance(doc, YamlList) else 1
         raise AtengenError(
@@ -130,7 +136,7 @@ def parse_backend_yaml(doc: object, path: str) -> BackendYaml:
             f"{path} contains unexpected keys: {', '.join(unexpected)}. "
             f"Only the following keys are supported: {', '.join(BACKEND_YAML_KEYS)}",
         )
-    for key in NOT_SUPPORTED_KEYS:
+    for key in () if lazy else NOT_SUPPORTED_KEYS:
         if doc.get(key):
             raise AtengenError(
                 doc.key_location(key),
@@ -162,15 +168,29 @@ def parse_backend_yaml(doc: object, path: str) -> BackendYaml:
     supported = _without_repeats(_op_list(doc, "supported"), "supported", warnings)
     autograd = _without_repeats(_op_list(doc, "autograd"), "autograd", warnings)
     symint = _without_repeats(_op_list(doc, "symint"), "symint", warnings)
-    _check_no_repeats(supported + autograd)
-    listed = {e.name for e in supported + autograd}
+    full_codegen = _op_list(doc, "full_codegen")
+    ir_gen = _op_list(doc, "ir_gen")
+    non_native = doc.get("non_native")
+    if non_native is not None and not isinstance(non_native, YamlList):
+        raise AtengenError(
+            doc.key_location("non_native"),
+            f'expected "non_native" to be a list of entries with a "func" schema, got '
+            f"{describe_value(non_native)}",
+        )
+    # full_codegen ops get generated kernels, so they count as supported; an IR-only
+    # (ir_gen) op may also be supported by a hand-written kernel, but not generated twice.
+    _check_no_repeats(
+        supported + autograd + full_codegen, '"supported", "autograd", "full_codegen"'
+    )
+    _check_no_repeats(full_codegen + ir_gen, '"full_codegen" and "ir_gen"')
+    listed = {e.name for e in supported + autograd + full_codegen}
     for e in symint:
         if e.name not in listed:
             raise AtengenError(
                 e.loc, f"'{e.name}' is listed under \"symint\" but not under \"supported\" or "
                 "\"autograd\"",
             )  # fmt: skip
-    if supported or autograd:
+    if supported or autograd or full_codegen:
         _check_backend_key(doc, backend, bool(autograd))
     return BackendYaml(
         path=path,
@@ -184,6 +204,9 @@ def parse_backend_yaml(doc: object, path: str) -> BackendYaml:
         use_out_as_primary=_boolean(doc, "use_out_as_primary"),
         device_guard=_boolean(doc, "device_guard"),
         extra_headers=_extra_headers(doc),
+        full_codegen=full_codegen,
+        ir_gen=ir_gen,
+        non_native=non_native,
         backend_loc=doc.key_location("backend"),
         warnings=tuple(warnings),
     )
@@ -264,13 +287,14 @@ def check_include_prefix(prefix: str) -> None:
         )
 
 
-def _check_no_repeats(entries: tuple[OpEntry, ...]) -> None:
+def _check_no_repeats(entries: tuple[OpEntry, ...], lists: str) -> None:
+    """An op in two of ``lists`` (repeats within one list were dropped with a warning)."""
     first: dict[str, OpEntry] = {}
     for e in entries:
         if e.name in first:
             raise AtengenError(
                 e.loc,
-                f'operator \'{e.name}\' is listed under both "supported" and "autograd" '
+                f"operator '{e.name}' is listed twice across {lists} "
                 f"(first on line {first[e.name].loc.line})",
             )
         first[e.name] = e

@@ -6,6 +6,8 @@ Commands:
   dump      one JSON line per NativeFunction after autogen, sorted by name
   generate  per-dispatch-key registration sources, sharded by operator
   backend   an external backend's kernel class header and registrations
+  lazy      a lazy-tensor backend's IR node classes, kernels and registrations
+  autograd  autograd kernels for one operator namespace, from a derivatives YAML
 
 `main(argv)` is callable in-process: it keeps no state between calls, reads no global flags,
 and returns the exit code (0 success, 1 bad input, 2 bad command line).
@@ -20,11 +22,13 @@ from collections.abc import Sequence
 from absl import app, flags
 from absl.flags import argparse_flags
 
+from atengen.cli.autograd_command import add_autograd_command
 from atengen.cli.backend_command import add_backend_command
+from atengen.cli.lazy_command import add_lazy_command
 from atengen.cli.op_commands import add_check_command, add_dump_command, add_generate_command
 from atengen.errors import AtengenError
 
-COMMANDS = ("check", "dump", "generate", "backend")
+COMMANDS = ("check", "dump", "generate", "backend", "lazy", "autograd")
 
 
 class _UsageError(Exception):
@@ -45,6 +49,8 @@ def build_parser() -> argparse.ArgumentParser:
     add_dump_command(commands)
     add_generate_command(commands)
     add_backend_command(commands)
+    add_lazy_command(commands)
+    add_autograd_command(commands)
     return parser
 
 

@@ -1,0 +1,160 @@
+"""The C++ targets over a generator action's trees, shared by aten_codegen and
+external_backend_codegen: filegroups of its output groups, the generated headers' cc_library, the
+alwayslink archive of the compiled sources, and lib<name>.so for torch.ops.load_library."""
+
+load("@bazel_tools//tools/cpp:toolchain_utils.bzl", "find_cpp_toolchain")
+load("@rules_cc//cc:defs.bzl", "cc_binary", "cc_library")
+
+def labels(names):
+    """Labels resolved in rules_aten's repository, whichever workspace calls the macro."""
+    return [str(Label(n)) for n in names]
+
+def torch_deps():
+    """The torch libraries every generated registration library compiles and links against."""
+    return labels(["@torch//:headers", "@torch//:torch_cpu", "@torch//:c10"])
+
+# buildifier: disable=native-cc-common
+# buildifier: disable=native-cc-info
+def _aten_archive_impl(ctx):
+    library = ctx.attr.library
+    cc_info = library[CcInfo]
+    cc_toolchain = find_cpp_toolchain(ctx)
+    feature_configuration = cc_common.configure_features(
+        ctx = ctx,
+        cc_toolchain = cc_toolchain,
+        requested_features = ctx.features,
+        unsupported_features = ctx.disabled_features,
+    )
+
+    # The library's own linker input, with the archive instead of the object files; the
+    # library's deps are linked after it (from `deps`, the same list).
+    archives = []
+    libraries = []
+    for linker_input in cc_info.linking_context.linker_inputs.to_list():
+        if linker_input.owner != library.label:
+            continue
+        for lib in linker_input.libraries:
+            libraries.append(cc_common.create_library_to_link(
+                actions = ctx.actions,
+                feature_configuration = feature_configuration,
+                cc_toolchain = cc_toolchain,
+                static_library = lib.static_library,
+                pic_static_library = lib.pic_static_library,
+                alwayslink = lib.alwayslink,
+            ))
+            archives += [f for f in [lib.pic_static_library, lib.static_library] if f]
+    linker_input = cc_common.create_linker_input(owner = ctx.label, libraries = depset(libraries))
+    own = CcInfo(
+        compilation_context = cc_info.compilation_context,
+        linking_context = cc_common.create_linking_context(linker_inputs = depset([linker_input])),
+    )
+    return [
+        DefaultInfo(files = depset(archives)),
+        cc_common.merge_cc_infos(
+            direct_cc_infos = [own],
+            cc_infos = [dep[CcInfo] for dep in ctx.attr.deps],
+        ),
+    ]
+
+_aten_archive = rule(
+    implementation = _aten_archive_impl,
+    doc = """A cc_library whose sources are tree artifacts, re-exported as its archive alone.
+
+Building it builds the archive; depending on it links the archive whole, then `deps`.
+
+With gold, Bazel 4 links a library's object files between --start-lib and --end-lib, where they
+are lazy like archive members, and for objects from a tree artifact it does so even when the
+library is alwayslink: nothing references the registrations, so a binary or shared library that
+links them gets none. Without the object files in its CcInfo, the library is linked as its
+archive, with --whole-archive.""",
+    attrs = {
+        "deps": attr.label_list(
+            providers = [CcInfo],  # buildifier: disable=native-cc-info
+            doc = "The library's deps, linked after it.",
+        ),
+        "library": attr.label(
+            mandatory = True,
+            providers = [CcInfo],  # buildifier: disable=native-cc-info
+            doc = "A cc_library with alwayslink = True and linkstatic = True.",
+        ),
+        "_cc_toolchain": attr.label(default = Label("@bazel_tools//tools/cpp:current_cc_toolchain")),
+    },
+    fragments = ["cpp"],
+    toolchains = ["@bazel_tools//tools/cpp:toolchain_type"],
+)
+
+def aten_archive_library(name, srcs, deps, copts, visibility, tags):
+    """Target `name`: the sources compiled by the cc_library `<name>_objects`, as its archive.
+
+    Args:
+      name: the target that others depend on (see _aten_archive).
+      srcs: sources, tree artifacts among them.
+      deps: cc_library deps of the sources, linked after the archive.
+      copts: extra compiler options.
+      visibility: visibility of `name`; `<name>_objects` is private.
+      tags: tags of both targets.
+    """
+    cc_library(
+        name = name + "_objects",
+        srcs = srcs,
+        deps = deps,
+        copts = copts,
+        alwayslink = True,
+        # Only the archive lib<name>_objects.lo, which `name` passes on.
+        linkstatic = True,
+        visibility = ["//visibility:private"],
+        tags = tags,
+    )
+    _aten_archive(
+        name = name,
+        library = ":" + name + "_objects",
+        deps = deps,
+        visibility = visibility,
+        tags = tags,
+    )
+
+def aten_shared_library(name, visibility, tags):
+    """`lib<name>.so` of the library `name`, for torch.ops.load_library.
+
+    It links torch dynamically (through `name`'s deps) and bundles no torch code.
+
+    Args:
+      name: the aten_archive_library to link whole.
+      visibility: visibility of the shared library.
+      tags: tags of the shared library.
+    """
+    cc_binary(
+        name = "lib{}.so".format(name),
+        linkshared = True,
+        deps = [":" + name],
+        visibility = visibility,
+        tags = tags,
+    )
+
+def codegen_outputs(name, codegen, groups, visibility, tags):
+    """Declares the targets over a generator action's outputs.
+
+    They are `<codegen>_<group>` filegroups of its output groups, and `<name>_headers`, the
+    cc_library of its generated headers (plus torch's).
+
+    Args:
+      name: base name of the macro's targets.
+      codegen: the generator rule's target name (in this package).
+      groups: the output groups to wrap in filegroups.
+      visibility: visibility of `<name>_headers`; the filegroups are private.
+      tags: tags of the targets.
+    """
+    for group in groups:
+        native.filegroup(
+            name = "{}_{}".format(codegen, group),
+            srcs = [":" + codegen],
+            output_group = group,
+            visibility = ["//visibility:private"],
+            tags = tags,
+        )
+    cc_library(
+        name = name + "_headers",
+        deps = [":" + codegen] + labels(["@torch//:headers"]),
+        visibility = visibility,
+        tags = tags,
+    )

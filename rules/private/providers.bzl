@@ -1,0 +1,16 @@
+"""Providers of rules_aten's rules, re-exported by //rules:defs.bzl."""
+
+AtenCodegenInfo = provider(
+    doc = "The generated trees of an aten_codegen target.",
+    fields = {
+        "cpu_srcs": "Tree artifact: registration sources of the CPU-side keys (and schemas).",
+        "cuda_srcs": "Tree artifact of the CUDA keys' sources, or None when CUDA is off.",
+        "headers": "Tree artifact: <ns>/ops/<root>_native.h of custom namespaces.",
+        "include_dir": "Execroot-relative include directory of `headers`.",
+    },
+)
+
+AtenOpsInfo = provider(
+    doc = "The value of an aten_ops_flag build setting: an op selection, or \"\".",
+    fields = {"value": "The string given on the command line (or the default)."},
+)

@@ -1,0 +1,38 @@
+// CPU kernels and schema definitions of the agops test library (ops.yaml). The
+// autograd sources are generated from derivatives.yaml by atengen.autograd.
+#include <ATen/ATen.h>
+#include <torch/library.h>
+
+namespace {
+
+at::Tensor scaled_tanh_cpu(const at::Tensor& self, double factor) {
+  return at::tanh(self) * factor;
+}
+
+at::Tensor& scaled_tanh_cpu_(at::Tensor& self, double factor) {
+  return self.tanh_().mul_(factor);
+}
+
+std::tuple<at::Tensor, at::Tensor> mul_add_cpu(const at::Tensor& x, const at::Tensor& y) {
+  return {x * y, x + y};
+}
+
+at::Tensor take_rows_cpu(const at::Tensor& self, const at::Tensor& index) {
+  return self.index_select(0, index);
+}
+
+}  // namespace
+
+TORCH_LIBRARY(agops, m) {
+  m.def("scaled_tanh(Tensor self, float factor) -> Tensor");
+  m.def("scaled_tanh_(Tensor(a!) self, float factor) -> Tensor(a!)");
+  m.def("mul_add(Tensor x, Tensor y) -> (Tensor prod, Tensor total)");
+  m.def("take_rows(Tensor self, Tensor index) -> Tensor");
+}
+
+TORCH_LIBRARY_IMPL(agops, CPU, m) {
+  m.impl("scaled_tanh", TORCH_FN(scaled_tanh_cpu));
+  m.impl("scaled_tanh_", TORCH_FN(scaled_tanh_cpu_));
+  m.impl("mul_add", TORCH_FN(mul_add_cpu));
+  m.impl("take_rows", TORCH_FN(take_rows_cpu));
+}

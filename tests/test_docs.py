@@ -1,0 +1,99 @@
+"""The Markdown documentation: every relative link points at a file that exists (and at a
+heading that exists, for `file.md#anchor` links), and docs/pipeline.svg was drawn from the
+current docs/pipeline.dot."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+DOCS = [REPO / "README.md", REPO / "DEVELOPING.md", *sorted((REPO / "docs").glob("*.md"))]
+
+FENCE = re.compile(r"^```.*?^```", re.MULTILINE | re.DOTALL)
+INLINE_CODE = re.compile(r"`[^`\n]*`")
+# [text](target) and ![alt](target); the target ends at whitespace or ')'.
+LINK = re.compile(r"!?\[[^\]]*\]\(([^)\s]+)\)")
+HEADING = re.compile(r"^#{1,6}\s+(.*?)\s*#*\s*$", re.MULTILINE)
+SVG_SOURCE_SUM = re.compile(r"<!-- Generated from pipeline\.dot \(sha256 ([0-9a-f]{64})\)")
+
+
+def prose(text: str) -> str:
+    """The text without code blocks, where link syntax is not a link."""
+    return FENCE.sub("", text)
+
+
+def github_anchor(heading: str) -> str:
+    """The id GitHub gives a heading: lower case, punctuation dropped, spaces to hyphens."""
+    text = heading.replace("`", "").strip().lower()
+    text = re.sub(r"[^\w\- ]", "", text)
+    return text.replace(" ", "-")
+
+
+def anchors(path: Path) -> set[str]:
+    found: set[str] = set()
+    for heading in HEADING.findall(prose(path.read_text())):
+        anchor = github_anchor(heading)
+        # GitHub numbers repeated headings: x, x-1, x-2, ...
+        n, unique = 0, anchor
+        while unique in found:
+            n += 1
+            unique = f"{anchor}-{n}"
+        found.add(unique)
+    return found
+
+
+def relative_links(path: Path) -> list[str]:
+    text = INLINE_CODE.sub("", prose(path.read_text()))
+    return [t for t in LINK.findall(text) if not re.match(r"[a-z][a-z0-9+.-]*:", t)]
+
+
+def test_the_documents_exist() -> None:
+    names = {p.relative_to(REPO).as_posix() for p in DOCS}
+    assert {"README.md", "DEVELOPING.md", "docs/rules.md", "docs/design.md"} <= names, names
+    license_text = (REPO / "LICENSE").read_text()
+    assert "Apache License" in license_text and "Version 2.0, January 2004" in license_text
+    assert "Copyright The rules_aten authors" in (REPO / "NOTICE").read_text()
+
+
+def test_github_anchor() -> None:
+    assert github_anchor("`aten_codegen`") == "aten_codegen"
+    assert github_anchor("Repositories and environment variables") == (
+        "repositories-and-environment-variables"
+    )
+    assert github_anchor("Worked example: `examples/privateuse1_backend/`") == (
+        "worked-example-examplesprivateuse1_backend"
+    )
+
+
+@pytest.mark.parametrize("doc", DOCS, ids=lambda p: p.relative_to(REPO).as_posix())
+def test_relative_links_resolve(doc: Path) -> None:
+    links = relative_links(doc)
+    broken = []
+    for link in links:
+        target, _, anchor = link.partition("#")
+        file = (doc.parent / target).resolve() if target else doc
+        if not file.exists():
+            broken.append(f"{link}: no file {file}")
+        elif anchor and file.suffix == ".md" and anchor not in anchors(file):
+            broken.append(f"{link}: no heading #{anchor} in {file.relative_to(REPO)}")
+    assert not broken, f"{doc.relative_to(REPO)}:\n" + "\n".join(broken)
+
+
+def test_readme_links_the_split_documents() -> None:
+    links = {link.partition("#")[0] for link in relative_links(REPO / "README.md")}
+    assert {"docs/rules.md", "docs/design.md", "DEVELOPING.md", "docs/pipeline.svg"} <= links
+
+
+def test_pipeline_svg_was_drawn_from_pipeline_dot() -> None:
+    source = (REPO / "docs" / "pipeline.dot").read_bytes()
+    svg = (REPO / "docs" / "pipeline.svg").read_text()
+    recorded = SVG_SOURCE_SUM.search(svg)
+    assert recorded, "docs/pipeline.svg has no source checksum; run docs/render_pipeline.sh"
+    assert recorded.group(1) == hashlib.sha256(source).hexdigest(), (
+        "docs/pipeline.dot changed since docs/pipeline.svg was drawn; run docs/render_pipeline.sh"
+    )
+    assert svg.rstrip().endswith("</svg>")

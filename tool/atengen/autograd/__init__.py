@@ -1,0 +1,1 @@
+"""Autograd from a derivatives YAML: the model of its formulas and the C++ it generates."""

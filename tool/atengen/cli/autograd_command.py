@@ -1,0 +1,65 @@
+"""`atengen autograd`: autograd kernels for one operator namespace, from a derivatives YAML.
+
+    atengen autograd --derivatives_yaml=F [--op_yaml=F --tags_yaml=F]
+        [--namespace=NS [--cpp_namespace=NS] --output_dir=D]
+
+Without --output_dir it checks the derivatives YAML against the op model and prints its counts as
+one JSON line. With it, it writes the backward nodes, Autograd and ADInplaceOrView kernels of the
+namespace's operators, one file per operator root.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from dataclasses import dataclass
+
+from atengen.autograd.emit import autograd_files
+from atengen.autograd.load import load_derivatives
+from atengen.cli.common import YamlInputs, add_yaml_flags, yaml_inputs
+from atengen.emit.output import write_trees
+from atengen.errors import AtengenError
+from atengen.model.operator_model import load_model
+
+
+@dataclass(frozen=True)
+class AutogradOptions:
+    inputs: YamlInputs
+    derivatives_yaml: str
+    namespace: str | None
+    cpp_namespace: str | None  # default: the operator namespace
+    output_dir: str | None  # None: check only
+
+
+def add_autograd_command(commands) -> None:
+    p = commands.add_parser("autograd", help="autograd kernels from a derivatives YAML")
+    add_yaml_flags(p)
+    p.add_argument("--derivatives_yaml", required=True, help="The derivatives YAML.")
+    p.add_argument("--namespace", help="The operator namespace to generate for.")
+    p.add_argument(
+        "--cpp_namespace", help="C++ namespace of the generated code (default: --namespace)."
+    )
+    p.add_argument("--output_dir", help="Directory for the sources; without it, check only.")
+    p.set_defaults(run=lambda args: run_autograd(autograd_options(args)))
+
+
+def autograd_options(args: argparse.Namespace) -> AutogradOptions:
+    if args.output_dir is not None and not args.namespace:
+        raise AtengenError(None, "autograd --output_dir needs --namespace")
+    return AutogradOptions(
+        inputs=yaml_inputs(args),
+        derivatives_yaml=args.derivatives_yaml,
+        namespace=args.namespace,
+        cpp_namespace=args.cpp_namespace,
+        output_dir=args.output_dir,
+    )
+
+
+def run_autograd(opts: AutogradOptions) -> None:
+    model = load_model(opts.inputs.op_yaml, opts.inputs.tags_yaml)
+    derivatives = load_derivatives(opts.derivatives_yaml, model)
+    if opts.output_dir is None:
+        print(json.dumps(derivatives.counts(), sort_keys=True))
+        return
+    files = autograd_files(model, derivatives, opts.namespace, opts.cpp_namespace or opts.namespace)
+    write_trees([(opts.output_dir, files)])

@@ -1,0 +1,89 @@
+"""`atengen lazy`: a lazy-tensor (LTC) backend's IR node classes, kernels and registrations.
+
+    atengen lazy --backend_yaml=F --output_dir=D [--op_yaml=F --tags_yaml=F]
+        [--shape_inference_file=F] [--shards=N] [--include_prefix=P]
+        [--node_base=C --node_base_hdr=H] [--tensor_class=C --tensor_class_hdr=H]
+        [--backend_namespace=NS] [--get_device_fn=F] [--lazy_value_class=C]
+        [--shape_inference_hdr=H] [--no_ts_lowerings]
+
+The backend YAML may use `full_codegen`, `ir_gen` and `non_native`. `--shape_inference_file` is
+the shape-inference header to check the generated kernels' `compute_shape_*` calls against (its
+include path in the generated code is `--shape_inference_hdr`). Everything is checked and
+rendered before anything is written.
+"""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import dataclass, fields
+
+from atengen.backend.spec import load_backend_yaml
+from atengen.cli.common import YamlInputs, add_shards_flag, add_yaml_flags, read_text, yaml_inputs
+from atengen.emit.output import write_trees
+from atengen.emit.shards import Sharding
+from atengen.lazy.emit import lazy_files
+from atengen.lazy.kernels import check_shape_inference
+from atengen.lazy.model import resolve_lazy_backend
+from atengen.lazy.options import LazyOptions
+from atengen.model.operator_model import load_model
+
+# The LazyOptions fields that are C++ names or include paths: one flag each, same name.
+_NAME_FIELDS = tuple(f.name for f in fields(LazyOptions) if f.type in ("str", str))
+
+
+@dataclass(frozen=True)
+class LazyCommandOptions:
+    inputs: YamlInputs
+    backend_yaml: str
+    output_dir: str
+    shape_inference_file: str | None
+    shards: int
+    codegen: LazyOptions
+
+
+def add_lazy_command(commands) -> None:
+    p = commands.add_parser(
+        "lazy", help="a lazy-tensor backend's IR nodes, kernels and registrations"
+    )
+    add_yaml_flags(p)
+    p.add_argument("--backend_yaml", required=True, help="The backend YAML (gen_lazy_tensor).")
+    p.add_argument("--output_dir", required=True, help="Directory for every generated file.")
+    p.add_argument(
+        "--shape_inference_file",
+        help="The shape-inference header to check compute_shape_* declarations against.",
+    )
+    add_shards_flag(p)
+    p.add_argument(
+        "--no_ts_lowerings",
+        action="store_true",
+        help="No TorchScript Lower()/CanBeReused() in the node classes (non-TS backends).",
+    )
+    for name in _NAME_FIELDS:
+        default = getattr(LazyOptions(), name)
+        p.add_argument(f"--{name}", default=default, help=f"Default: {default!r}.")
+    p.set_defaults(run=lambda args: run_lazy(lazy_options(args)))
+
+
+def lazy_options(args: argparse.Namespace) -> LazyCommandOptions:
+    codegen = LazyOptions(
+        **{name: getattr(args, name) for name in _NAME_FIELDS},
+        ts_lowerings=not args.no_ts_lowerings,
+    )
+    return LazyCommandOptions(
+        inputs=yaml_inputs(args),
+        backend_yaml=args.backend_yaml,
+        output_dir=args.output_dir,
+        shape_inference_file=args.shape_inference_file,
+        shards=args.shards,
+        codegen=codegen,
+    )
+
+
+def run_lazy(opts: LazyCommandOptions) -> None:
+    spec = load_backend_yaml(opts.backend_yaml, lazy=True)
+    model = load_model(opts.inputs.op_yaml, opts.inputs.tags_yaml)
+    lazy = resolve_lazy_backend(spec, model, value_class=opts.codegen.lazy_value_class)
+    if opts.shape_inference_file:
+        header = read_text(opts.shape_inference_file, "shape-inference header")
+        check_shape_inference(lazy, header, opts.shape_inference_file)
+    write_trees([(opts.output_dir, lazy_files(lazy, opts.codegen, Sharding(opts.shards)))])

@@ -1,0 +1,1 @@
+"""Lazy-tensor (LTC) IR codegen for external backends: model, then emitters."""
