@@ -102,7 +102,7 @@ BAD_BACKEND_YAMLS: dict[str, tuple[bytes, int, tuple[str, ...]]] = {
     "op_in_supported_and_autograd": (
         HEAD.encode() + b"supported:\n- abs\nautograd:\n- abs\n",
         6,
-        ('operator \'abs\' is listed twice across "supported", "autograd"', "(first on line 4)"),
+        ("operator 'abs' is listed twice (first on line 4)", 'only one of "supported", "autograd"'),
     ),
     "non_string_item": (
         HEAD.encode() + b"supported:\n- abs\n- 42\n",

@@ -180,7 +180,7 @@ def parse_backend_yaml(doc: object, path: str, *, lazy: bool = False) -> Backend
     # full_codegen ops get generated kernels, so they count as supported; an IR-only
     # (ir_gen) op may also be supported by a hand-written kernel, but not generated twice.
     _check_no_repeats(
-        supported + autograd + full_codegen, '"supported", "autograd", "full_codegen"'
+        supported + autograd + full_codegen, '"supported", "autograd" and "full_codegen"'
     )
     _check_no_repeats(full_codegen + ir_gen, '"full_codegen" and "ir_gen"')
     listed = {e.name for e in supported + autograd + full_codegen}
@@ -294,8 +294,8 @@ def _check_no_repeats(entries: tuple[OpEntry, ...], lists: str) -> None:
         if e.name in first:
             raise AtengenError(
                 e.loc,
-                f"operator '{e.name}' is listed twice across {lists} "
-                f"(first on line {first[e.name].loc.line})",
+                f"operator '{e.name}' is listed twice (first on line {first[e.name].loc.line}): "
+                f"an operator goes under only one of {lists}",
             )
         first[e.name] = e
 
