@@ -190,6 +190,14 @@ C10_TAGS = frozenset(
 LONE_OUT_OPS_ALLOWED = frozenset(
     {"adaptive_avg_pool3d_backward.grad_input", "_slow_conv2d_backward.grad_input"}
 )
+# Mutable ops in the torch YAML without tensor returns (so without an out= variant); everywhere
+# else such an op is an error.
+MUTABLE_OPS_WITHOUT_OUT_VARIANT = frozenset({"_cummax_helper", "_cummin_helper"})
+# Arguments of torch's own ops named by a Python keyword, kept for compatibility; everywhere
+# else such a name is an error (the Python bindings take arguments by name).
+PYTHON_KEYWORD_ARGUMENTS_ALLOWED = frozenset(
+    {("_has_compatible_shallow_copy_type", "from"), ("random_.from", "from"), ("uniform_", "from")}
+)
 
 # Mutating aten ops that torch's functionalization leaves alone: helpers that never reach a
 # functionalized program and have no functional variant to call.

@@ -106,6 +106,7 @@ class ExternalBackend:
 def resolve_backend(
     spec: BackendYaml, model: OperatorModel, *, functional: bool = False
 ) -> ExternalBackend:
+    _check_new_keys(spec, model)
     by_name = {str(f.name): f for f in model.functions if f.namespace == "aten"}
     symint = {e.name for e in spec.symint}
     kernels = []
@@ -132,6 +133,18 @@ def resolve_backend(
     if functional:
         _check_functional(backend)
     return backend
+
+
+def _check_new_keys(spec: BackendYaml, model: OperatorModel) -> None:
+    """An external backend may not take over a key the op YAML already has kernels for."""
+    in_tree = {k for f in model.functions for k in f.dispatch}
+    for key in spec.keys:
+        if key in in_tree:
+            raise AtengenError(
+                spec.backend_loc or spec.loc,
+                f"Duplicate backend key: {key}: the op YAML already registers kernels for it; "
+                "an external backend needs its own key (e.g. PrivateUse1)",
+            )
 
 
 def _unknown_op(name: str, by_name: dict[str, NativeFunction]) -> str:

@@ -18,12 +18,13 @@ Everything is checked and rendered before anything is written, so an error leave
 from __future__ import annotations
 
 import argparse
+import sys
 from dataclasses import dataclass
 
 from atengen.backend.emit import header_file, registration_files
 from atengen.backend.kernel_check import check_kernels
 from atengen.backend.model import resolve_backend
-from atengen.backend.spec import load_backend_yaml
+from atengen.backend.spec import check_include_prefix, load_backend_yaml
 from atengen.cli.common import YamlInputs, add_shards_flag, add_yaml_flags, read_text, yaml_inputs
 from atengen.cli.lazy_command import (
     add_lazy_codegen_flags,
@@ -31,7 +32,7 @@ from atengen.cli.lazy_command import (
     lazy_backend_files,
     lazy_codegen_options,
 )
-from atengen.emit.output import GeneratedFile, write_trees
+from atengen.emit.output import write_outputs
 from atengen.emit.shards import Sharding
 from atengen.errors import AtengenError, Location
 from atengen.lazy.options import LazyOptions
@@ -116,6 +117,10 @@ def backend_options(args: argparse.Namespace) -> BackendOptions:
 
 def run_backend(opts: BackendOptions) -> None:
     spec = load_backend_yaml(opts.backend_yaml, lazy=opts.lazy is not None)
+    for warning in spec.warnings:
+        print(warning, file=sys.stderr)
+    if opts.output_dir is not None:
+        check_include_prefix(opts.include_prefix)
     model = load_model(opts.inputs.op_yaml, opts.inputs.tags_yaml)
     if opts.lazy is not None and is_lazy_yaml(spec):
         if opts.functional_backend:
@@ -140,25 +145,13 @@ def run_backend(opts: BackendOptions) -> None:
     if opts.impl_paths:
         kernel_sources = {p: read_text(p, "kernel source", lenient=True) for p in opts.impl_paths}
         check_kernels(backend, {**kernel_sources, **generated})
+    trees = []
     if opts.output_dir is not None:
         if sources is None:
             headers = [header_file(backend, opts.include_prefix)]
             sources = registration_files(backend, Sharding(opts.shards), opts.include_prefix)
-        _write(opts, sources, headers)
-    if opts.check_stamp is not None:
-        _write_stamp(opts.check_stamp)
-
-
-def _write(
-    opts: BackendOptions, sources: list[GeneratedFile], headers: list[GeneratedFile]
-) -> None:
-    header_dir = opts.header_output_dir or opts.output_dir  # merged when they are one
-    write_trees([(opts.output_dir, sources), (header_dir, headers)])
-
-
-def _write_stamp(path: str) -> None:
-    try:
-        with open(path, "w", encoding="utf-8") as f:
-            f.write(_STAMP_TEXT)
-    except OSError as e:
-        raise AtengenError(None, f"cannot write --check_stamp {path}: {e.strerror}") from None
+        header_dir = opts.header_output_dir or opts.output_dir  # merged when they are one
+        trees = [(opts.output_dir, sources), (header_dir, headers)]
+    stamps = [] if opts.check_stamp is None else [(opts.check_stamp, _STAMP_TEXT)]
+    # One all-or-nothing write: a stamp that cannot be written leaves no sources either.
+    write_outputs(trees, stamps)
