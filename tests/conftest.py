@@ -1,25 +1,42 @@
-"""Shared pytest fixtures for the repository's tests (kept deliberately small)."""
+"""Shared pytest fixtures and the test tiers of the repository's tests.
+
+Import paths come from pyproject.toml (`pythonpath = ["tool", "."]`): `import atengen` and
+`import tests.<module>` work in every test module without any sys.path set-up of its own.
+
+The `bazel` marker: `./dev test --fast` deselects it, so every test that runs Bazel must carry
+it. pytest_collection_modifyitems below adds it, so that a new test file needs nothing more than
+one of these:
+
+- it requests (directly or through other fixtures) a fixture of BAZEL_FIXTURES, the shared
+  builds defined here; or
+- its module imports anything from tests.bazel_helpers (the one way tests run `bazel`): every
+  test of that module is marked, so keep tests that never need Bazel in another module.
+
+Modules that run Bazel say so with an explicit `pytestmark = pytest.mark.bazel` as well. A test
+that still reaches tests.bazel_helpers.bazel() without the marker fails there, in every run,
+instead of slowing the fast tier down (pytest_runtest_protocol below).
+
+The `slow` marker is set by hand on tests that take more than about 5 s without Bazel.
+"""
 
 from __future__ import annotations
 
-import sys
+import os
 from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parent.parent
-TOOL = REPO / "tool"
+from tests import bazel_helpers
 
-# Make ``tests.oracle`` importable however pytest is started.
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
+# Session fixtures below that build with Bazel: the tests that request them are marked `bazel`.
+BAZEL_FIXTURES = frozenset({"aten_generated", "fzops_library"})
 
 _SUMMARY_KEY = pytest.StashKey[list[str]]()
 
 
 @pytest.fixture(scope="session")
 def repo_root() -> Path:
-    return REPO
+    return bazel_helpers.REPO
 
 
 @pytest.fixture(scope="session")
@@ -29,11 +46,46 @@ def summary(pytestconfig: pytest.Config) -> list[str]:
 
 
 @pytest.fixture(scope="session")
-def aten_generated(summary: list[str]):
+def aten_generated(summary: list[str]) -> bazel_helpers.AtenGenerated:
     """//:aten_generated and //:libaten_generated.so, built once per session."""
-    from tests.bazel_helpers import build_aten_generated
+    return bazel_helpers.build_aten_generated(summary)
 
-    return build_aten_generated(summary)
+
+@pytest.fixture(scope="session")
+def fzops_library() -> Path:
+    """//tests/data/fzops:libfzops.so, the custom-namespace library of the functionalization
+    tests, built once per session."""
+    return bazel_helpers.build_library("//tests/data/fzops:libfzops.so")
+
+
+def _imports_bazel_helpers(module: object) -> bool:
+    return any(
+        value is bazel_helpers or getattr(value, "__module__", None) == bazel_helpers.__name__
+        for value in vars(module).values()
+    )
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        module = item.getparent(pytest.Module)
+        uses_bazel = BAZEL_FIXTURES.intersection(getattr(item, "fixturenames", ())) or (
+            module is not None and _imports_bazel_helpers(module.obj)
+        )
+        if uses_bazel and item.get_closest_marker("bazel") is None:
+            item.add_marker(pytest.mark.bazel)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None):
+    """Names the running test for bazel_helpers.bazel() while it is not marked `bazel` (its
+    fixtures' set-up and tear-down included), which then fails the test."""
+    if item.get_closest_marker("bazel") is not None:
+        return (yield)
+    os.environ[bazel_helpers.UNMARKED_TEST_ENV] = item.nodeid
+    try:
+        return (yield)
+    finally:
+        os.environ.pop(bazel_helpers.UNMARKED_TEST_ENV, None)
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config: pytest.Config) -> None:

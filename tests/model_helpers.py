@@ -1,4 +1,5 @@
-"""Small op YAMLs for unit tests: build a model or capture its one error."""
+"""Small op YAMLs for unit tests: build a model or capture its one error; and run_cli, the one
+way tests start `python -m atengen` in a subprocess."""
 
 from __future__ import annotations
 
@@ -9,11 +10,10 @@ import textwrap
 
 import pytest
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(REPO, "tool"))
+from atengen.errors import AtengenError
+from atengen.model.operator_model import OperatorModel, load_model
 
-from atengen.errors import AtengenError  # noqa: E402
-from atengen.model.operator_model import OperatorModel, load_model  # noqa: E402
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 TAGS_YAML = "".join(
     f"- tag: {t}\n  desc: test tag {t}\n"
@@ -53,6 +53,8 @@ def schemas(model: OperatorModel) -> dict[str, str]:
 
 
 def run_cli(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    """`python -m atengen args...` with tool/ on PYTHONPATH (pytest's `pythonpath` setting
+    reaches only this process) and os.environ updated with env."""
     full_env = dict(os.environ, PYTHONPATH=os.path.join(REPO, "tool"))
     full_env.update(env or {})
     return subprocess.run(

@@ -5,35 +5,23 @@ torch wheel; every NativeFunction record (after autogen) must agree field by fie
 every raw ``func:`` string must round-trip through our parser and printer, and the
 dump must be byte-identical whatever the hash seed.
 
-Skipped (with the reason) only while ``tool/atengen/cli.py`` does not exist yet or
-torchgen is not installed; once the CLI exists, any disagreement is a failure.
+Never skipped: without torchgen (the dev venv's torch wheel ships it) the module fails to
+import with the reason, and any disagreement is a failure.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import os
-import subprocess
-import sys
 from collections import Counter
 from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parent.parent
-TOOL = REPO / "tool"
-CLI = TOOL / "atengen" / "cli.py"
+from tests.model_helpers import run_cli
+from tests.oracle import torchgen_model
+
 MAX_SHOWN = 20  # mismatches shown per field
-
-pytestmark = pytest.mark.skipif(
-    not CLI.exists(), reason=f"atengen CLI not written yet ({CLI.relative_to(REPO)} missing)"
-)
-
-torchgen_model = pytest.importorskip(
-    "tests.oracle.torchgen_model",
-    reason="the oracle needs torchgen (the dev venv's torch wheel); not importable here",
-)
 
 FIELDS = [f for f in torchgen_model.RECORD_FIELDS if f != "name"]
 
@@ -43,24 +31,12 @@ FIELDS = [f for f in torchgen_model.RECORD_FIELDS if f != "name"]
 
 
 def run_dump(op_yaml: Path, tags_yaml: Path, *, hashseed: str | None = None) -> str:
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join([str(TOOL), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
-    if hashseed is not None:
-        env["PYTHONHASHSEED"] = hashseed
-    cmd = [
-        sys.executable,
-        "-m",
-        "atengen",
-        "dump",
-        f"--op_yaml={op_yaml}",
-        f"--tags_yaml={tags_yaml}",
-    ]
-    proc = subprocess.run(
-        cmd, check=False, env=env, cwd=REPO, capture_output=True, text=True, timeout=600
-    )
+    args = ("dump", f"--op_yaml={op_yaml}", f"--tags_yaml={tags_yaml}")
+    proc = run_cli(*args, env=None if hashseed is None else {"PYTHONHASHSEED": hashseed})
     if proc.returncode != 0:
         pytest.fail(
-            f"`{' '.join(cmd[1:])}` exited {proc.returncode}; stderr tail:\n" + proc.stderr[-3000:],
+            f"`atengen {' '.join(args)}` exited {proc.returncode}; stderr tail:\n"
+            + proc.stderr[-3000:],
             pytrace=False,
         )
     return proc.stdout

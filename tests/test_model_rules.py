@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from atengen.model import dispatch_keys as dk
 from tests.model_helpers import error_of, model_of, schemas
-
-from atengen.model import dispatch_keys as dk  # noqa: E402  isort: skip
 
 # --- entries ----------------------------------------------------------------------
 

@@ -8,13 +8,11 @@ import itertools
 import pytest
 import yaml
 
-from tests.model_helpers import error_of  # noqa: F401  (puts tool/ on sys.path)
-
-from atengen.yaml import full as yaml_full  # noqa: E402  isort: skip
-from atengen.yaml import loader as yaml_loader  # noqa: E402  isort: skip
-from atengen.errors import AtengenError  # noqa: E402  isort: skip
-from atengen.yaml.block import Unsupported, parse_block_yaml  # noqa: E402  isort: skip
-from atengen.yaml.values import YamlList, YamlMap  # noqa: E402  isort: skip
+from atengen.errors import AtengenError
+from atengen.yaml import full as yaml_full
+from atengen.yaml import loader as yaml_loader
+from atengen.yaml.block import Unsupported, parse_block_yaml
+from atengen.yaml.values import YamlList, YamlMap
 
 
 def _pyyaml(text: str):
