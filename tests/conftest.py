@@ -9,8 +9,9 @@ one of these:
 
 - it requests (directly or through other fixtures) a fixture of BAZEL_FIXTURES, the shared
   builds defined here; or
-- its module imports anything from tests.bazel_helpers (the one way tests run `bazel`): every
-  test of that module is marked, so keep tests that never need Bazel in another module.
+- its module imports anything from tests.bazel_helpers (the one way tests should run `bazel`),
+  or starts a command list with "bazel" (`["bazel", ...]`, a direct subprocess call): every test
+  of that module is marked, so keep tests that never need Bazel in another module.
 
 Modules that run Bazel say so with an explicit `pytestmark = pytest.mark.bazel` as well. A test
 that still reaches tests.bazel_helpers.bazel() without the marker fails there, in every run,
@@ -22,10 +23,13 @@ The `slow` marker is set by hand on tests that take more than about 5 s without 
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
+from atengen.model.operator_model import OperatorModel, load_model
 from tests import bazel_helpers
 
 # Session fixtures below that build with Bazel: the tests that request them are marked `bazel`.
@@ -46,6 +50,21 @@ def summary(pytestconfig: pytest.Config) -> list[str]:
 
 
 @pytest.fixture(scope="session")
+def installed_yaml() -> tuple[Path, Path]:
+    """native_functions.yaml and tags.yaml of the installed torch (its torchgen ships them)."""
+    from tests.oracle.torchgen_model import packaged_yaml
+
+    return packaged_yaml()
+
+
+@pytest.fixture(scope="session")
+def installed_model(installed_yaml: tuple[Path, Path]) -> OperatorModel:
+    """Our model of installed_yaml, loaded once per session (about half a second a load); tests
+    must not change it."""
+    return load_model(*map(str, installed_yaml))
+
+
+@pytest.fixture(scope="session")
 def aten_generated(summary: list[str]) -> bazel_helpers.AtenGenerated:
     """//:aten_generated and //:libaten_generated.so, built once per session."""
     return bazel_helpers.build_aten_generated(summary)
@@ -58,18 +77,29 @@ def fzops_library() -> Path:
     return bazel_helpers.build_library("//tests/data/fzops:libfzops.so")
 
 
-def _imports_bazel_helpers(module: object) -> bool:
-    return any(
+# `["bazel", ...]` or `("bazel", ...)`: a command that runs Bazel without tests.bazel_helpers.
+_BAZEL_COMMAND = re.compile(r"""[\[(]\s*["']bazel["']""")
+
+
+def _runs_bazel(module: ModuleType) -> bool:
+    """Whether the test module imports from tests.bazel_helpers or runs `bazel` itself."""
+    if any(
         value is bazel_helpers or getattr(value, "__module__", None) == bazel_helpers.__name__
         for value in vars(module).values()
-    )
+    ):
+        return True
+    source = Path(module.__file__).read_text() if module.__file__ else ""
+    return _BAZEL_COMMAND.search(source) is not None
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    modules_running_bazel: dict[str, bool] = {}
     for item in items:
         module = item.getparent(pytest.Module)
+        if module is not None and module.nodeid not in modules_running_bazel:
+            modules_running_bazel[module.nodeid] = _runs_bazel(module.obj)
         uses_bazel = BAZEL_FIXTURES.intersection(getattr(item, "fixturenames", ())) or (
-            module is not None and _imports_bazel_helpers(module.obj)
+            module is not None and modules_running_bazel[module.nodeid]
         )
         if uses_bazel and item.get_closest_marker("bazel") is None:
             item.add_marker(pytest.mark.bazel)

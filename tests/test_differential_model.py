@@ -43,13 +43,8 @@ def run_dump(op_yaml: Path, tags_yaml: Path, *, hashseed: str | None = None) -> 
 
 
 @pytest.fixture(scope="session")
-def yaml_paths() -> tuple[Path, Path]:
-    return torchgen_model.packaged_yaml()
-
-
-@pytest.fixture(scope="session")
-def dump_text(yaml_paths) -> str:
-    return run_dump(*yaml_paths)
+def dump_text(installed_yaml) -> str:
+    return run_dump(*installed_yaml)
 
 
 @pytest.fixture(scope="session")
@@ -67,8 +62,8 @@ def ours(dump_text) -> dict[str, dict]:
 
 
 @pytest.fixture(scope="session")
-def oracle(yaml_paths) -> dict[str, dict]:
-    return {r["name"]: r for r in torchgen_model.torchgen_records(*yaml_paths)}
+def oracle(installed_yaml) -> dict[str, dict]:
+    return {r["name"]: r for r in torchgen_model.torchgen_records(*installed_yaml)}
 
 
 # ---------------------------------------------------------------------------
@@ -122,9 +117,9 @@ def _fail_if(rows: list[tuple[str, str]], title: str, total: int) -> None:
 # Tests
 
 
-def test_schema_roundtrip(yaml_paths, ours, summary):
+def test_schema_roundtrip(installed_yaml, ours, summary):
     """Every raw ``func:`` string is reproduced exactly by our parser + printer."""
-    raw = torchgen_model.torchgen_schema_roundtrip(yaml_paths[0])
+    raw = torchgen_model.torchgen_schema_roundtrip(installed_yaml[0])
     rows = []
     for line, func in raw:
         schema = torchgen_model.strip_namespace(func)
@@ -198,7 +193,7 @@ def test_output_format(dump_text):
     assert names == sorted(names), "records are not sorted by name"
 
 
-def test_counts(ours, oracle, yaml_paths, summary):
+def test_counts(ours, oracle, installed_yaml, summary):
     def derived(records: dict[str, dict]) -> dict[str, int]:
         keys = Counter(k for r in records.values() for k in r.get("dispatch", {}))
         return {
@@ -211,7 +206,7 @@ def test_counts(ours, oracle, yaml_paths, summary):
             "structured": sum(1 for r in records.values() if r.get("structured")),
         }
 
-    counts = torchgen_model.torchgen_counts(*yaml_paths)
+    counts = torchgen_model.torchgen_counts(*installed_yaml)
     theirs = derived(oracle)
     # The oracle's records agree with torchgen's own objects.
     assert theirs["native_functions"] == counts.native_functions
@@ -226,8 +221,8 @@ def test_counts(ours, oracle, yaml_paths, summary):
     _fail_if(rows, "counts", len(theirs))
 
 
-def test_dump_deterministic_across_hash_seeds(yaml_paths, summary):
-    outputs = {seed: run_dump(*yaml_paths, hashseed=seed) for seed in ("0", "1", "123")}
+def test_dump_deterministic_across_hash_seeds(installed_yaml, summary):
+    outputs = {seed: run_dump(*installed_yaml, hashseed=seed) for seed in ("0", "1", "123")}
     digests = {seed: hashlib.sha256(out.encode()).hexdigest()[:16] for seed, out in outputs.items()}
     summary.append(f"dump sha256 by PYTHONHASHSEED: {digests}")
     if len(set(outputs.values())) != 1:

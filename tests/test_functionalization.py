@@ -20,15 +20,14 @@ FZOPS = Path(__file__).resolve().parent / "data" / "fzops"
 # The model: which ops get Functionalize kernels, and the functional op each mutation calls
 
 
-def test_functionalized_ops_and_functional_variants_match_torchgen(summary: list[str]) -> None:
+def test_functionalized_ops_and_functional_variants_match_torchgen(
+    installed_yaml: tuple[Path, Path], installed_model, summary: list[str]
+) -> None:
     from atengen.model.functionalization import MutationPlan, ViewPlan, functionalize_plan
-    from atengen.model.operator_model import load_model
     from tests.oracle.torchgen_functionalization import torchgen_functionalize_kernels
-    from tests.oracle.torchgen_model import packaged_yaml
 
-    op_yaml, tags_yaml = packaged_yaml()
-    theirs = torchgen_functionalize_kernels(op_yaml, tags_yaml)
-    model = load_model(str(op_yaml), str(tags_yaml))
+    theirs = torchgen_functionalize_kernels(*installed_yaml)
+    model = installed_model
     ours = {}
     for f in model.functions:
         plan = functionalize_plan(model, f)
