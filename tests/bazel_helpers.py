@@ -1,9 +1,14 @@
-"""Running the real `bazel` from tests, reading what it ran, and the shared build of
-//:aten_generated."""
+"""Running the real `bazel` from tests, reading what it ran, and the shared builds of
+//:aten_generated and other libraries.
+
+Every test that runs Bazel does it through bazel() here, and carries the `bazel` marker (see
+tests/conftest.py for how it is added).
+"""
 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import time
 from dataclasses import dataclass
@@ -12,6 +17,10 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
+# The interpreter (with torch) that workspaces built by tests name in RULES_ATEN_PYTHON.
+VENV_PYTHON = REPO / ".venv" / "bin" / "python3"
+# Set by tests/conftest.py to the node id of a running test that is not marked `bazel`.
+UNMARKED_TEST_ENV = "RULES_ATEN_TEST_NOT_MARKED_BAZEL"
 
 
 def bazel(
@@ -22,6 +31,13 @@ def bazel(
     check: bool = True,
 ) -> subprocess.CompletedProcess[str]:
     """`bazel [startup...] args...` in cwd; a failure fails the test with Bazel's stderr."""
+    unmarked = os.environ.get(UNMARKED_TEST_ENV)
+    if unmarked:
+        pytest.fail(
+            f"{unmarked} runs `bazel {' '.join(args)}` but is not marked `bazel`, so the fast "
+            "tier would run it: mark it (see tests/conftest.py)",
+            pytrace=False,
+        )
     result = subprocess.run(
         ["bazel", *startup, *args],
         cwd=cwd,
@@ -58,13 +74,30 @@ class AtenGenerated:
     seconds: float
 
 
+def own_output_base(output_base: Path, max_idle_secs: int = 120) -> tuple[str, ...]:
+    """Startup options of a Bazel server for a workspace a test builds: its own output base, and
+    a server that exits by itself soon after the test (the test also runs `bazel shutdown`)."""
+    return (f"--output_base={output_base}", f"--max_idle_secs={max_idle_secs}")
+
+
+def bazel_bin() -> Path:
+    return Path(bazel("info", "bazel-bin").stdout.strip())
+
+
+def build_library(target: str) -> Path:
+    """`bazel build <target>` in this checkout: the path of its output, e.g. `//pkg:libx.so`."""
+    bazel("build", target)
+    package, name = target.removeprefix("//").split(":")
+    return bazel_bin() / package / name
+
+
 def build_aten_generated(summary: list[str]) -> AtenGenerated:
     """`bazel build //:aten_generated //:libaten_generated.so` with the default selection."""
     start = time.monotonic()
     bazel("build", "//:aten_generated", "//:libaten_generated.so")
     seconds = time.monotonic() - start
     summary.append(f"bazel build //:aten_generated //:libaten_generated.so: {seconds:.0f} s")
-    bin_dir = Path(bazel("info", "bazel-bin").stdout.strip())
+    bin_dir = bazel_bin()
     return AtenGenerated(
         bin=bin_dir,
         cpu_tree=bin_dir / "aten_generated_codegen" / "cpu.cc",

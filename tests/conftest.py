@@ -1,25 +1,47 @@
-"""Shared pytest fixtures for the repository's tests (kept deliberately small)."""
+"""Shared pytest fixtures and the test tiers of the repository's tests.
+
+Import paths come from pyproject.toml (`pythonpath = ["tool", "."]`): `import atengen` and
+`import tests.<module>` work in every test module without any sys.path set-up of its own.
+
+The `bazel` marker: `./dev test --fast` deselects it, so every test that runs Bazel must carry
+it. pytest_collection_modifyitems below adds it, so that a new test file needs nothing more than
+one of these:
+
+- it requests (directly or through other fixtures) a fixture of BAZEL_FIXTURES, the shared
+  builds defined here; or
+- its module imports anything from tests.bazel_helpers (the one way tests should run `bazel`),
+  or starts a command list with "bazel" (`["bazel", ...]`, a direct subprocess call): every test
+  of that module is marked, so keep tests that never need Bazel in another module.
+
+Modules that run Bazel say so with an explicit `pytestmark = pytest.mark.bazel` as well. A test
+that still reaches tests.bazel_helpers.bazel() without the marker fails there, in every run,
+instead of slowing the fast tier down (pytest_runtest_protocol below).
+
+The `slow` marker is set by hand on tests that take more than about 5 s without Bazel.
+"""
 
 from __future__ import annotations
 
-import sys
+import os
+import re
+import time
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
-REPO = Path(__file__).resolve().parent.parent
-TOOL = REPO / "tool"
+from atengen.model.operator_model import OperatorModel, load_model
+from tests import bazel_helpers
 
-# Make ``tests.oracle`` importable however pytest is started.
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
+# Session fixtures below that build with Bazel: the tests that request them are marked `bazel`.
+BAZEL_FIXTURES = frozenset({"aten_generated", "custom_op_libraries", "fzops_library"})
 
 _SUMMARY_KEY = pytest.StashKey[list[str]]()
 
 
 @pytest.fixture(scope="session")
 def repo_root() -> Path:
-    return REPO
+    return bazel_helpers.REPO
 
 
 @pytest.fixture(scope="session")
@@ -29,26 +51,83 @@ def summary(pytestconfig: pytest.Config) -> list[str]:
 
 
 @pytest.fixture(scope="session")
-def aten_generated(summary: list[str]):
-    """//:aten_generated and //:libaten_generated.so, built once per session."""
-    from tests.bazel_helpers import build_aten_generated
+def installed_yaml() -> tuple[Path, Path]:
+    """native_functions.yaml and tags.yaml of the installed torch (its torchgen ships them)."""
+    from tests.oracle.torchgen_model import packaged_yaml
 
-    return build_aten_generated(summary)
+    return packaged_yaml()
+
+
+@pytest.fixture(scope="session")
+def installed_model(installed_yaml: tuple[Path, Path]) -> OperatorModel:
+    """Our model of installed_yaml, loaded once per session (about half a second a load); tests
+    must not change it."""
+    return load_model(*map(str, installed_yaml))
+
+
+@pytest.fixture(scope="session")
+def aten_generated(summary: list[str]) -> bazel_helpers.AtenGenerated:
+    """//:aten_generated and //:libaten_generated.so, built once per session."""
+    return bazel_helpers.build_aten_generated(summary)
+
+
+@pytest.fixture(scope="session")
+def fzops_library(custom_op_libraries: dict[str, Path]) -> Path:
+    """//tests/data/fzops:libfzops.so, the custom-namespace library of the functionalization
+    tests."""
+    return custom_op_libraries["fzops"]
+
+
+# `["bazel", ...]` or `("bazel", ...)`: a command that runs Bazel without tests.bazel_helpers.
+_BAZEL_COMMAND = re.compile(r"""[\[(]\s*["']bazel["']""")
+
+
+def _runs_bazel(module: ModuleType) -> bool:
+    """Whether the test module imports from tests.bazel_helpers or runs `bazel` itself."""
+    if any(
+        value is bazel_helpers or getattr(value, "__module__", None) == bazel_helpers.__name__
+        for value in vars(module).values()
+    ):
+        return True
+    source = Path(module.__file__).read_text() if module.__file__ else ""
+    return _BAZEL_COMMAND.search(source) is not None
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    modules_running_bazel: dict[str, bool] = {}
+    for item in items:
+        module = item.getparent(pytest.Module)
+        if module is not None and module.nodeid not in modules_running_bazel:
+            modules_running_bazel[module.nodeid] = _runs_bazel(module.obj)
+        uses_bazel = BAZEL_FIXTURES.intersection(getattr(item, "fixturenames", ())) or (
+            module is not None and modules_running_bazel[module.nodeid]
+        )
+        if uses_bazel and item.get_closest_marker("bazel") is None:
+            item.add_marker(pytest.mark.bazel)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None):
+    """Names the running test for bazel_helpers.bazel() while it is not marked `bazel` (its
+    fixtures' set-up and tear-down included), which then fails the test."""
+    if item.get_closest_marker("bazel") is not None:
+        return (yield)
+    os.environ[bazel_helpers.UNMARKED_TEST_ENV] = item.nodeid
+    try:
+        return (yield)
+    finally:
+        os.environ.pop(bazel_helpers.UNMARKED_TEST_ENV, None)
 
 
 @pytest.fixture(scope="session")
 def custom_op_libraries(summary: list[str]) -> dict[str, Path]:
     """The custom-namespace libraries of tests/data (fzops, structured_ops), built in one Bazel
     invocation so that their compiles share the two cores; name -> the .so to load."""
-    import time
-
-    from tests.bazel_helpers import bazel
-
     names = ("fzops", "structured_ops")
     start = time.monotonic()
-    bazel("build", *(f"//tests/data/{n}:lib{n}.so" for n in names))
+    bazel_helpers.bazel("build", *(f"//tests/data/{n}:lib{n}.so" for n in names))
     summary.append(f"custom-namespace libraries {names}: {time.monotonic() - start:.0f} s")
-    bin_dir = Path(bazel("info", "bazel-bin").stdout.strip())
+    bin_dir = Path(bazel_helpers.bazel("info", "bazel-bin").stdout.strip())
     return {n: bin_dir / "tests" / "data" / n / f"lib{n}.so" for n in names}
 
 

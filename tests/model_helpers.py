@@ -1,4 +1,5 @@
-"""Small op YAMLs for unit tests: build a model or capture its one error."""
+"""Small op YAMLs for unit tests: build a model or capture its one error; run_cli (atengen in
+this process) and run_cli_process, the one way tests start `python -m atengen` in a child."""
 
 from __future__ import annotations
 
@@ -11,12 +12,11 @@ import textwrap
 
 import pytest
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(REPO, "tool"))
+from atengen.cli.main import main
+from atengen.errors import AtengenError
+from atengen.model.operator_model import OperatorModel, load_model
 
-from atengen.cli.main import main  # noqa: E402
-from atengen.errors import AtengenError  # noqa: E402
-from atengen.model.operator_model import OperatorModel, load_model  # noqa: E402
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 TAGS_YAML = "".join(
     f"- tag: {t}\n  desc: test tag {t}\n"
@@ -78,7 +78,9 @@ def generate_into(tmp_path, op_yaml, tags_yaml, *extra: str) -> subprocess.Compl
 
 
 def run_cli_process(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
-    """``python -m atengen ARGS`` in a child process: for what only a real process shows."""
+    """``python -m atengen ARGS`` in a child process, for what only a real process shows: tool/
+    on PYTHONPATH (pytest's `pythonpath` setting reaches only this process), os.environ updated
+    with env."""
     full_env = dict(os.environ, PYTHONPATH=os.path.join(REPO, "tool"))
     full_env.update(env or {})
     return subprocess.run(

@@ -12,7 +12,11 @@ import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import pytest
+
 from tests.model_helpers import REPO, TAGS_YAML
+
+pytestmark = pytest.mark.slow  # g++ over torch's headers, then gradcheck in a fresh interpreter
 
 AGOPS = Path(REPO) / "tests" / "data" / "agops"
 TORCH = Path(REPO) / ".venv" / "lib" / "python3.11" / "site-packages" / "torch"

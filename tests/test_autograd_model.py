@@ -15,7 +15,6 @@ from collections import Counter
 
 import pytest
 
-from tests.model_helpers import REPO  # noqa: F401  (puts tool/ on sys.path)
 from tests.oracle.torchgen_autograd import (
     forward_record,
     info_record,

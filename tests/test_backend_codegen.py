@@ -88,6 +88,7 @@ def test_xla_shaped_yaml_matches_torchgen(tmp_path: Path, summary: list[str]) ->
     assert n_supported >= 300
 
 
+@pytest.mark.slow  # g++ over torch's headers: about 5 s
 def test_header_compiles(tmp_path: Path) -> None:
     out = generate(tmp_path, without_lazy_keys(XLA_SHAPED.read_text()))
     torch_include = Path(

@@ -8,25 +8,18 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parent.parent
-TOOL = REPO / "tool"
+from tests.bazel_helpers import REPO, bazel
+from tests.model_helpers import run_cli
+
+pytestmark = pytest.mark.bazel
+
 YAML_FILES = ("native_functions.yaml", "tags.yaml", "derivatives.yaml")
 COUNT_LINE = re.compile(r"^(entries|native_functions|groups|operator_base_names): (\d+)$", re.M)
-
-
-def bazel(*args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
-    result = subprocess.run(
-        ["bazel", *args], cwd=REPO, capture_output=True, text=True, stdin=subprocess.DEVNULL
-    )
-    if check and result.returncode != 0:
-        pytest.fail(f"bazel {' '.join(args)} exited {result.returncode}:\n{result.stderr[-6000:]}")
-    return result
 
 
 def counts(text: str) -> dict[str, int]:
@@ -65,21 +58,12 @@ def test_model_check_writes_counts(model_check: str) -> None:
 
 def test_model_check_matches_direct_run(model_check: str, torch_yaml: dict[str, Path]) -> None:
     """The build action prints exactly what the CLI prints outside Bazel on the same YAML."""
-    direct = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "atengen",
-            "check",
-            f"--op_yaml={torch_yaml['native_functions.yaml']}",
-            f"--tags_yaml={torch_yaml['tags.yaml']}",
-        ],
-        cwd=REPO,
-        env={**os.environ, "PYTHONPATH": str(TOOL)},
-        capture_output=True,
-        text=True,
-        check=True,
+    direct = run_cli(
+        "check",
+        f"--op_yaml={torch_yaml['native_functions.yaml']}",
+        f"--tags_yaml={torch_yaml['tags.yaml']}",
     )
+    assert direct.returncode == 0, direct.stderr
     assert direct.stdout == model_check
 
 

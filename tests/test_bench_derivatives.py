@@ -5,7 +5,11 @@ from __future__ import annotations
 
 import re
 
+import pytest
+
 from tests.model_helpers import run_benchmark_tiny
+
+pytestmark = pytest.mark.slow  # runs both loaders in fresh processes
 
 
 def test_bench_derivatives_tiny_mode(summary: list[str]) -> None:

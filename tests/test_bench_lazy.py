@@ -5,7 +5,11 @@ from __future__ import annotations
 
 import re
 
+import pytest
+
 from tests.model_helpers import run_benchmark_tiny
+
+pytestmark = pytest.mark.slow  # runs both generators in fresh processes
 
 ROW = re.compile(
     r"^\| (torchgen gen_lazy_tensor|atengen lazy \(per op\)|atengen lazy \(4 buckets\)) "

@@ -5,13 +5,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-import pytest
-
-from tests.model_helpers import REPO  # noqa: F401  (puts tool/ on sys.path)
-
-from atengen.cli.common import installed_torch_yaml_dir  # noqa: E402  isort: skip
-from atengen.emit.cpp_types import dispatcher_options, function_type  # noqa: E402  isort: skip
-from atengen.model.operator_model import load_model  # noqa: E402  isort: skip
+from atengen.emit.cpp_types import dispatcher_options, function_type
+from atengen.model.operator_model import OperatorModel
 
 _STRUCT_RE = re.compile(r"struct TORCH_API \w+ \{(.*?)\n\};", re.S)
 
@@ -27,13 +22,14 @@ def _wheel_signatures(include_dir: Path) -> dict[str, str]:
     return out
 
 
-def test_dispatcher_signatures_match_the_wheel_headers(summary):
-    yaml_dir = installed_torch_yaml_dir()
-    if yaml_dir is None:
-        pytest.skip("no installed torch")
-    include = Path(yaml_dir).parents[2].parent / "torch" / "include"
+def test_dispatcher_signatures_match_the_wheel_headers(
+    installed_yaml: tuple[Path, Path], installed_model: OperatorModel, summary: list[str]
+):
+    # site-packages/torchgen/packaged/ATen/native/native_functions.yaml -> site-packages
+    include = installed_yaml[0].parents[4] / "torch" / "include"
     want = _wheel_signatures(include)
-    model = load_model(f"{yaml_dir}/native_functions.yaml", f"{yaml_dir}/tags.yaml")
+    assert len(want) > 1000, include
+    model = installed_model
     mismatches = []
     for f in model.functions:
         got = function_type(f.func, dispatcher_options(f))

@@ -5,35 +5,23 @@ torch wheel; every NativeFunction record (after autogen) must agree field by fie
 every raw ``func:`` string must round-trip through our parser and printer, and the
 dump must be byte-identical whatever the hash seed.
 
-Skipped (with the reason) only while ``tool/atengen/cli.py`` does not exist yet or
-torchgen is not installed; once the CLI exists, any disagreement is a failure.
+Never skipped: without torchgen (the dev venv's torch wheel ships it) the module fails to
+import with the reason, and any disagreement is a failure.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import os
-import subprocess
-import sys
 from collections import Counter
 from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parent.parent
-TOOL = REPO / "tool"
-CLI = TOOL / "atengen" / "cli.py"
+from tests.model_helpers import run_cli_process
+from tests.oracle import torchgen_model
+
 MAX_SHOWN = 20  # mismatches shown per field
-
-pytestmark = pytest.mark.skipif(
-    not CLI.exists(), reason=f"atengen CLI not written yet ({CLI.relative_to(REPO)} missing)"
-)
-
-torchgen_model = pytest.importorskip(
-    "tests.oracle.torchgen_model",
-    reason="the oracle needs torchgen (the dev venv's torch wheel); not importable here",
-)
 
 FIELDS = [f for f in torchgen_model.RECORD_FIELDS if f != "name"]
 
@@ -43,37 +31,20 @@ FIELDS = [f for f in torchgen_model.RECORD_FIELDS if f != "name"]
 
 
 def run_dump(op_yaml: Path, tags_yaml: Path, *, hashseed: str | None = None) -> str:
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join([str(TOOL), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
-    if hashseed is not None:
-        env["PYTHONHASHSEED"] = hashseed
-    cmd = [
-        sys.executable,
-        "-m",
-        "atengen",
-        "dump",
-        f"--op_yaml={op_yaml}",
-        f"--tags_yaml={tags_yaml}",
-    ]
-    proc = subprocess.run(
-        cmd, check=False, env=env, cwd=REPO, capture_output=True, text=True, timeout=600
-    )
+    args = ("dump", f"--op_yaml={op_yaml}", f"--tags_yaml={tags_yaml}")
+    proc = run_cli_process(*args, env=None if hashseed is None else {"PYTHONHASHSEED": hashseed})
     if proc.returncode != 0:
         pytest.fail(
-            f"`{' '.join(cmd[1:])}` exited {proc.returncode}; stderr tail:\n" + proc.stderr[-3000:],
+            f"`atengen {' '.join(args)}` exited {proc.returncode}; stderr tail:\n"
+            + proc.stderr[-3000:],
             pytrace=False,
         )
     return proc.stdout
 
 
 @pytest.fixture(scope="session")
-def yaml_paths() -> tuple[Path, Path]:
-    return torchgen_model.packaged_yaml()
-
-
-@pytest.fixture(scope="session")
-def dump_text(yaml_paths) -> str:
-    return run_dump(*yaml_paths)
+def dump_text(installed_yaml) -> str:
+    return run_dump(*installed_yaml)
 
 
 @pytest.fixture(scope="session")
@@ -91,8 +62,8 @@ def ours(dump_text) -> dict[str, dict]:
 
 
 @pytest.fixture(scope="session")
-def oracle(yaml_paths) -> dict[str, dict]:
-    return {r["name"]: r for r in torchgen_model.torchgen_records(*yaml_paths)}
+def oracle(installed_yaml) -> dict[str, dict]:
+    return {r["name"]: r for r in torchgen_model.torchgen_records(*installed_yaml)}
 
 
 # ---------------------------------------------------------------------------
@@ -146,9 +117,9 @@ def _fail_if(rows: list[tuple[str, str]], title: str, total: int) -> None:
 # Tests
 
 
-def test_schema_roundtrip(yaml_paths, ours, summary):
+def test_schema_roundtrip(installed_yaml, ours, summary):
     """Every raw ``func:`` string is reproduced exactly by our parser + printer."""
-    raw = torchgen_model.torchgen_schema_roundtrip(yaml_paths[0])
+    raw = torchgen_model.torchgen_schema_roundtrip(installed_yaml[0])
     rows = []
     for line, func in raw:
         schema = torchgen_model.strip_namespace(func)
@@ -222,7 +193,7 @@ def test_output_format(dump_text):
     assert names == sorted(names), "records are not sorted by name"
 
 
-def test_counts(ours, oracle, yaml_paths, summary):
+def test_counts(ours, oracle, installed_yaml, summary):
     def derived(records: dict[str, dict]) -> dict[str, int]:
         keys = Counter(k for r in records.values() for k in r.get("dispatch", {}))
         return {
@@ -235,7 +206,7 @@ def test_counts(ours, oracle, yaml_paths, summary):
             "structured": sum(1 for r in records.values() if r.get("structured")),
         }
 
-    counts = torchgen_model.torchgen_counts(*yaml_paths)
+    counts = torchgen_model.torchgen_counts(*installed_yaml)
     theirs = derived(oracle)
     # The oracle's records agree with torchgen's own objects.
     assert theirs["native_functions"] == counts.native_functions
@@ -250,8 +221,8 @@ def test_counts(ours, oracle, yaml_paths, summary):
     _fail_if(rows, "counts", len(theirs))
 
 
-def test_dump_deterministic_across_hash_seeds(yaml_paths, summary):
-    outputs = {seed: run_dump(*yaml_paths, hashseed=seed) for seed in ("0", "1", "123")}
+def test_dump_deterministic_across_hash_seeds(installed_yaml, summary):
+    outputs = {seed: run_dump(*installed_yaml, hashseed=seed) for seed in ("0", "1", "123")}
     digests = {seed: hashlib.sha256(out.encode()).hexdigest()[:16] for seed, out in outputs.items()}
     summary.append(f"dump sha256 by PYTHONHASHSEED: {digests}")
     if len(set(outputs.values())) != 1:

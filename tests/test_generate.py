@@ -142,6 +142,7 @@ def test_output_is_identical_across_hash_seeds(tmp_path):
     assert trees[0][0] and trees[0][1]
 
 
+@pytest.mark.slow  # every op of torch's YAML, every key
 def test_full_real_yaml_generates_every_key(tmp_path):
     out = tmp_path / "all"
     r = run_cli("generate", f"--output_dir={out}", f"--cuda_output_dir={out}_cuda")

@@ -13,11 +13,10 @@ import re
 
 import pytest
 
+from atengen.emit import output
+from atengen.emit.output import GeneratedFile, write_outputs
+from atengen.errors import AtengenError
 from tests.model_helpers import TAGS_YAML, run_cli
-
-from atengen.emit import output  # noqa: E402  isort: skip
-from atengen.emit.output import GeneratedFile, write_outputs  # noqa: E402  isort: skip
-from atengen.errors import AtengenError  # noqa: E402  isort: skip
 
 LINE_RE = re.compile(r"^(?P<path>[^:]+):(?P<line>\d+): error: (?P<msg>.+)$")
 ENTRY = "- func: {schema}\n  dispatch:\n    CPU: k\n"

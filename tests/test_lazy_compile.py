@@ -15,7 +15,6 @@ import pytest
 import torch
 import torchgen
 
-import tests.model_helpers  # noqa: F401  (puts tool/ on sys.path)
 from atengen.backend.spec import load_backend_yaml
 from atengen.emit.output import write_trees
 from atengen.emit.shards import Sharding
@@ -23,6 +22,8 @@ from atengen.lazy.emit import lazy_files
 from atengen.lazy.model import resolve_lazy_backend
 from atengen.lazy.options import LazyOptions
 from atengen.model.operator_model import load_model
+
+pytestmark = pytest.mark.slow  # g++ over torch's headers
 
 DATA = Path(__file__).resolve().parent / "data" / "lazy"
 NATIVE = Path(torchgen.__file__).parent / "packaged" / "ATen" / "native"

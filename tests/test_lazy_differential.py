@@ -14,7 +14,6 @@ from pathlib import Path
 
 import pytest
 
-import tests.model_helpers  # noqa: F401  (puts tool/ on sys.path)
 from atengen.backend.spec import load_backend_yaml
 from atengen.emit.shards import Sharding
 from atengen.lazy.emit import lazy_files

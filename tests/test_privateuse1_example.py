@@ -22,15 +22,17 @@ from pathlib import Path
 import pytest
 
 from tests import bazel_helpers
+from tests.bazel_helpers import REPO, VENV_PYTHON, own_output_base
 
-REPO = Path(__file__).resolve().parent.parent
+pytestmark = pytest.mark.bazel
+
 EXAMPLE = REPO / "examples" / "privateuse1_backend"
-VENV_PYTHON = REPO / ".venv" / "bin" / "python3"
 ENV = {**os.environ, "RULES_ATEN_PYTHON": str(VENV_PYTHON), "RULES_ATEN_CUDA_DIR": "none"}
 
 
 def bazel(cwd: Path, output_base: Path, *args: str, check: bool = True):
-    startup = (f"--output_base={output_base}", "--max_idle_secs=120")
+    """Bazel in the example's workspace (or a copy of it), with its own output base."""
+    startup = own_output_base(output_base)
     return bazel_helpers.bazel(*args, cwd=cwd, startup=startup, env=ENV, check=check)
 
 

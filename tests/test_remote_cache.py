@@ -28,10 +28,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.bazel_helpers import bazel, read_execution_log
+from tests.bazel_helpers import REPO, VENV_PYTHON, bazel, own_output_base, read_execution_log
 
-REPO = Path(__file__).resolve().parent.parent
-VENV_PYTHON = REPO / ".venv" / "bin" / "python3"
+pytestmark = pytest.mark.bazel
+
 TARGETS = ("//:aten_generated",)
 
 # "INFO: 62 processes: 8 internal, 54 remote cache hit." (Bazel 4 counts --disk_cache hits as
@@ -117,7 +117,7 @@ def build_clone(
     root.mkdir(parents=True)
     copy_checkout(root)
     env = {**os.environ, "RULES_ATEN_PYTHON": str(VENV_PYTHON), **(env_changes or {})}
-    startup = (f"--output_base={output_base}", "--max_idle_secs=120")
+    startup = own_output_base(output_base)
     start = time.monotonic()
     try:
         result = bazel(

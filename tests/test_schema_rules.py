@@ -6,10 +6,8 @@ import re
 
 import pytest
 
-from tests.model_helpers import error_of  # noqa: F401  (puts tool/ on sys.path)
-
-from atengen.errors import SchemaError  # noqa: E402  isort: skip
-from atengen.model.schema import (  # noqa: E402  isort: skip
+from atengen.errors import SchemaError
+from atengen.model.schema import (
     ListType,
     OptionalType,
     SchemaKind,
@@ -17,6 +15,7 @@ from atengen.model.schema import (  # noqa: E402  isort: skip
     parse_schema,
     parse_type,
 )
+from tests.model_helpers import error_of
 
 
 @pytest.mark.parametrize(

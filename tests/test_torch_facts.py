@@ -10,10 +10,8 @@ from __future__ import annotations
 import torch
 import yaml
 
-import tests.model_helpers  # noqa: F401  (puts tool/ on sys.path)
-
-from atengen import torch_facts as tf  # noqa: E402  isort: skip
-from atengen.cli.common import installed_torch_yaml_dir  # noqa: E402  isort: skip
+from atengen import torch_facts as tf
+from atengen.cli.common import installed_torch_yaml_dir
 
 
 def _torch_yaml(name: str):

@@ -19,12 +19,11 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.model_helpers import REPO  # noqa: F401  (puts tool/ on sys.path)
+from atengen.errors import AtengenError
+from atengen.yaml import full
+from atengen.yaml.loader import load_yaml_text
+from tests.model_helpers import REPO
 from tests.yaml_reference import loaded_tree, reference_tree
-
-from atengen.errors import AtengenError  # noqa: E402  isort: skip
-from atengen.yaml import full  # noqa: E402  isort: skip
-from atengen.yaml.loader import load_yaml_text  # noqa: E402  isort: skip
 
 SITE_PACKAGES = sysconfig.get_paths()["purelib"]
 WHEEL_YAMLS = sorted(glob.glob(os.path.join(SITE_PACKAGES, "**", "*.yaml"), recursive=True))

@@ -28,11 +28,10 @@ import tempfile
 import traceback
 from dataclasses import dataclass, field
 
+from atengen.cli.main import main
+from atengen.errors import SchemaError
+from atengen.model.schema import parse_schema
 from tests.model_helpers import TAGS_YAML
-
-from atengen.cli.main import main  # noqa: E402  isort: skip
-from atengen.errors import SchemaError  # noqa: E402  isort: skip
-from atengen.model.schema import parse_schema  # noqa: E402  isort: skip
 
 ERROR_LINE = re.compile(r"^(?:[^\n]+:\d+: )?error: \S[^\n]*$")
 WARNING_LINE = re.compile(r"^[^\n]+:\d+: warning: \S[^\n]*$")

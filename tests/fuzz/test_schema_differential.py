@@ -18,7 +18,7 @@ import re
 import yaml
 from hypothesis import HealthCheck, given, settings
 
-from tests.fuzz import harness, strategies  # (harness puts tool/ on sys.path)
+from tests.fuzz import harness, strategies
 
 # Our rejection message (names and values replaced by '…') -> why torch's acceptance is not
 # enough.
