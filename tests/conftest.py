@@ -40,11 +40,6 @@ _SUMMARY_KEY = pytest.StashKey[list[str]]()
 
 
 @pytest.fixture(scope="session")
-def repo_root() -> Path:
-    return bazel_helpers.REPO
-
-
-@pytest.fixture(scope="session")
 def summary(pytestconfig: pytest.Config) -> list[str]:
     """Lines appended here are printed in pytest's terminal summary (even without -s)."""
     return pytestconfig.stash.setdefault(_SUMMARY_KEY, [])
