@@ -15,6 +15,8 @@ _TENSOR_LIST_TYPES = ("at::TensorList", "const at::ITensorListRef &")
 
 
 class ForwardFormulaError(ValueError):
+    """A forward formula the input gets wrong; ``key`` names the formula's entry key."""
+
     def __init__(self, key: str, message: str):
         super().__init__(message)
         self.key = key
@@ -165,9 +167,10 @@ def inplace_forward(
     formula = fd.formula
     if uses(formula, "self_p"):
         if is_exact_match:
-            raise ValueError(
+            raise ForwardFormulaError(
+                "self",
                 f"the forward formula of the in-place op {f.func.name} reads self_p, the value "
-                "it overwrites; use 'result' (or original_self_p)"
+                "it overwrites; use 'result' (or original_self_p)",
             )
         formula = replace_ident(formula, "self_p", "original_self_p")
         formula = replace_ident(formula, "self_t", "original_self_t")

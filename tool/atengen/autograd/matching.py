@@ -145,7 +145,7 @@ def _function_derivatives(
             fw[key] = (
                 forward.inplace_forward(f, info.name, info.forward_derivatives[0], is_exact),
             )
-        except ValueError as e:
+        except forward.ForwardFormulaError as e:
             raise AtengenError(info.loc, str(e)) from None
     return FunctionDerivatives(f, per_key, fw, is_exact)
 

@@ -115,7 +115,7 @@ def resolve_backend(
         for e in entries:
             f = by_name.get(e.name)
             if f is None:
-                errors.append(AtengenError(e.loc, _unknown_op(e.name, by_name)))
+                errors.append(AtengenError(e.loc, unknown_op_message(e.name, by_name)))
                 continue
             name = default_kernel_name(f.func) + ("_symint" if e.name in symint else "")
             kernels.append(BackendKernel(f, key, name, e.name in symint, e))
@@ -147,7 +147,8 @@ def _check_new_keys(spec: BackendYaml, model: OperatorModel) -> None:
             )
 
 
-def _unknown_op(name: str, by_name: dict[str, NativeFunction]) -> str:
+def unknown_op_message(name: str, by_name: dict[str, NativeFunction]) -> str:
+    """torchgen's words for an op a backend YAML names that the op YAML lacks."""
     hint = did_you_mean(name, by_name)
     return f"Found an invalid operator name: {name}: no such aten operator in the op YAML{hint}"
 
@@ -157,7 +158,7 @@ def _structured_claim(
 ) -> StructuredClaim:
     f = by_name.get(e.name)
     if f is None:
-        raise AtengenError(e.loc, _unknown_op(e.name, by_name))
+        raise AtengenError(e.loc, unknown_op_message(e.name, by_name))
     if functional:
         raise AtengenError(
             e.loc,

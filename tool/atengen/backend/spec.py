@@ -20,7 +20,7 @@ import re
 from dataclasses import dataclass
 
 from atengen import torch_facts
-from atengen.errors import AtengenError, Location
+from atengen.errors import AtengenError, Location, SchemaError
 from atengen.model import dispatch_keys as dk
 from atengen.model.native_function import describe_value
 from atengen.model.schema import parse_operator_name
@@ -260,7 +260,7 @@ def _op_list(doc: YamlMap, key: str) -> tuple[OpEntry, ...]:
             )
         try:
             parse_operator_name(item)
-        except Exception as e:  # SchemaError: the name itself is malformed
+        except SchemaError as e:  # the name itself is malformed
             raise AtengenError(loc, f"Found an invalid operator name: {item} ({e})") from None
         entries.append(OpEntry(item, loc))
     return tuple(entries)

@@ -22,12 +22,11 @@ variant instead.
 from __future__ import annotations
 
 import dataclasses
-import difflib
 from dataclasses import dataclass
 
-from atengen.backend.model import ExternalBackend, resolve_backend
+from atengen.backend.model import ExternalBackend, resolve_backend, unknown_op_message
 from atengen.backend.spec import BackendYaml, OpEntry
-from atengen.errors import AtengenError, Location, SchemaError
+from atengen.errors import AtengenError, Location, SchemaError, did_you_mean
 from atengen.lazy.ir_types import LazyArg, UnsupportedType, lazy_args
 from atengen.model.native_function import NativeFunction, describe_value
 from atengen.model.operator_model import OperatorModel
@@ -141,7 +140,7 @@ def resolve_lazy_backend(
     ]:
         f = by_name.get(e.name)
         if f is None:
-            errors.append(AtengenError(e.loc, _unknown_op(e.name, by_name)))
+            errors.append(AtengenError(e.loc, unknown_op_message(e.name, by_name)))
             continue
         # ir_gen ops are SymInt-aware only when also listed (supported + symint).
         is_symint = e.name in symint
@@ -162,12 +161,6 @@ def resolve_lazy_backend(
     nodes.sort(key=lambda n: n.op_name)
     kernels.sort(key=lambda k: k.node.op_name)
     return LazyBackend(spec, backend, tuple(nodes), tuple(non_native), tuple(kernels))
-
-
-def _unknown_op(name: str, by_name: dict[str, NativeFunction]) -> str:
-    close = difflib.get_close_matches(name, list(by_name), n=1)
-    hint = f" (did you mean '{close[0]}'?)" if close else ""
-    return f"Found an invalid operator name: {name}: no such aten operator in the op YAML{hint}"
 
 
 def _shape_source(f: NativeFunction) -> str:
@@ -344,8 +337,7 @@ def _property_list(item: YamlMap) -> tuple[str, ...]:
     seen: dict[tuple[str, ...], str] = {}
     for j, p in enumerate(raw):
         if p not in ALL_PROPERTIES:
-            close = difflib.get_close_matches(p, ALL_PROPERTIES, n=1)
-            hint = f" (did you mean '{close[0]}'?)" if close else ""
+            hint = did_you_mean(p, ALL_PROPERTIES)
             raise AtengenError(
                 raw.item_location(j),
                 f"unknown property '{p}'{hint}; the properties are {', '.join(ALL_PROPERTIES)}",
