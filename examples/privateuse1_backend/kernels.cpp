@@ -137,6 +137,11 @@ at::Tensor PrivateUse1NativeFunctions::sum(const at::Tensor& self, at::OptionalI
   return to_device(at::sum(host_view(self), dim, keepdim, dtype));
 }
 
+// tanh's forward pass: its AutogradPrivateUse1 kernel is generated from derivatives.yaml.
+at::Tensor PrivateUse1NativeFunctions::tanh(const at::Tensor& self) {
+  return to_device(at::tanh(host_view(self)));
+}
+
 // --- autograd override --------------------------------------------------------------------
 
 at::Tensor PrivateUse1NativeFunctions::relu(const at::Tensor& self) {

@@ -22,7 +22,10 @@ cases = {
     "take_rows (non-differentiable tensor, auto_linear)": (lambda a: ops.take_rows(a, index), (x,)),
     "fused_mul (x, y: grad_input_mask; optional bias)": (ops.fused_mul, (x, y, bias)),
     "fused_mul (bias absent)": (lambda a, b: ops.fused_mul(a, b), (x, y)),
-    "list_mul (tensor list input, saved list)": (lambda a, b, c: ops.list_mul([a, b, c]), (x, y, z)),
+    "list_mul (tensor list input, saved list)": (
+        lambda a, b, c: ops.list_mul([a, b, c]),
+        (x, y, z),
+    ),
 }
 # list_mul has no forward formula: forward AD is refused (see below), not silently wrong.
 NO_FORWARD = {"list_mul (tensor list input, saved list)"}
@@ -83,6 +86,7 @@ print("node name, leaf check and version counter ok")
 (gx,) = torch.autograd.grad(ops.fused_mul(x, y.detach()).sum(), [x])
 torch.testing.assert_close(gx, y.detach())
 print("grad_input_mask ok")
+
 
 # out=: no autograd through it; the same errors as torch's own out= ops.
 def error_of(fn):

@@ -95,7 +95,7 @@ def autograd_files(
     model: OperatorModel,
     derivatives: DerivativesModel,
     target: AutogradTarget,
-    sharding: Sharding = Sharding(),
+    sharding: Sharding,
     derivatives_yaml: str = "the derivatives YAML",
 ) -> list[GeneratedFile]:
     out_infos = _functional_infos(derivatives, model)

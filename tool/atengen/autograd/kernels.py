@@ -38,8 +38,10 @@ def redispatch(op: OpRef, keys: str, args: str) -> str:
 def _signature(f: NativeFunction) -> tuple[str, list[str], str]:
     opts = dispatcher_options(f)
     args = cpp_arguments(f.func, opts)
-    return returns_type(f.func.returns, opts), [a.decl() for a in args], ", ".join(
-        a.name for a in args
+    return (
+        returns_type(f.func.returns, opts),
+        [a.decl() for a in args],
+        ", ".join(a.name for a in args),
     )
 
 
@@ -72,7 +74,9 @@ def autograd_kernel(fd: FunctionDerivatives, info: DifferentiabilityInfo, op: Op
             f"  grad_fn = c10::make_intrusive<{info.op}>();",
             f"  grad_fn->set_next_edges(torch::autograd::collect_next_edges({', '.join(diff)}));",
         ]
-        body += [f"  grad_fn->{n}_size_ = {n}.size();" for n in diff if types[n] == "at::TensorList"]
+        body += [
+            f"  grad_fn->{n}_size_ = {n}.size();" for n in diff if types[n] == "at::TensorList"
+        ]
         for s in info.all_saved_inputs:
             kind = saved_kind(info, s)
             if kind == "tensor":
@@ -99,7 +103,7 @@ def autograd_kernel(fd: FunctionDerivatives, info: DifferentiabilityInfo, op: Op
             "TORCH_CHECK_NOT_IMPLEMENTED(",
             f"    !({' || '.join(f'has_fw_grad({n})' for n in diff)}),",
             f'    "Trying to use forward AD with {f.func.name.name} that does not support it '
-            'because it has not been implemented yet (no forward formula in the derivatives '
+            "because it has not been implemented yet (no forward formula in the derivatives "
             'YAML).");',
         ]
     if forward:
@@ -192,7 +196,7 @@ def out_kernel(f: NativeFunction, info: DifferentiabilityInfo, op: OpRef) -> dic
     diff = [a.name for a in info.args_with_derivatives]
     name = str(f.func.name.name)
     message = (
-        f'"{name}(): functions with out=... arguments don\'t support automatic '
+        f"\"{name}(): functions with out=... arguments don't support automatic "
         'differentiation, but one of the arguments requires grad."'
     )
     body = []
