@@ -31,9 +31,7 @@ for name, (fn, _) in cases.items():
 # kernel, which myops does not define.)
 checks = ("test_schema", "test_autograd_registration")
 torch.library.opcheck(ops.scale.default, (x, 1.5), test_utils=checks)
-torch.library.opcheck(
-    ops.scale_.default, (x.detach().clone().requires_grad_(), 1.5), test_utils=checks
-)
+torch.library.opcheck(ops.scale_.default, (x * 1, 1.5), test_utils=checks)
 torch.library.opcheck(ops.shift.default, (x, 2.0, 3), test_utils=checks)
 print("opcheck ok: scale, scale_, shift")
 
