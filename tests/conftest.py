@@ -36,6 +36,22 @@ def aten_generated(summary: list[str]):
     return build_aten_generated(summary)
 
 
+@pytest.fixture(scope="session")
+def custom_op_libraries(summary: list[str]) -> dict[str, Path]:
+    """The custom-namespace libraries of tests/data (fzops, structured_ops), built in one Bazel
+    invocation so that their compiles share the two cores; name -> the .so to load."""
+    import time
+
+    from tests.bazel_helpers import bazel
+
+    names = ("fzops", "structured_ops")
+    start = time.monotonic()
+    bazel("build", *(f"//tests/data/{n}:lib{n}.so" for n in names))
+    summary.append(f"custom-namespace libraries {names}: {time.monotonic() - start:.0f} s")
+    bin_dir = Path(bazel("info", "bazel-bin").stdout.strip())
+    return {n: bin_dir / "tests" / "data" / n / f"lib{n}.so" for n in names}
+
+
 def pytest_terminal_summary(terminalreporter, exitstatus, config: pytest.Config) -> None:
     lines = config.stash.get(_SUMMARY_KEY, [])
     if lines:

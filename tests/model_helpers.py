@@ -65,6 +65,18 @@ def run_cli(*args: str) -> subprocess.CompletedProcess:
     )
 
 
+def generate_into(tmp_path, op_yaml, tags_yaml, *extra: str) -> subprocess.CompletedProcess:
+    """`atengen generate` of op_yaml into tmp_path/out (headers: tmp_path/inc), in this process."""
+    return run_cli(
+        "generate",
+        f"--op_yaml={op_yaml}",
+        f"--tags_yaml={tags_yaml}",
+        f"--output_dir={tmp_path / 'out'}",
+        f"--header_output_dir={tmp_path / 'inc'}",
+        *extra,
+    )
+
+
 def run_cli_process(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
     """``python -m atengen ARGS`` in a child process: for what only a real process shows."""
     full_env = dict(os.environ, PYTHONPATH=os.path.join(REPO, "tool"))
@@ -76,3 +88,17 @@ def run_cli_process(*args: str, env: dict | None = None) -> subprocess.Completed
         env=full_env,
         check=False,
     )
+
+
+def run_benchmark_tiny(script: str) -> str:
+    """``python benchmarks/<script> --tiny`` (one repetition, nothing written); its stdout."""
+    proc = subprocess.run(
+        [sys.executable, f"benchmarks/{script}", "--tiny"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    return proc.stdout

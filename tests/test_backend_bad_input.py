@@ -99,15 +99,10 @@ BAD_BACKEND_YAMLS: dict[str, tuple[bytes, int, tuple[str, ...]]] = {
     "not_a_mapping": (b"- abs\n- neg\n", 1, ("a backend YAML must be a mapping", "got a list")),
     "scalar_document": (b"PrivateUse1\n", 1, ("a backend YAML must be a mapping",)),
     "tabs": (HEAD.encode() + b"supported:\n\t- abs\n", 4, ("tab character",)),
-    "op_listed_twice": (
-        HEAD.encode() + b"supported:\n- abs\n- neg\n- abs\n",
-        6,
-        ("operator 'abs' is listed twice (first on line 4)",),
-    ),
     "op_in_supported_and_autograd": (
         HEAD.encode() + b"supported:\n- abs\nautograd:\n- abs\n",
         6,
-        ("operator 'abs' is listed twice (first on line 4)",),
+        ("operator 'abs' is listed twice (first on line 4)", 'only one of "supported", "autograd"'),
     ),
     "non_string_item": (
         HEAD.encode() + b"supported:\n- abs\n- 42\n",

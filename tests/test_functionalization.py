@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.bazel_helpers import REPO, bazel
-from tests.model_helpers import TAGS_YAML, run_cli
+from tests.bazel_helpers import REPO
+from tests.model_helpers import TAGS_YAML, generate_into
 
 FZOPS = REPO / "tests" / "data" / "fzops"
 
@@ -74,15 +74,7 @@ def tags_yaml(tmp_path: Path) -> Path:
 
 
 def generate(op_yaml: Path, tags_yaml: Path, tmp_path: Path, *extra: str):
-    """`atengen generate` of op_yaml into tmp_path/out (headers: tmp_path/inc)."""
-    return run_cli(
-        "generate",
-        f"--op_yaml={op_yaml}",
-        f"--tags_yaml={tags_yaml}",
-        f"--output_dir={tmp_path / 'out'}",
-        f"--header_output_dir={tmp_path / 'inc'}",
-        *extra,
-    )
+    return generate_into(tmp_path, op_yaml, tags_yaml, *extra)
 
 
 def test_mutable_op_without_functional_variant_is_an_error(tmp_path: Path, tags_yaml) -> None:
@@ -368,9 +360,8 @@ def test_aten_programs_functionalize_through_our_kernels(aten_generated, summary
 
 
 @pytest.fixture(scope="module")
-def fzops_library() -> Path:
-    bazel("build", "//tests/data/fzops:libfzops.so")
-    return Path(bazel("info", "bazel-bin").stdout.strip()) / "tests/data/fzops/libfzops.so"
+def fzops_library(custom_op_libraries: dict[str, Path]) -> Path:
+    return custom_op_libraries["fzops"]
 
 
 def test_custom_namespace_programs_functionalize(fzops_library: Path, summary) -> None:

@@ -97,6 +97,10 @@ def test_program_runs_on_the_device_and_matches_cpu(example_library: Path) -> No
     assert "/srcs.cc/AutogradPrivateUse1_b1.cpp" in dispatch["tanh"]["AutogradPrivateUse1"]
     losses = report["details"]["train_losses"]
     assert len(set(map(tuple, losses.values()))) == 1, losses
+    # sub.out is listed under `structured:`: its three variants run torch's meta() and our impl().
+    for op in ("sub.Tensor", "sub_.Tensor", "sub.out"):
+        assert "/host_device_codegen/srcs.cc/RegisterPrivateUse1_" in dispatch[op]["PrivateUse1"]
+    assert all(report["checks"][c] for c in ("structured_inplace", "structured_meta_checks"))
 
 
 def test_functional_backend_registers_no_mutating_kernels(example_library: Path) -> None:

@@ -24,7 +24,7 @@ from atengen.model.schema import (  # noqa: E402  isort: skip
     [
         "add.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)",
         "max_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], SymInt[1] p=0) -> Tensor",
-        "f(Tensor?[] indices, int[]? dims, Dimname[1] names, str? mode=None) -> Tensor[]",
+        "f(Tensor?[] indices, int[]? dims, SymInt[1] names, str? mode=None) -> Tensor[]",
         "view(Tensor(a) self, SymInt[] size) -> Tensor(a)",
         "unbind.int(Tensor(a -> *) self, int dim=0) -> Tensor(a)[]",
         "f(Tensor(a|b) self) -> Tensor(a|b)",

@@ -103,3 +103,20 @@ def test_unfunctionalized_ops_mutate_and_out_dtype_ops_are_out_ops():
         schema = _schema(qualified)
         assert any(a.is_out for a in schema.arguments), qualified
         assert any(a.name == "dtype" for a in schema.arguments), qualified
+
+
+def test_structured_meta_classes_are_the_ones_libtorch_exports():
+    import re
+    import subprocess
+    from pathlib import Path
+
+    lib = Path(torch.__file__).parent / "lib" / "libtorch_cpu.so"
+    symbols = subprocess.run(
+        ["nm", "-DC", str(lib)], capture_output=True, text=True, check=True
+    ).stdout
+    exported = set(re.findall(r"at::meta::structured_(\w+)::meta\(", symbols))
+    assert len(exported) > 200
+    assert tf.WHEEL_STRUCTURED_META_CLASSES == exported, (
+        f"libtorch_cpu gained {sorted(exported - tf.WHEEL_STRUCTURED_META_CLASSES)}, "
+        f"lost {sorted(tf.WHEEL_STRUCTURED_META_CLASSES - exported)}"
+    )

@@ -112,6 +112,39 @@ def main(library: str) -> int:
     torch.abs(a, out=out2)
     checks["out_wrappers"] = same(out, a_cpu + b_cpu) and same(out2, a_cpu.abs())
 
+    # a structured op implemented by impl() alone: functional, in-place and out= kernels are
+    # generated around torch's meta(), with its broadcasting, type promotion and out= resizing
+    row_cpu, ints_cpu = torch.tensor([1.0, -2.0, 0.5]), torch.tensor([[3], [4]])
+    row, ints = row_cpu.to(dev), ints_cpu.to(dev)
+    s = a.clone()
+    s.sub_(row, alpha=2)
+    sub_out = torch.empty(0, device=dev)
+    torch.sub(ints, row, out=sub_out)
+    checks["structured_functional"] = same(a - row, a_cpu - row_cpu) and same(
+        torch.sub(ints, a, alpha=3), torch.sub(ints_cpu, a_cpu, alpha=3)
+    )
+    checks["structured_inplace"] = same(s, a_cpu - 2 * row_cpu)
+    checks["structured_out"] = same(sub_out, ints_cpu - row_cpu) and sub_out.shape == (2, 3)
+    # torch's meta() refuses what it refuses on the CPU, with the same words: a float result
+    # into an int64 self, a self of another shape than the broadcast one
+    errors = {}
+    for name, (self_cpu, other_cpu) in {
+        "cast": (torch.ones(2, 3, dtype=torch.long), a_cpu),
+        "shape": (ints_cpu.clone(), row_cpu),
+    }.items():
+        for where, (x, y) in {"hostdev": (self_cpu.to(dev), other_cpu.to(dev)),
+                              "cpu": (self_cpu, other_cpu)}.items():
+            try:
+                x.sub_(y)
+                errors[f"{name}:{where}"] = None
+            except RuntimeError as e:
+                errors[f"{name}:{where}"] = str(e).splitlines()[0]
+    details["structured_inplace_errors"] = errors
+    checks["structured_meta_checks"] = all(
+        errors[f"{name}:hostdev"] is not None and errors[f"{name}:hostdev"] == errors[f"{name}:cpu"]
+        for name in ("cast", "shape")
+    )
+
     # views alias the device memory
     base = a.clone()
     v = base.view(3, 2)
@@ -158,6 +191,9 @@ def main(library: str) -> int:
         "add.Tensor": "RegisterPrivateUse1_",
         "add_.Tensor": "RegisterPrivateUse1_",
         "add.out": "RegisterPrivateUse1_",
+        "sub.Tensor": "RegisterPrivateUse1_",
+        "sub_.Tensor": "RegisterPrivateUse1_",
+        "sub.out": "RegisterPrivateUse1_",
         "view": "RegisterPrivateUse1_",
         "empty.memory_format": "RegisterPrivateUse1_",
     }

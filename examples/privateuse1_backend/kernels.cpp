@@ -142,6 +142,16 @@ at::Tensor PrivateUse1NativeFunctions::tanh(const at::Tensor& self) {
   return to_device(at::tanh(host_view(self)));
 }
 
+// --- a structured op: impl() only ---------------------------------------------------------
+
+// torch's meta() (at::meta::structured_sub_Tensor) has checked the arguments, broadcast them,
+// promoted their dtypes and given `out` its shape and dtype (a new tensor for sub, self for
+// sub_, the resized out= tensor for sub.out): only the values are left to compute.
+void structured_sub_out::impl(const at::Tensor& self, const at::Tensor& other,
+                              const at::Scalar& alpha, const at::Tensor& out) {
+  host_view(out).copy_(at::sub(host_view(self), host_view(other), alpha));
+}
+
 // --- autograd override --------------------------------------------------------------------
 
 at::Tensor PrivateUse1NativeFunctions::relu(const at::Tensor& self) {

@@ -7,6 +7,10 @@ One action runs `atengen backend` and writes two tree artifacts under `<package>
             `autograd:` operators that the derivatives YAML has formulas for;
   include/  <package>/<Backend>NativeFunctions.h, the class of static kernels to implement.
 
+A lazy-tensor backend (a YAML with full_codegen, ir_gen or non_native ops; see lazy_attrs.bzl)
+adds <Backend>NativeFunctions_<shard>.cpp, the generated kernels, to srcs.cc/, and the IR node
+headers LazyIr.h, LazyIr_<shard>.h, LazyIrCommon.h and LazyNonNativeIr.h to include/<package>/.
+
 The sources include the header by that workspace-relative path, never by an absolute one, so
 they compile in any sandbox (torch_xla seds absolute paths out of torchgen's output instead).
 
@@ -24,22 +28,25 @@ load(
     "aten_archive_library",
     "aten_shared_library",
     "codegen_outputs",
+    "labels",
     "torch_deps",
 )
 load(":generator_attrs.bzl", "generator_attrs", "shards_attr")
+load(":lazy_attrs.bzl", "add_lazy_args", "lazy_attrs")
 
 def _common_args(ctx, args):
+    """Adds the flags both actions share; returns their input files."""
     args.add("backend")
     args.add("--backend_yaml=" + ctx.file.backend_yaml.path)
     args.add("--op_yaml=" + ctx.file.op_yaml.path)
     args.add("--tags_yaml=" + ctx.file.tags_yaml.path)
+    args.add("--shards=%d" % ctx.attr.shards)
     if ctx.attr.functional:
         args.add("--functional_backend")
     if ctx.file.derivatives:
         args.add("--derivatives_yaml=" + ctx.file.derivatives.path)
-
-def _yaml_inputs(ctx):
-    return [ctx.file.backend_yaml, ctx.file.op_yaml, ctx.file.tags_yaml] + (
+    lazy_inputs = add_lazy_args(ctx, args)
+    return [ctx.file.backend_yaml, ctx.file.op_yaml, ctx.file.tags_yaml] + lazy_inputs + (
         [ctx.file.derivatives] if ctx.file.derivatives else []
     )
 
@@ -49,18 +56,16 @@ def _aten_backend_sources_impl(ctx):
     # ".cc" in the name: Bazel 4 applies --cxxopt to a tree only when its name looks like C++.
     srcs = ctx.actions.declare_directory(prefix + "srcs.cc")
     headers = ctx.actions.declare_directory(prefix + "include")
-    yaml_inputs = _yaml_inputs(ctx)
 
     args = ctx.actions.args()
-    _common_args(ctx, args)
+    inputs = _common_args(ctx, args)
     args.add("--output_dir=" + srcs.path)
     args.add("--header_output_dir=" + headers.path)
     args.add("--include_prefix=" + ctx.label.package)
-    args.add("--shards=%d" % ctx.attr.shards)
     ctx.actions.run(
         executable = ctx.executable.tool,
         arguments = [args],
-        inputs = yaml_inputs,
+        inputs = inputs,
         outputs = [srcs, headers],
         mnemonic = "AtenBackendCodegen",
         progress_message = "Generating backend registrations %s" % ctx.label,
@@ -72,13 +77,13 @@ def _aten_backend_sources_impl(ctx):
     if ctx.files.kernel_srcs:
         stamp = ctx.actions.declare_file(prefix + "kernels_checked.h")
         check = ctx.actions.args()
-        _common_args(ctx, check)
+        check_inputs = _common_args(ctx, check)
         check.add_joined(ctx.files.kernel_srcs, join_with = ",", format_joined = "--impl_path=%s")
         check.add("--check_stamp=" + stamp.path)
         ctx.actions.run(
             executable = ctx.executable.tool,
             arguments = [check],
-            inputs = yaml_inputs + ctx.files.kernel_srcs,
+            inputs = check_inputs + ctx.files.kernel_srcs,
             outputs = [stamp],
             mnemonic = "AtenBackendKernelCheck",
             progress_message = "Checking %s for missing kernels" % ctx.label,
@@ -108,7 +113,7 @@ aten_backend_sources = rule(
 Returns DefaultInfo (both trees), output groups `srcs`, `headers` and `kernel_check` (the
 check's stamp, also a validation output), and a CcInfo that puts the header tree on the include path. Use the
 external_backend_codegen macro rather than this rule.""",
-    attrs = dict(generator_attrs(default_to_torch = True), **{
+    attrs = dict(generator_attrs(default_to_torch = True), **dict(lazy_attrs(), **{
         "backend_yaml": attr.label(
             mandatory = True,
             allow_single_file = [".yaml"],
@@ -127,7 +132,7 @@ external_backend_codegen macro rather than this rule.""",
             doc = "Sources to scan for the kernel definitions; empty: no check.",
         ),
         "shards": shards_attr(),
-    }),
+    })),
 )
 
 def external_backend_codegen(
@@ -143,8 +148,23 @@ def external_backend_codegen(
         check_kernels = True,
         copts = [],
         visibility = None,
-        tags = []):
+        tags = [],
+        node_base = None,
+        node_base_hdr = None,
+        tensor_class = None,
+        tensor_class_hdr = None,
+        backend_namespace = None,
+        get_device_fn = None,
+        lazy_value_class = None,
+        shape_inference_hdr = None,
+        shape_inference_file = None,
+        ts_lowerings = None):
     """Generates and compiles the registrations of an out-of-tree backend.
+
+    A backend YAML with `full_codegen`, `ir_gen` or `non_native` ops is a lazy-tensor (LTC)
+    backend: N then also holds the generated kernels of the full_codegen ops, and N_headers
+    the IR node classes (<package>/LazyIr.h, LazyIr_<shard>.h, LazyNonNativeIr.h), built on the
+    TorchScript backend of the torch wheel unless the LTC attributes below say otherwise.
 
     Targets (`name` = N):
       N_codegen: the generator action (aten_backend_sources), trees under N_codegen/.
@@ -171,7 +191,34 @@ def external_backend_codegen(
       copts: extra compiler options.
       visibility: visibility of the targets.
       tags: tags of the targets.
+      node_base: LTC: base class of the IR nodes; default `torch::lazy::TsNode`.
+      node_base_hdr: LTC: its include path; default `torch/csrc/lazy/ts_backend/ts_node.h`.
+        Put the cc_library of a custom one in `deps`.
+      tensor_class: LTC: the lazy tensor class; default `torch::lazy::LazyTensor`.
+      tensor_class_hdr: LTC: its include path; default `torch/csrc/lazy/core/tensor.h`.
+      backend_namespace: LTC: namespace of GetTensorList, TryGetLtcTensor and
+        GetLtcTensorOrCreateForWrappedNumber; default `torch::lazy`.
+      get_device_fn: LTC: the device getter; default `torch::lazy::GetBackendDevice`.
+      lazy_value_class: LTC: the IR value class; default `torch::lazy::Value`.
+      shape_inference_hdr: LTC: include path of the compute_shape_* declarations; default
+        `shape_inference_file`'s workspace-relative path.
+      shape_inference_file: LTC: label of the header the full_codegen kernels' compute_shape_*
+        calls are checked against; default the wheel's torch/csrc/lazy/core/shape_inference.h.
+      ts_lowerings: LTC: TorchScript Lower()/CanBeReused() in the nodes; default True.
     """
+    given = {
+        "backend_namespace": backend_namespace,
+        "get_device_fn": get_device_fn,
+        "lazy_value_class": lazy_value_class,
+        "node_base": node_base,
+        "node_base_hdr": node_base_hdr,
+        "shape_inference_file": shape_inference_file,
+        "shape_inference_hdr": shape_inference_hdr,
+        "tensor_class": tensor_class,
+        "tensor_class_hdr": tensor_class_hdr,
+        "ts_lowerings": ts_lowerings,
+    }
+    lazy = {k: v for k, v in given.items() if v != None}  # None: the rule's default
     codegen = name + "_codegen"
     aten_backend_sources(
         name = codegen,
@@ -184,13 +231,18 @@ def external_backend_codegen(
         kernel_srcs = srcs if check_kernels else [],
         visibility = visibility,
         tags = tags,
+        **lazy
     )
     codegen_outputs(name, codegen, ["srcs", "kernel_check"], visibility, tags)
+
+    # The check's stamp is a header of the library: its compiles wait for the check. (No srcs,
+    # as in a lazy backend whose kernels are all generated: no check, no stamp.)
+    stamp = [":{}_kernel_check".format(codegen)] if srcs and check_kernels else []
     aten_archive_library(
         name = name,
-        # The check's stamp is a header of the library: its compiles wait for the check.
-        srcs = [":{}_srcs".format(codegen), ":{}_kernel_check".format(codegen)] + srcs,
-        deps = torch_deps() + [":" + name + "_headers"] + deps,
+        srcs = [":{}_srcs".format(codegen)] + stamp + srcs,
+        # The runtime: structured ops' generated wrappers (backend YAML `structured:`) use it.
+        deps = labels(["//rules/runtime"]) + torch_deps() + [":" + name + "_headers"] + deps,
         copts = copts,
         visibility = visibility,
         tags = tags,

@@ -57,6 +57,8 @@ exports_files([
     "derivatives.yaml",
     "native_functions.yaml",
     "tags.yaml",
+    # The TorchScript lazy backend's compute_shape_* declarations (external_backend_codegen).
+    "include/torch/csrc/lazy/core/shape_inference.h",
 ])
 
 filegroup(

@@ -190,6 +190,14 @@ C10_TAGS = frozenset(
 LONE_OUT_OPS_ALLOWED = frozenset(
     {"adaptive_avg_pool3d_backward.grad_input", "_slow_conv2d_backward.grad_input"}
 )
+# Mutable ops in the torch YAML without tensor returns (so without an out= variant); everywhere
+# else such an op is an error.
+MUTABLE_OPS_WITHOUT_OUT_VARIANT = frozenset({"_cummax_helper", "_cummin_helper"})
+# Arguments of torch's own ops named by a Python keyword, kept for compatibility; everywhere
+# else such a name is an error (the Python bindings take arguments by name).
+PYTHON_KEYWORD_ARGUMENTS_ALLOWED = frozenset(
+    {("_has_compatible_shallow_copy_type", "from"), ("random_.from", "from"), ("uniform_", "from")}
+)
 
 # Mutating aten ops that torch's functionalization leaves alone: helpers that never reach a
 # functionalized program and have no functional variant to call.
@@ -234,3 +242,63 @@ FUNCTIONAL_BACKEND_EXTRA_OPS = frozenset(
 # Copies between a backend and other devices: their YAML entries keep the default
 # `device_check: ExactSame`, which would make every .to()/.cpu() fail a same-device check.
 CROSS_DEVICE_COPY_OPS = frozenset({"_copy_from", "_copy_from_and_resize"})
+
+# --- Structured kernels -----------------------------------------------------------------------
+
+# The meta classes libtorch_cpu exports (`at::meta::structured_<name>`, named by the functional
+# op: `add_Tensor` for add.Tensor): a backend may implement these ops by impl() alone and reuse
+# torch's meta().
+WHEEL_STRUCTURED_META_CLASSES = frozenset(
+    """
+    _addmm_activation _convert_indices_from_coo_to_csr _convert_indices_from_csr_to_coo
+    _linalg_det _linalg_eigh _linalg_slogdet _linalg_solve_ex _linalg_svd _log_softmax
+    _log_softmax_backward_data _softmax _softmax_backward_data _upsample_bicubic2d_aa
+    _upsample_bicubic2d_aa_backward _upsample_bilinear2d_aa _upsample_bilinear2d_aa_backward
+    _upsample_lanczos2d_aa _upsample_lanczos2d_aa_backward _upsample_nearest_exact1d
+    _upsample_nearest_exact1d_backward _upsample_nearest_exact2d
+    _upsample_nearest_exact2d_backward _upsample_nearest_exact3d
+    _upsample_nearest_exact3d_backward acos acosh adaptive_max_pool2d
+    adaptive_max_pool2d_backward adaptive_max_pool3d adaptive_max_pool3d_backward add_Tensor
+    addcdiv addcmul addmm addmv all all_dim all_dims amax amin aminmax any any_dim any_dims
+    argmax argmin asin asinh atan atan2 atanh avg_pool2d avg_pool2d_backward avg_pool3d
+    avg_pool3d_backward baddbmm bitwise_and_Tensor bitwise_left_shift_Tensor bitwise_not
+    bitwise_or_Tensor bitwise_right_shift_Tensor bitwise_xor_Tensor bmm cat ceil clamp
+    clamp_Tensor clamp_max clamp_max_Tensor clamp_min clamp_min_Tensor copysign_Tensor cos cosh
+    cumprod cumsum digamma div_Tensor div_Tensor_mode elu elu_backward eq_Scalar eq_Tensor erf
+    erfc erfinv exp exp2 expm1 floor fmax fmin fmod_Tensor frac fractional_max_pool2d
+    fractional_max_pool2d_backward fractional_max_pool3d gather gcd ge_Scalar ge_Tensor gelu
+    gelu_backward glu gt_Scalar gt_Tensor hardshrink hardshrink_backward hardsigmoid
+    hardsigmoid_backward hash_tensor heaviside hypot i0 igamma igammac index_Tensor index_add
+    index_copy index_reduce isin_Scalar_Tensor isin_Tensor_Scalar isin_Tensor_Tensor isneginf
+    isposinf lcm le_Scalar le_Tensor leaky_relu leaky_relu_backward lerp_Scalar lerp_Tensor
+    lgamma linalg_cholesky_ex linalg_cross linalg_inv_ex linalg_ldl_factor_ex linalg_ldl_solve
+    linalg_lu linalg_lu_factor_ex linalg_lu_solve linalg_qr linalg_vector_norm log log10 log1p
+    log2 logaddexp logaddexp2 logit_backward lt_Scalar lt_Tensor lu_unpack max_dim
+    max_pool2d_with_indices max_pool2d_with_indices_backward maximum mean_dim min_dim minimum
+    mish mm mse_loss mul_Tensor ne_Scalar ne_Tensor neg nextafter nll_loss_backward
+    nll_loss_forward norm_ScalarOpt_dim norm_ScalarOpt_dim_dtype polygamma pow_Scalar
+    pow_Tensor_Scalar pow_Tensor_Tensor prod_dim_int reciprocal reflection_pad1d
+    reflection_pad1d_backward reflection_pad3d reflection_pad3d_backward remainder_Tensor renorm
+    replication_pad1d replication_pad1d_backward replication_pad2d replication_pad3d round
+    round_decimals rsqrt scatter_add scatter_reduce scatter_reduce_two scatter_src scatter_value
+    scatter_value_reduce sgn sigmoid sigmoid_backward sign signbit silu silu_backward sin sinc
+    sinh slow_conv_transpose2d smooth_l1_loss softplus softplus_backward softshrink
+    softshrink_backward sort_stable special_airy_ai special_bessel_j0 special_bessel_j1
+    special_bessel_y0 special_bessel_y1 special_chebyshev_polynomial_t
+    special_chebyshev_polynomial_u special_chebyshev_polynomial_v special_chebyshev_polynomial_w
+    special_entr special_erfcx special_hermite_polynomial_h special_hermite_polynomial_he
+    special_i0e special_i1 special_i1e special_laguerre_polynomial_l
+    special_legendre_polynomial_p special_log_ndtr special_modified_bessel_i0
+    special_modified_bessel_i1 special_modified_bessel_k0 special_modified_bessel_k1
+    special_ndtri special_scaled_modified_bessel_k0 special_scaled_modified_bessel_k1
+    special_shifted_chebyshev_polynomial_t special_shifted_chebyshev_polynomial_u
+    special_shifted_chebyshev_polynomial_v special_shifted_chebyshev_polynomial_w
+    special_spherical_bessel_j0 special_xlog1py special_zeta sqrt sub_Tensor sum_dim_IntList tan
+    tanh tanh_backward threshold threshold_backward topk triangular_solve tril triu trunc
+    upsample_bicubic2d upsample_bicubic2d_backward upsample_bilinear2d
+    upsample_bilinear2d_backward upsample_linear1d upsample_linear1d_backward upsample_nearest1d
+    upsample_nearest1d_backward upsample_nearest2d upsample_nearest2d_backward
+    upsample_nearest3d upsample_nearest3d_backward upsample_trilinear3d
+    upsample_trilinear3d_backward xlogy_Tensor
+    """.split()
+)

@@ -46,7 +46,8 @@ inline at::Tensor empty_strided(
 }
 
 // Like at::native::resize_output: resize `out` to `shape`, warning when a
-// non-empty tensor changes shape. Returns whether it resized.
+// non-empty tensor changes shape (in aten's words, so that users see one
+// warning whichever kernel resized). Returns whether it resized.
 inline bool resize_output(const at::Tensor& out, at::IntArrayRef shape) {
   if (out.sizes().equals(shape)) {
     return false;
@@ -55,7 +56,9 @@ inline bool resize_output(const at::Tensor& out, at::IntArrayRef shape) {
     TORCH_WARN(
         "An output with one or more elements was resized since it had shape ", out.sizes(),
         ", which does not match the required output shape ", shape,
-        ". This behavior is deprecated; resize the out tensor to zero elements first.");
+        ". This behavior is deprecated, and in a future PyTorch release outputs will not be "
+        "resized unless they have zero elements. You can explicitly reuse an out tensor t by "
+        "resizing it, inplace, to zero elements with t.resize_(0).");
   }
   out.resize_(shape);
   return true;

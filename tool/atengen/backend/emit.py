@@ -3,11 +3,15 @@
 The emitter of external backends (after ``backend.spec`` and ``backend.model``):
 
 - ``<include_prefix>/<Backend>NativeFunctions.h``: a struct of static kernel
-  declarations (the backend's C++ API), sorted and deduplicated;
+  declarations (the backend's C++ API), sorted and deduplicated, and the impl
+  classes of the structured ops the backend claims (derived from torch's meta
+  classes: the backend defines only their ``impl``);
 - ``Register<Key>_<shard>.cpp`` for the backend key and, with ``autograd:``,
   for ``Autograd<Backend>``: wrappers with the exact dispatcher signature that
   call the backend's static methods, plus generated out=/inplace wrappers for
-  operators whose functional variant alone has a kernel.
+  operators whose functional variant alone has a kernel, and the structured
+  functional/in-place/out= wrappers (the op registrations' own, see
+  ``emit.wrappers.structured_wrapper``) of claimed structured groups.
 
 Shards follow ``emit.shards`` (one per operator root, or N stable buckets);
 a shard includes only the class header, ``extra_headers`` and what its own
@@ -21,7 +25,7 @@ import os
 from dataclasses import dataclass
 
 from atengen import torch_facts
-from atengen.backend.model import BackendKernel, ExternalBackend
+from atengen.backend.model import BackendKernel, ExternalBackend, StructuredClaim
 from atengen.emit.calls import MissingArgument, functional_call_args, int_expr, native_args
 from atengen.emit.declarations import (
     native_declaration,
@@ -32,7 +36,9 @@ from atengen.emit.declarations import (
 from atengen.emit.device import device_handling
 from atengen.emit.output import GeneratedFile
 from atengen.emit.shards import Sharding
+from atengen.emit.structured import impl_params, meta_class
 from atengen.emit.templates import render
+from atengen.emit.wrappers import StructuredCall, structured_wrapper
 from atengen.model.native_function import NativeFunction
 from atengen.model.schema import SchemaKind
 
@@ -55,6 +61,7 @@ class BackendWrapper:
     copies: tuple[tuple[str, str], ...] = ()
     copy_list: str = ""
     return_expr: str = ""
+    structured: StructuredCall | None = None  # a structured group's generated wrapper
 
 
 def header_path(backend: ExternalBackend, include_prefix: str) -> str:
@@ -77,6 +84,14 @@ def declarations(backend: ExternalBackend) -> list[str]:
     return out
 
 
+def structured_classes(backend: ExternalBackend) -> list[tuple[str, str, str]]:
+    """(impl class, torch's meta class, impl() parameters) of each claimed structured op."""
+    return [
+        (c.impl_class, meta_class(c.group), ", ".join(impl_params(c.group)))
+        for c in backend.structured
+    ]
+
+
 def header_file(backend: ExternalBackend, include_prefix: str) -> GeneratedFile:
     spec = backend.spec
     text = render(
@@ -86,6 +101,8 @@ def header_file(backend: ExternalBackend, include_prefix: str) -> GeneratedFile:
         cpp_namespace=spec.cpp_namespace,
         class_name=spec.class_name,
         declarations=declarations(backend),
+        meta_headers=sorted({_meta_header(c) for c in backend.structured}),
+        structured=structured_classes(backend),
     )
     return GeneratedFile(header_path(backend, include_prefix), text)
 
@@ -104,7 +121,18 @@ def registration_files(
     return files
 
 
+def _meta_header(claim: StructuredClaim) -> str:
+    return f"<ATen/ops/{claim.group.out.name.name.base}_meta.h>"
+
+
 def wrapper_for(backend: ExternalBackend, f: NativeFunction, key: str) -> BackendWrapper | None:
+    claim = backend.structured_group_of.get(id(f))
+    if claim is not None:
+        if key != backend.spec.backend or f is claim.group.mutable:
+            return None
+        impl = f"{backend.spec.cpp_namespace}::{claim.impl_class}"
+        w = structured_wrapper(f, claim.group, key, "impl", impl_class_name=impl)
+        return _wrapper(backend, f, key, call="", structured=w.structured)
     k = backend.kernel_for(f, key)
     if k is not None:
         return _wrapper(backend, f, key, call=_kernel_call(backend, k, native_args(f, k.kernel)))
@@ -198,6 +226,8 @@ def _shard_text(
     backend: ExternalBackend, key: str, wrappers: list[BackendWrapper], include_prefix: str
 ) -> str:
     includes = ["<ATen/core/Tensor.h>", "<torch/library.h>"]
+    if any(w.structured for w in wrappers):
+        includes += ["<ATen/TensorMeta.h>", '"atengen/runtime.h"']
     if any(w.device_check for w in wrappers):
         includes.append("<ATen/core/op_registration/adaption.h>")
     if any(w.device_guard for w in wrappers):

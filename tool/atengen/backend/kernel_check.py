@@ -56,6 +56,16 @@ def check_kernels(backend: ExternalBackend, sources: dict[str, str]) -> None:
         first_loc.setdefault(k.kernel, k.entry.loc)
     where = ", ".join(sorted(sources)) or "(no sources)"
     errors = []
+    for claim in backend.structured:
+        impls = sum(_definitions(claim.impl_class, text)["impl"] for text in sources.values())
+        if impls != 1:
+            errors.append(
+                AtengenError(
+                    claim.entry.loc,
+                    f"{spec.cpp_namespace}::{claim.impl_class}::impl is defined {impls} times in "
+                    f"{where}; the structured op '{claim.entry.name}' needs exactly one definition",
+                )
+            )
     for name, decls in expected.items():
         if found[name] != len(decls):
             errors.append(

@@ -10,6 +10,11 @@ Kernel names follow gen_backend_stubs, so that hand-written kernels port
 unchanged: the operator's C++ name (``add``, ``add_``, ``add_out``), plus
 ``_symint`` for ops listed under ``symint``. Overloads share a name and are
 told apart by C++ overloading in the generated class.
+
+An op listed under ``structured`` (an out= op of a structured group, say ``add.out``) is
+implemented by an impl class, ``<cpp_namespace>::structured_add_out``, derived from torch's
+own meta class (``at::meta::structured_add_Tensor``, exported by libtorch); the functional,
+in-place and out= kernels of its group are generated around it.
 """
 
 from __future__ import annotations
@@ -41,12 +46,31 @@ class BackendKernel:
         return str(self.f.name)
 
 
+@dataclass(frozen=True)
+class StructuredClaim:
+    """A structured group whose impl() the backend writes (backend YAML `structured:`)."""
+
+    group: NativeFunctionsGroup
+    kernel: str  # `add_out`: the impl class is <cpp_namespace>::structured_<kernel>
+    entry: OpEntry
+
+    @property
+    def impl_class(self) -> str:
+        return f"structured_{self.kernel}"
+
+
 @dataclass(frozen=True, eq=False)
 class ExternalBackend:
     spec: BackendYaml
     model: OperatorModel
     kernels: tuple[BackendKernel, ...]  # backend key first, then autograd; YAML order
     functional: bool  # functional-backend mode (see torch_facts.FUNCTIONAL_BACKEND_EXTRA_OPS)
+    structured: tuple[StructuredClaim, ...] = ()
+
+    @cached_property
+    def structured_group_of(self) -> dict[int, StructuredClaim]:
+        """id(NativeFunction) -> the claim of its group, for every variant of a claimed group."""
+        return {id(f): c for c in self.structured for f in c.group.functions()}
 
     @cached_property
     def by_key(self) -> dict[str, dict[str, BackendKernel]]:
@@ -82,6 +106,7 @@ class ExternalBackend:
 def resolve_backend(
     spec: BackendYaml, model: OperatorModel, *, functional: bool = False
 ) -> ExternalBackend:
+    _check_new_keys(spec, model)
     by_name = {str(f.name): f for f in model.functions if f.namespace == "aten"}
     symint = {e.name for e in spec.symint}
     kernels = []
@@ -94,18 +119,80 @@ def resolve_backend(
                 continue
             name = default_kernel_name(f.func) + ("_symint" if e.name in symint else "")
             kernels.append(BackendKernel(f, key, name, e.name in symint, e))
+    claims = []
+    for e in spec.structured:
+        try:
+            claims.append(_structured_claim(e, by_name, model, functional))
+        except AtengenError as err:
+            errors.append(err)
     if errors:
         raise AtengenError.combine(errors)
-    backend = ExternalBackend(spec, model, tuple(kernels), functional)
+    backend = ExternalBackend(spec, model, tuple(kernels), functional, tuple(claims))
+    _check_structured_not_listed(backend)
     _check_not_mixed(backend)
     if functional:
         _check_functional(backend)
     return backend
 
 
+def _check_new_keys(spec: BackendYaml, model: OperatorModel) -> None:
+    """An external backend may not take over a key the op YAML already has kernels for."""
+    in_tree = {k for f in model.functions for k in f.dispatch}
+    for key in spec.keys:
+        if key in in_tree:
+            raise AtengenError(
+                spec.backend_loc or spec.loc,
+                f"Duplicate backend key: {key}: the op YAML already registers kernels for it; "
+                "an external backend needs its own key (e.g. PrivateUse1)",
+            )
+
+
 def _unknown_op(name: str, by_name: dict[str, NativeFunction]) -> str:
     hint = did_you_mean(name, by_name)
     return f"Found an invalid operator name: {name}: no such aten operator in the op YAML{hint}"
+
+
+def _structured_claim(
+    e: OpEntry, by_name: dict[str, NativeFunction], model: OperatorModel, functional: bool
+) -> StructuredClaim:
+    f = by_name.get(e.name)
+    if f is None:
+        raise AtengenError(e.loc, _unknown_op(e.name, by_name))
+    if functional:
+        raise AtengenError(
+            e.loc,
+            f"'{e.name}' is listed under \"structured\", which registers in-place and out= "
+            "kernels: a functional backend (functional = True) cannot",
+        )
+    group = model.group_of.get(id(f))
+    if group is None or not group.structured or f is not group.out:
+        out = group.out.name if group is not None and group.structured else None
+        hint = f"; did you mean '{out}'?" if out is not None else ""
+        raise AtengenError(
+            e.loc,
+            f"'{e.name}' is not the out= variant of a structured op (one with 'structured: "
+            f'True\'); only those can be listed under "structured"{hint}',
+        )
+    meta = group.functional.name.unambiguous_name()
+    if meta not in torch_facts.WHEEL_STRUCTURED_META_CLASSES:
+        raise AtengenError(
+            e.loc,
+            f"'{e.name}' is structured in the op YAML, but the installed torch has no meta class "
+            f'at::meta::structured_{meta} to reuse; list its variants under "supported" instead',
+        )
+    return StructuredClaim(group, default_kernel_name(f.func), e)
+
+
+def _check_structured_not_listed(backend: ExternalBackend) -> None:
+    """A claimed group's variants get generated kernels: none may be listed as well."""
+    for k in backend.kernels:
+        claim = backend.structured_group_of.get(id(k.f))
+        if claim is not None:
+            raise AtengenError(
+                k.entry.loc,
+                f"'{k.op_name}' gets a generated kernel from '{claim.entry.name}' (line "
+                f'{claim.entry.loc.line}, "structured"); list one or the other',
+            )
 
 
 def _check_not_mixed(backend: ExternalBackend) -> None:

@@ -7,7 +7,7 @@ model in ``backend_model``. Every error points at the offending key or list
 item, so a user can jump straight to it.
 
 Keys: backend, cpp_namespace (required); class_name, supported, autograd,
-symint, use_out_as_primary, device_guard, extra_headers; and LTC's
+structured, symint, use_out_as_primary, device_guard, extra_headers; and LTC's
 full_codegen, ir_gen and non_native. Those three are read only for the lazy
 codegen (``lazy=True``, see ``atengen.lazy``); elsewhere they must be empty,
 since silently dropping the ops listed there would leave a backend without
@@ -40,11 +40,15 @@ BACKEND_YAML_KEYS = (
     "symint",
     "use_out_as_primary",
     "device_guard",
+    # ours: out= ops of structured groups the backend implements by impl() alone, reusing
+    # torch's meta(); their functional, in-place and out= kernels are generated
+    "structured",
 )
 # LTC IR generation: rejected when non-empty unless the lazy codegen reads the file.
 NOT_SUPPORTED_KEYS = ("full_codegen", "ir_gen", "non_native")
-_CPP_NAMESPACE = re.compile(r"[A-Za-z_]\w*(::[A-Za-z_]\w*)*")
-_IDENT = re.compile(r"[A-Za-z_]\w*")
+_CPP_NAMESPACE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(::[A-Za-z_][A-Za-z0-9_]*)*")
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_PATH_PART = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.+-]*")
 # Alias keys and per-functionality keys cannot hold a backend's kernels.
 _NOT_BACKEND_KEYS = frozenset(
     {
@@ -76,6 +80,7 @@ class BackendYaml:
     class_name: str  # `<backend>NativeFunctions` unless given
     supported: tuple[OpEntry, ...]
     autograd: tuple[OpEntry, ...]
+    structured: tuple[OpEntry, ...]
     symint: tuple[OpEntry, ...]
     use_out_as_primary: bool
     device_guard: bool
@@ -85,6 +90,8 @@ class BackendYaml:
     full_codegen: tuple[OpEntry, ...] = ()
     ir_gen: tuple[OpEntry, ...] = ()
     non_native: YamlList | None = None
+    backend_loc: Location | None = None  # the `backend:` key
+    warnings: tuple[str, ...] = ()  # `file:line: warning: ...` lines for stderr
 
     @property
     def autograd_key(self) -> str:
@@ -141,6 +148,13 @@ def parse_backend_yaml(doc: object, path: str, *, lazy: bool = False) -> Backend
                 f"'supported' with hand-written kernels, or remove the key",
             )
     backend = _required_string(doc, "backend")
+    if not _IDENT.fullmatch(backend):
+        # It names files (<backend>NativeFunctions.h) and C++ classes.
+        raise AtengenError(
+            doc.key_location("backend"),
+            f'"backend" must be a dispatch key name like PrivateUse1 or XLA (letters, digits '
+            f"and _), got '{backend}'",
+        )
     cpp_namespace = _required_string(doc, "cpp_namespace")
     if not _CPP_NAMESPACE.fullmatch(cpp_namespace):
         raise AtengenError(
@@ -154,9 +168,11 @@ def parse_backend_yaml(doc: object, path: str, *, lazy: bool = False) -> Backend
             doc.key_location("class_name"),
             f"class_name must be a C++ identifier, got {describe_value(class_name)}",
         )
-    supported = _op_list(doc, "supported")
-    autograd = _op_list(doc, "autograd")
-    symint = _op_list(doc, "symint")
+    warnings: list[str] = []
+    supported = _without_repeats(_op_list(doc, "supported"), "supported", warnings)
+    autograd = _without_repeats(_op_list(doc, "autograd"), "autograd", warnings)
+    structured = _without_repeats(_op_list(doc, "structured"), "structured", warnings)
+    symint = _without_repeats(_op_list(doc, "symint"), "symint", warnings)
     full_codegen = _op_list(doc, "full_codegen")
     ir_gen = _op_list(doc, "ir_gen")
     non_native = doc.get("non_native")
@@ -168,9 +184,11 @@ def parse_backend_yaml(doc: object, path: str, *, lazy: bool = False) -> Backend
         )
     # full_codegen ops get generated kernels, so they count as supported; an IR-only
     # (ir_gen) op may also be supported by a hand-written kernel, but not generated twice.
-    _check_no_repeats(supported + autograd + full_codegen)
-    _check_no_repeats(full_codegen + ir_gen)
-    _check_no_repeats(symint)
+    _check_no_repeats(
+        supported + autograd + structured + full_codegen,
+        '"supported", "autograd", "structured" and "full_codegen"',
+    )
+    _check_no_repeats(full_codegen + ir_gen, '"full_codegen" and "ir_gen"')
     listed = {e.name for e in supported + autograd + full_codegen}
     for e in symint:
         if e.name not in listed:
@@ -178,7 +196,7 @@ def parse_backend_yaml(doc: object, path: str, *, lazy: bool = False) -> Backend
                 e.loc, f"'{e.name}' is listed under \"symint\" but not under \"supported\" or "
                 "\"autograd\"",
             )  # fmt: skip
-    if supported or autograd or full_codegen:
+    if supported or autograd or structured or full_codegen:
         _check_backend_key(doc, backend, bool(autograd))
     return BackendYaml(
         path=path,
@@ -188,6 +206,7 @@ def parse_backend_yaml(doc: object, path: str, *, lazy: bool = False) -> Backend
         class_name=class_name,
         supported=supported,
         autograd=autograd,
+        structured=structured,
         symint=symint,
         use_out_as_primary=_boolean(doc, "use_out_as_primary"),
         device_guard=_boolean(doc, "device_guard"),
@@ -195,6 +214,8 @@ def parse_backend_yaml(doc: object, path: str, *, lazy: bool = False) -> Backend
         full_codegen=full_codegen,
         ir_gen=ir_gen,
         non_native=non_native,
+        backend_loc=doc.key_location("backend"),
+        warnings=tuple(warnings),
     )
 
 
@@ -245,13 +266,43 @@ def _op_list(doc: YamlMap, key: str) -> tuple[OpEntry, ...]:
     return tuple(entries)
 
 
-def _check_no_repeats(entries: tuple[OpEntry, ...]) -> None:
+def _without_repeats(entries: tuple[OpEntry, ...], key: str, warnings: list[str]):
+    """An op listed twice in one list means the same as once (torchgen accepts it, and
+    vendor YAMLs do it): a warning, and the repeat is dropped."""
+    first: dict[str, OpEntry] = {}
+    for e in entries:
+        if e.name in first:
+            warnings.append(
+                f"{e.loc}: warning: operator '{e.name}' is listed twice under \"{key}\" "
+                f"(first on line {first[e.name].loc.line}); the repeat is ignored"
+            )
+        else:
+            first[e.name] = e
+    return tuple(first.values())
+
+
+def check_include_prefix(prefix: str) -> None:
+    """--include_prefix becomes part of an output path and of #include lines."""
+    parts = [p for p in prefix.split("/") if p]
+    if prefix.startswith("/") or any(
+        p in (".", "..") or not _PATH_PART.fullmatch(p) for p in parts
+    ):
+        raise AtengenError(
+            None,
+            f"--include_prefix must be a relative path of plain names like 'my/backend', "
+            f"got '{prefix}'",
+        )
+
+
+def _check_no_repeats(entries: tuple[OpEntry, ...], lists: str) -> None:
+    """An op in two of ``lists`` (repeats within one list were dropped with a warning)."""
     first: dict[str, OpEntry] = {}
     for e in entries:
         if e.name in first:
             raise AtengenError(
                 e.loc,
-                f"operator '{e.name}' is listed twice (first on line {first[e.name].loc.line})",
+                f"operator '{e.name}' is listed twice (first on line {first[e.name].loc.line}): "
+                f"an operator goes under only one of {lists}",
             )
         first[e.name] = e
 

@@ -3,6 +3,13 @@
     atengen backend --backend_yaml=F --output_dir=D [--header_output_dir=H]
         [--include_prefix=P] [--shards=N] [--functional_backend] [--derivatives_yaml=F]
         [--impl_path=a.cpp,b.cpp] [--check_stamp=S] [--op_yaml=F --tags_yaml=F]
+        [--allow_lazy [the lazy-backend flags of `atengen lazy`]]
+
+With --allow_lazy, a backend YAML that lists full_codegen, ir_gen or non_native ops is a lazy-tensor
+backend: it is generated as by `atengen lazy` (the headers, LazyIr*.h among them, go to
+--header_output_dir, the sources to --output_dir), and the missing-kernel check counts the
+generated kernels as defined. Other YAMLs are generated as without the flag; the Bazel rule
+passes it always, so one rule serves both kinds.
 
 With --derivatives_yaml, the operators of the backend YAML's `autograd:` list that have an entry
 there get generated Autograd<Backend> kernels (backward nodes from the formulas, see
@@ -17,6 +24,7 @@ Everything is checked and rendered before anything is written, so an error leave
 from __future__ import annotations
 
 import argparse
+import sys
 from dataclasses import dataclass, replace
 
 from atengen.autograd.emit import AutogradTarget, autograd_files
@@ -25,11 +33,18 @@ from atengen.autograd.model import DEFAULT_KEY, DerivativesModel
 from atengen.backend.emit import header_file, registration_files
 from atengen.backend.kernel_check import check_kernels
 from atengen.backend.model import resolve_backend
-from atengen.backend.spec import BackendYaml, load_backend_yaml
+from atengen.backend.spec import BackendYaml, check_include_prefix, load_backend_yaml
 from atengen.cli.common import YamlInputs, add_shards_flag, add_yaml_flags, read_text, yaml_inputs
-from atengen.emit.output import GeneratedFile, write_trees
+from atengen.cli.lazy_command import (
+    add_lazy_codegen_flags,
+    is_lazy_yaml,
+    lazy_backend_files,
+    lazy_codegen_options,
+)
+from atengen.emit.output import GeneratedFile, write_outputs
 from atengen.emit.shards import Sharding
-from atengen.errors import AtengenError
+from atengen.errors import AtengenError, Location
+from atengen.lazy.options import LazyOptions
 from atengen.model.operator_model import OperatorModel, load_model
 
 _STAMP_TEXT = "// atengen: every kernel of the backend YAML is defined.\n"
@@ -46,6 +61,8 @@ class BackendOptions:
     functional_backend: bool
     impl_paths: tuple[str, ...]
     check_stamp: str | None
+    lazy: LazyOptions | None = None  # None: a YAML with lazy-tensor ops is an error
+    shape_inference_file: str | None = None  # lazy only
     derivatives_yaml: str | None = None
 
 
@@ -84,6 +101,13 @@ def add_backend_command(commands) -> None:
         "--derivatives_yaml",
         help="Formulas for `autograd:` operators: their Autograd<Backend> kernels are generated.",
     )
+    p.add_argument(
+        "--allow_lazy",
+        action="store_true",
+        help="Generate a YAML with full_codegen/ir_gen/non_native as a lazy-tensor backend "
+        "(`atengen lazy`), with the flags below.",
+    )
+    add_lazy_codegen_flags(p)
     p.set_defaults(run=lambda args: run_backend(backend_options(args)))
 
 
@@ -100,32 +124,60 @@ def backend_options(args: argparse.Namespace) -> BackendOptions:
         functional_backend=args.functional_backend,
         impl_paths=tuple(p for p in args.impl_path.split(",") if p),
         check_stamp=args.check_stamp,
+        lazy=lazy_codegen_options(args) if args.allow_lazy else None,
+        shape_inference_file=args.shape_inference_file,
         derivatives_yaml=args.derivatives_yaml,
     )
 
 
 def run_backend(opts: BackendOptions) -> None:
-    spec = load_backend_yaml(opts.backend_yaml)
+    spec = load_backend_yaml(opts.backend_yaml, lazy=opts.lazy is not None)
+    for warning in spec.warnings:
+        print(warning, file=sys.stderr)
+    if opts.output_dir is not None:
+        check_include_prefix(opts.include_prefix)
     model = load_model(opts.inputs.op_yaml, opts.inputs.tags_yaml)
     autograd_sources: list[GeneratedFile] = []
     if opts.derivatives_yaml is not None:
         derivatives = load_derivatives(opts.derivatives_yaml, model)
-        spec, generated = _with_generated_autograd(spec, derivatives)
+        spec, generated_autograd = _with_generated_autograd(spec, derivatives)
         if opts.output_dir is not None:
             autograd_sources = _backend_autograd_files(
-                spec, model, derivatives, generated, opts.shards, opts.derivatives_yaml
+                spec, model, derivatives, generated_autograd, opts.shards, opts.derivatives_yaml
             )
-    backend = resolve_backend(spec, model, functional=opts.functional_backend)
+    if opts.lazy is not None and is_lazy_yaml(spec):
+        if opts.functional_backend:
+            raise AtengenError(
+                Location(opts.backend_yaml, 1),
+                "a lazy-tensor backend (full_codegen, ir_gen, non_native) cannot be a functional "
+                "backend: LTC backends run below functionalization already",
+            )
+        lazy, files = lazy_backend_files(
+            spec, model, opts.lazy, Sharding(opts.shards), opts.shape_inference_file
+        )
+        backend = lazy.backend
+        sources = [f for f in files if not f.path.endswith(".h")]
+        headers = [f for f in files if f.path.endswith(".h")]
+        # The generated kernels count as defined; the hand-written ones must be in impl_paths.
+        registered = {f.path for f in registration_files(backend, Sharding(opts.shards), "")}
+        generated = {f"<generated {f.path}>": f.text for f in sources if f.path not in registered}
+    else:
+        backend = resolve_backend(spec, model, functional=opts.functional_backend)
+        sources = headers = None
+        generated = {}
     if opts.impl_paths:
         kernel_sources = {p: read_text(p, "kernel source", lenient=True) for p in opts.impl_paths}
-        check_kernels(backend, kernel_sources)
+        check_kernels(backend, {**kernel_sources, **generated})
+    trees = []
     if opts.output_dir is not None:
-        header = header_file(backend, opts.include_prefix)
-        sources = registration_files(backend, Sharding(opts.shards), opts.include_prefix)
+        if sources is None:
+            headers = [header_file(backend, opts.include_prefix)]
+            sources = registration_files(backend, Sharding(opts.shards), opts.include_prefix)
         header_dir = opts.header_output_dir or opts.output_dir  # merged when they are one
-        write_trees([(opts.output_dir, sources + autograd_sources), (header_dir, [header])])
-    if opts.check_stamp is not None:
-        _write_stamp(opts.check_stamp)
+        trees = [(opts.output_dir, sources + autograd_sources), (header_dir, headers)]
+    stamps = [] if opts.check_stamp is None else [(opts.check_stamp, _STAMP_TEXT)]
+    # One all-or-nothing write: a stamp that cannot be written leaves no sources either.
+    write_outputs(trees, stamps)
 
 
 def _with_generated_autograd(
@@ -176,11 +228,3 @@ def _backend_autograd_files(
         only=generated,
     )
     return autograd_files(model, derivatives, target, Sharding(shards), derivatives_yaml)
-
-
-def _write_stamp(path: str) -> None:
-    try:
-        with open(path, "w", encoding="utf-8") as f:
-            f.write(_STAMP_TEXT)
-    except OSError as e:
-        raise AtengenError(None, f"cannot write --check_stamp {path}: {e.strerror}") from None

@@ -17,18 +17,21 @@ from __future__ import annotations
 import argparse
 from dataclasses import dataclass, fields
 
-from atengen.backend.spec import load_backend_yaml
+from atengen.backend.spec import BackendYaml, load_backend_yaml
 from atengen.cli.common import YamlInputs, add_shards_flag, add_yaml_flags, read_text, yaml_inputs
-from atengen.emit.output import write_trees
+from atengen.emit.output import GeneratedFile, write_trees
 from atengen.emit.shards import Sharding
 from atengen.lazy.emit import lazy_files
 from atengen.lazy.kernels import check_shape_inference
-from atengen.lazy.model import resolve_lazy_backend
+from atengen.lazy.model import LazyBackend, resolve_lazy_backend
 from atengen.lazy.options import LazyOptions
-from atengen.model.operator_model import load_model
+from atengen.model.operator_model import OperatorModel, load_model
 
-# The LazyOptions fields that are C++ names or include paths: one flag each, same name.
-_NAME_FIELDS = tuple(f.name for f in fields(LazyOptions) if f.type in ("str", str))
+# The LazyOptions fields that are C++ names or include paths: one flag each, same name
+# (include_prefix is shared with `atengen backend`, which has its own flag for it).
+_NAME_FIELDS = tuple(
+    f.name for f in fields(LazyOptions) if f.type in ("str", str) and f.name != "include_prefix"
+)
 
 
 @dataclass(frozen=True)
@@ -48,11 +51,22 @@ def add_lazy_command(commands) -> None:
     add_yaml_flags(p)
     p.add_argument("--backend_yaml", required=True, help="The backend YAML (gen_lazy_tensor).")
     p.add_argument("--output_dir", required=True, help="Directory for every generated file.")
+    add_shards_flag(p)
+    add_lazy_codegen_flags(p)
+    p.add_argument(
+        "--include_prefix",
+        default=LazyOptions().include_prefix,
+        help="The generated headers are <include_prefix>/<name>.h, included by that path.",
+    )
+    p.set_defaults(run=lambda args: run_lazy(lazy_options(args)))
+
+
+def add_lazy_codegen_flags(p: argparse.ArgumentParser) -> None:
+    """What a lazy backend customizes (LazyOptions), shared with `atengen backend --allow_lazy`."""
     p.add_argument(
         "--shape_inference_file",
         help="The shape-inference header to check compute_shape_* declarations against.",
     )
-    add_shards_flag(p)
     p.add_argument(
         "--no_ts_lowerings",
         action="store_true",
@@ -61,29 +75,51 @@ def add_lazy_command(commands) -> None:
     for name in _NAME_FIELDS:
         default = getattr(LazyOptions(), name)
         p.add_argument(f"--{name}", default=default, help=f"Default: {default!r}.")
-    p.set_defaults(run=lambda args: run_lazy(lazy_options(args)))
+
+
+def lazy_codegen_options(args: argparse.Namespace) -> LazyOptions:
+    return LazyOptions(
+        **{name: getattr(args, name) for name in _NAME_FIELDS},
+        include_prefix=args.include_prefix,
+        ts_lowerings=not args.no_ts_lowerings,
+    )
 
 
 def lazy_options(args: argparse.Namespace) -> LazyCommandOptions:
-    codegen = LazyOptions(
-        **{name: getattr(args, name) for name in _NAME_FIELDS},
-        ts_lowerings=not args.no_ts_lowerings,
-    )
     return LazyCommandOptions(
         inputs=yaml_inputs(args),
         backend_yaml=args.backend_yaml,
         output_dir=args.output_dir,
         shape_inference_file=args.shape_inference_file,
         shards=args.shards,
-        codegen=codegen,
+        codegen=lazy_codegen_options(args),
     )
 
 
 def run_lazy(opts: LazyCommandOptions) -> None:
     spec = load_backend_yaml(opts.backend_yaml, lazy=True)
     model = load_model(opts.inputs.op_yaml, opts.inputs.tags_yaml)
-    lazy = resolve_lazy_backend(spec, model, value_class=opts.codegen.lazy_value_class)
-    if opts.shape_inference_file:
-        header = read_text(opts.shape_inference_file, "shape-inference header")
-        check_shape_inference(lazy, header, opts.shape_inference_file)
-    write_trees([(opts.output_dir, lazy_files(lazy, opts.codegen, Sharding(opts.shards)))])
+    _, files = lazy_backend_files(
+        spec, model, opts.codegen, Sharding(opts.shards), opts.shape_inference_file
+    )
+    write_trees([(opts.output_dir, files)])
+
+
+def lazy_backend_files(
+    spec: BackendYaml,
+    model: OperatorModel,
+    codegen: LazyOptions,
+    sharding: Sharding,
+    shape_inference_file: str | None,
+) -> tuple[LazyBackend, list[GeneratedFile]]:
+    """The checked lazy backend and every file of it, nothing written yet."""
+    lazy = resolve_lazy_backend(spec, model, value_class=codegen.lazy_value_class)
+    if shape_inference_file:
+        header = read_text(shape_inference_file, "shape-inference header")
+        check_shape_inference(lazy, header, shape_inference_file)
+    return lazy, lazy_files(lazy, codegen, sharding)
+
+
+def is_lazy_yaml(spec: BackendYaml) -> bool:
+    """Does a backend YAML (read with lazy=True) ask for lazy-tensor IR generation?"""
+    return bool(spec.full_codegen or spec.ir_gen or spec.non_native)

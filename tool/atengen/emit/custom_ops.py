@@ -4,7 +4,9 @@ For ``aten`` the installed torch already defines every schema and declares
 every kernel in ``ATen/ops/<root>_native.h``. A custom namespace gets both from
 us: ``RegisterSchema_<shard>.cpp`` with ``TORCH_LIBRARY_FRAGMENT`` definitions
 (fragments, so each shard defines only its own operators), and
-``<ns>/ops/<root>_native.h`` declaring the kernels its authors implement. The
+``<ns>/ops/<root>_native.h`` declaring the kernels its authors implement (for
+structured ops: the impl classes, and ``<ns>/ops/<root>_meta.h`` the meta class and
+the ``<NS>_META_FUNC``/``<NS>_IMPL_FUNC`` macros, see emit/structured.py). The
 registration shards declare the kernels they call themselves rather than
 include these headers: build systems that track a generated header directory
 as one input would otherwise recompile every shard when any header changes.
@@ -18,19 +20,26 @@ from atengen import torch_facts
 from atengen.emit.declarations import dispatch_kernel_declaration
 from atengen.emit.output import GeneratedFile
 from atengen.emit.shards import Sharding
+from atengen.emit.structured import (
+    impl_class_declaration,
+    macro_prefix,
+    meta_class_declaration,
+    needs_tensor_iterator,
+)
 from atengen.emit.templates import render
 from atengen.errors import AtengenError
 from atengen.model.functionalization import is_generated_view_copy
+from atengen.model.groups import NativeFunctionsGroup
 from atengen.model.native_function import NativeFunction, root_name
 from atengen.model.operator_model import OperatorModel
 
 
 def check_supported(functions: list[NativeFunction]) -> None:
     for f in functions:
-        if f.namespace != "aten" and (f.structured or f.structured_delegate is not None):
+        if f.namespace != "aten" and f.ufunc_inner_loop:
+            # ufunc kernels are generated from ATen's own ufunc headers
             raise AtengenError(
-                f.loc,
-                f"structured kernels in custom namespaces are not supported yet: '{f.name}'",
+                f.loc, f"ufunc_inner_loop is only supported in the aten namespace: '{f.name}'"
             )
 
 
@@ -59,22 +68,45 @@ def _schema_def(f: NativeFunction) -> str:
 def native_headers(model: OperatorModel, functions: list[NativeFunction]) -> list[GeneratedFile]:
     """`<ns>/ops/<root>_native.h` for each custom-namespace root with kernels to implement."""
     decls: dict[tuple[str, str], dict[str, set[str]]] = {}
+    metas: dict[tuple[str, str], list[NativeFunctionsGroup]] = {}
     for f in functions:
         if f.namespace == "aten" or f.generated:
             continue
+        group = model.group_of.get(id(f))
+        if f.structured and group is not None:
+            metas.setdefault((f.namespace, root_name(f)), []).append(group)
         for key, meta in f.dispatch.items():
             if key == "CompositeExplicitAutogradNonFunctional" and is_generated_view_copy(
                 f, model.view_group_of.get(id(f))
             ):
                 continue  # we generate the view_copy kernel
+            decl = (
+                impl_class_declaration(group, key)
+                if meta.structured and group is not None
+                else dispatch_kernel_declaration(f, key)
+            )
             ns_decls = decls.setdefault((f.namespace, root_name(f)), {})
-            ns_decls.setdefault(meta.cpp_namespace, set()).add(dispatch_kernel_declaration(f, key))
+            ns_decls.setdefault(meta.cpp_namespace, set()).add(decl)
     files = []
-    for (ns, root), by_ns in sorted(decls.items()):
+    for ns, root in sorted(decls.keys() | metas.keys()):
+        groups = metas.get((ns, root), [])
+        meta_header = f"{ns}/ops/{root}_meta.h"
+        if groups:
+            text = render(
+                "custom_meta.h.j2",
+                namespace=ns,
+                root=root,
+                prefix=macro_prefix(ns),
+                tensor_iterator=any(needs_tensor_iterator(g) for g in groups),
+                classes=[meta_class_declaration(g) for g in groups],
+            )
+            files.append(GeneratedFile(meta_header, text))
+        by_ns = decls.get((ns, root), {})
         text = render(
             "custom_native.h.j2",
             namespace=ns,
             root=root,
+            meta_header=meta_header if groups else "",
             by_namespace=[(cpp_ns, sorted(ds)) for cpp_ns, ds in sorted(by_ns.items())],
         )
         files.append(GeneratedFile(f"{ns}/ops/{root}_native.h", text))

@@ -1,4 +1,18 @@
-"""Writing generated files: all or nothing, never a stale or partial directory."""
+"""Writing generated files: all or nothing, never a stale, partial or stray file.
+
+A command's outputs (one or more directory trees, and stamp files) are written
+by one ``write_outputs`` call in two phases:
+
+1. stage: every path is resolved and checked to lie under its declared output
+   directory, then each tree is written to a temporary sibling directory and
+   each stamp to a temporary sibling file;
+2. commit: each staged tree and stamp is renamed into place, what was there
+   before being renamed aside first.
+
+If anything fails, staged files are removed and whatever was moved aside is
+put back, so the file system looks as it did before the command; the failure
+is one ``error: cannot write ...`` line.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +21,8 @@ import shutil
 import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass
+
+from atengen.errors import AtengenError
 
 
 @dataclass(frozen=True)
@@ -17,52 +33,128 @@ class GeneratedFile:
 
 
 def write_trees(trees: Iterable[tuple[str, Iterable[GeneratedFile]]]) -> None:
-    """Make each output directory hold exactly its files, all of them or none.
+    """Make each directory hold exactly its files (``write_outputs`` without stamps)."""
+    write_outputs([(d, list(files)) for d, files in trees])
 
-    Every tree is written to a sibling temporary directory first; only when all are written do
-    they replace their directories. On any error the old directories are left (or put back) as
-    they were. Trees for one directory (`out` twice, or `out` and `./out`) are merged.
-    """
+
+def write_outputs(
+    trees: list[tuple[str, list[GeneratedFile]]], stamps: Iterable[tuple[str, str]] = ()
+) -> None:
+    """Make each tree's directory hold exactly its files and each stamp path hold its text."""
     merged: dict[str, list[GeneratedFile]] = {}
     for out_dir, files in trees:
-        merged.setdefault(os.path.abspath(out_dir), []).extend(files)
-    staged: list[tuple[str, str]] = []  # (temporary dir, out_dir)
-    swapped: list[tuple[str, str | None]] = []  # (out_dir, its previous contents' new name)
+        merged.setdefault(os.path.realpath(out_dir), []).extend(files)
+    dirs = sorted(merged)
+    for a in dirs:
+        for b in dirs:
+            if a != b and b.startswith(a + os.sep):
+                raise AtengenError(None, f"output directories overlap: {b} is inside {a}")
+    for out_dir, files in merged.items():
+        for f in files:
+            _check_inside(out_dir, f.path)
+    stamps = [(os.path.realpath(p), text) for p, text in stamps]
+    transaction = _Transaction()
     try:
         for out_dir, files in merged.items():
-            staged.append((_stage(out_dir, files), out_dir))
-        for tmp, out_dir in staged:
-            old = None
-            if os.path.exists(out_dir):
-                old = out_dir + ".old-" + os.path.basename(tmp)
-                os.rename(out_dir, old)
-            swapped.append((out_dir, old))
-            os.rename(tmp, out_dir)
+            transaction.stage_tree(out_dir, files)
+        for path, text in stamps:
+            transaction.stage_file(path, text)
+        transaction.commit()
+    except OSError as e:
+        transaction.roll_back()
+        where = e.filename or "output"
+        raise AtengenError(None, f"cannot write {where}: {e.strerror or e}") from None
     except BaseException:
-        for out_dir, old in reversed(swapped):
-            if old is not None:
-                if os.path.exists(out_dir):
-                    shutil.rmtree(out_dir, ignore_errors=True)
-                os.rename(old, out_dir)
-        for tmp, _ in staged:
-            shutil.rmtree(tmp, ignore_errors=True)
+        transaction.roll_back()
         raise
-    for _, old in swapped:
-        if old is not None:
-            shutil.rmtree(old)
+    transaction.finish()
 
 
-def _stage(out_dir: str, files: Iterable[GeneratedFile]) -> str:
-    parent = os.path.dirname(out_dir)
-    os.makedirs(parent, exist_ok=True)
-    tmp = tempfile.mkdtemp(prefix=".atengen-", dir=parent)
-    try:
+def _check_inside(out_dir: str, relative: str) -> None:
+    """A generated path must name a file strictly inside its output directory."""
+    target = os.path.realpath(os.path.join(out_dir, relative))
+    if os.path.isabs(relative) or not target.startswith(out_dir + os.sep):
+        raise AtengenError(
+            None,
+            f"generated file '{relative}' would be written outside its output directory "
+            f"{out_dir}; check the names and prefixes that make up its path",
+        )
+
+
+class _Transaction:
+    def __init__(self):
+        self.created_dirs: list[str] = []  # parents made for the outputs, outermost first
+        self.staged: list[tuple[str, str]] = []  # (temporary path, final path)
+        self.placed: list[tuple[str, str | None]] = []  # (final path, where the old one went)
+
+    def _make_parent(self, path: str) -> str:
+        parent = os.path.dirname(path)
+        missing = []
+        d = parent
+        while not os.path.isdir(d):
+            missing.append(d)
+            d = os.path.dirname(d)
+        for d in reversed(missing):
+            os.mkdir(d)
+            self.created_dirs.append(d)
+        return parent
+
+    def stage_tree(self, out_dir: str, files: list[GeneratedFile]) -> None:
+        if os.path.exists(out_dir) and not os.path.isdir(out_dir):
+            raise OSError(20, "exists and is not a directory", out_dir)
+        tmp = tempfile.mkdtemp(prefix=".atengen-", dir=self._make_parent(out_dir))
+        self.staged.append((tmp, out_dir))
         for f in files:
             path = os.path.join(tmp, f.path)
             os.makedirs(os.path.dirname(path), exist_ok=True)
             with open(path, "w", encoding="utf-8", newline="\n") as fh:
                 fh.write(f.text)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    return tmp
+
+    def stage_file(self, path: str, text: str) -> None:
+        if os.path.isdir(path):
+            raise OSError(21, "is a directory", path)
+        fd, tmp = tempfile.mkstemp(prefix=".atengen-", dir=self._make_parent(path))
+        self.staged.append((tmp, path))
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
+            fh.write(text)
+
+    def commit(self) -> None:
+        for tmp, final in self.staged:
+            old = None
+            if os.path.lexists(final):
+                old = f"{tmp}.old"
+                os.rename(final, old)
+            self.placed.append((final, old))
+            os.rename(tmp, final)
+
+    def roll_back(self) -> None:
+        for final, old in reversed(self.placed):
+            if os.path.lexists(final) and (old is None or os.path.lexists(old)):
+                _remove(final)
+            if old is not None and os.path.lexists(old):
+                try:
+                    os.rename(old, final)
+                except OSError:
+                    pass  # nothing better to do; the old output is still at `old`
+        for tmp, _ in self.staged:
+            _remove(tmp)
+        for d in reversed(self.created_dirs):
+            try:
+                os.rmdir(d)
+            except OSError:
+                pass
+
+    def finish(self) -> None:
+        for _, old in self.placed:
+            if old is not None:
+                _remove(old)
+
+
+def _remove(path: str) -> None:
+    if os.path.isdir(path) and not os.path.islink(path):
+        shutil.rmtree(path, ignore_errors=True)
+    elif os.path.lexists(path):
+        try:
+            os.remove(path)
+        except OSError:
+            pass

@@ -146,6 +146,7 @@ def _shard_text(
         namespace=namespace,
         includes=_includes(namespace, sorted(native_roots), wrappers),
         kernel_declarations=_kernel_declarations(wrappers),
+        class_declarations=_class_declarations(wrappers),
         wrappers=wrappers,
     )
 
@@ -155,6 +156,10 @@ def _includes(namespace: str, native_roots: list[str], wrappers: list[Wrapper]) 
     includes = ["<ATen/core/Tensor.h>", "<torch/library.h>", '"atengen/runtime.h"']
     if any(w.kind == "structured" for w in wrappers):
         includes.append("<ATen/TensorMeta.h>")
+    if namespace != "aten" and any(
+        "TensorIteratorBase" in decl for _, decl in _class_declarations(wrappers)
+    ):
+        includes.append("<ATen/TensorIterator.h>")
     if any(w.device_check for w in wrappers):
         includes.append("<ATen/core/op_registration/adaption.h>")
     if any(w.kind.startswith("fz_") for w in wrappers):
@@ -174,3 +179,11 @@ def _kernel_declarations(wrappers: list[Wrapper]) -> list[tuple[str, list[str]]]
         if w.kernel_decl is not None:
             by_ns.setdefault(w.kernel_decl[0], set()).add(w.kernel_decl[1])
     return [(ns, sorted(decls)) for ns, decls in sorted(by_ns.items())]
+
+
+def _class_declarations(wrappers: list[Wrapper]) -> list[tuple[str, str]]:
+    """The structured classes of custom namespaces, each once; every wrapper lists its meta
+    class before its impl class, so a base class always comes first."""
+    return list(
+        dict.fromkeys(d for w in wrappers if w.structured for d in w.structured.class_decls)
+    )

@@ -30,6 +30,7 @@ from atengen.emit.declarations import (
 )
 from atengen.emit.device import device_handling
 from atengen.emit.functionalize import MutationCall, ViewCall, ViewCopyCall
+from atengen.emit.structured import class_declarations, impl_class, meta_class
 from atengen.errors import CannotGenerate
 from atengen.model.groups import NativeFunctionsGroup
 from atengen.model.native_function import NativeFunction
@@ -86,6 +87,9 @@ class StructuredCall:
     calls_super_set_output: bool  # TensorIterator-based kernels track outputs themselves
     out_names: tuple[str, ...]  # inplace: (self,), out: the out args
     return_expr: str
+    # custom namespaces: (C++ namespace, declaration) of the meta and impl classes the wrapper
+    # derives from, written into the shard itself (as kernel_decl is)
+    class_decls: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -148,22 +152,29 @@ def _device_handling(f: NativeFunction, key: str) -> tuple[tuple[str, ...], str]
     return device_handling(f, lazy_init_key=key)
 
 
-def structured_wrapper(f: NativeFunction, g: NativeFunctionsGroup, key: str, mode: str) -> Wrapper:
-    """Wrappers over structured kernels. ``mode`` is impl, meta or out_op (see StructuredCall)."""
+def structured_wrapper(
+    f: NativeFunction,
+    g: NativeFunctionsGroup,
+    key: str,
+    mode: str,
+    impl_class_name: str | None = None,
+) -> Wrapper:
+    """Wrappers over structured kernels. ``mode`` is impl, meta or out_op (see StructuredCall).
+
+    The impl class is the one the op YAML's dispatch table names for key, or
+    ``impl_class_name`` (an external backend's)."""
     out = g.out
     variant = {
         SchemaKind.functional: "functional",
         SchemaKind.inplace: "inplace",
         SchemaKind.out: "out",
     }[f.kind]
-    meta_name = g.functional.name.unambiguous_name()
     if mode == "impl":
-        kernel = out.dispatch[key].kernel
-        base_class = f"at::native::structured_{kernel}"
-        class_name = f"structured_{kernel}_{variant}"
+        base_class = impl_class_name or impl_class(g, key)
+        class_name = f"{base_class.rpartition('::')[2]}_{variant}"
     else:
-        base_class = f"at::meta::structured_{meta_name}"
-        class_name = f"structured_{meta_name}_{mode}_{variant}"
+        base_class = meta_class(g)
+        class_name = f"structured_{g.functional.name.unambiguous_name()}_{mode}_{variant}"
     non_out = out.func.arguments.flat_non_out
     outs = out.func.arguments.out
     if variant == "functional":
@@ -208,6 +219,11 @@ def structured_wrapper(f: NativeFunction, g: NativeFunctionsGroup, key: str, mod
             calls_super_set_output=out.structured_inherits is not None,
             out_names=out_names,
             return_expr=_structured_return(f, variant, len(outs)),
+            class_decls=(
+                ()
+                if f.namespace == "aten"
+                else class_declarations(g, key if mode == "impl" else None)
+            ),
         ),
     )
 

@@ -81,6 +81,20 @@ def _generate_for_bucket(d: dict[SchemaKind, NativeFunction]) -> list[NativeFunc
         or d.get(SchemaKind.out)
         or d[SchemaKind.functional]
     )
+    if (
+        not has_out
+        and base.kind is SchemaKind.mutable
+        and not any(r.type.is_tensor_like() for r in base.func.returns)
+        and str(base.name) not in torch_facts.MUTABLE_OPS_WITHOUT_OUT_VARIANT
+    ):
+        # No out= variant means no group, so no functional variant either, and
+        # functionalization cannot remove the mutation.
+        raise AtengenError(
+            base.loc,
+            f"mutable op '{base.name}' returns no tensors, so no out= or functional variant "
+            "can be generated for it; return the result as a new tensor (e.g. '-> Tensor'), "
+            "or make it an inplace op on self (trailing '_', '-> Tensor(a!)')",
+        )
     wants_out = any("out" in str(name) for name in base.autogen)
     # An out= variant turns tensor returns into out args (or self, if inplace),
     # so ops returning no tensors cannot have one.

@@ -73,6 +73,15 @@ def functionalize_plan(model: OperatorModel, f: NativeFunction) -> Plan | None:
         if f.has_composite_implicit_autograd_kernel:
             return DecomposePlan(f)
         _check_view_geometry_kernel(view_group.view)
+        if view_group.view_copy is None:
+            view = view_group.view
+            raise AtengenError(
+                view.loc,
+                f"view op '{view.name}' has no copy variant to functionalize with: views named "
+                f"'*_inverse' get no generated '_copy' op; define "
+                f"'{view.name.name.base.removesuffix('_inverse')}_scatter' (tagged view_copy) "
+                "with the same arguments, or give the view a CompositeImplicitAutograd kernel",
+            )
         return ViewPlan(f, view_group, inplace=f is view_group.view_inplace)
     if not modifies_arguments(f) or f.has_composite_implicit_autograd_kernel:
         return None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import keyword
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
@@ -578,6 +579,12 @@ def _check_function(r: _EntryReader, f: NativeFunction) -> None:
     if f.structured_inherits is not None and not f.structured:
         raise r.err("structured_inherits", "structured_inherits requires structured: True")
     name = str(f.name)
+    for a in f.func.arguments.flat_all:
+        # Python bindings take every argument by name; torch's own YAML has three exceptions.
+        if keyword.iskeyword(a.name) and (name, a.name) not in tf.PYTHON_KEYWORD_ARGUMENTS_ALLOWED:
+            raise r.err(
+                "func", f"argument name '{a.name}' in '{f.name}' is a reserved Python keyword"
+            )
     if name.startswith("_foreach") and f.device_check != "NoCheck":
         raise r.err(None, "foreach ops must use device_check: NoCheck")
     if (

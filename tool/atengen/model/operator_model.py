@@ -113,6 +113,31 @@ def _raise_if(errors: list[AtengenError]) -> None:
         raise AtengenError.combine([x for e in errors for x in e.errors])
 
 
+def _check_inplace_views(functions: list[NativeFunction]) -> list[AtengenError]:
+    """An inplace_view op (`t_`) is functionalized through its out-of-place view (`t`)."""
+    out_of_place = {
+        (f.namespace, f.name.name.base, f.name.name.dunder_method)
+        for f in functions
+        if not f.name.name.inplace
+    }
+    errors = []
+    for f in functions:
+        name = f.name.name
+        if "inplace_view" not in f.tags or not name.inplace:
+            continue  # (a missing trailing '_' is reported with the entry)
+        if str(f.name) in ("resize_", "resize_as_") or str(name) == "set_":
+            continue  # torch functionalizes these by hand
+        if (f.namespace, name.base, name.dunder_method) not in out_of_place:
+            errors.append(
+                AtengenError(
+                    f.loc,
+                    f"'{f.name}' is tagged inplace_view, so the YAML needs its out-of-place view "
+                    f"op '{name.base}' (same arguments, returning a view: Tensor(a))",
+                )
+            )
+    return errors
+
+
 def _check_names_and_delegates(functions: list[NativeFunction]) -> list[AtengenError]:
     errors = []
     by_name: dict[tuple[str, str], NativeFunction] = {}
@@ -126,6 +151,7 @@ def _check_names_and_delegates(functions: list[NativeFunction]) -> list[AtengenE
                 )
             )
         by_name[key] = f
+    errors.extend(_check_inplace_views(functions))
     for f in functions:
         if f.structured_delegate is None:
             continue

@@ -16,8 +16,10 @@ from functools import cache
 
 from atengen.cached import cached_property
 from atengen.errors import SchemaError
+from atengen.model.schema_defaults import check_default
 from atengen.model.schema_types import (  # noqa: F401  (re-exported)
     BASE_TYPE_NAMES,
+    PRECOMPUTED_ONLY_TYPES,
     TENSOR,
     Annotation,
     BaseType,
@@ -147,6 +149,11 @@ def parse_argument(s: str) -> Argument:
         raise SchemaError(f"illegal argument name in '{s}'")
     if eq and not default:
         raise SchemaError(f"empty default value in argument '{s}'")
+    if eq:
+        try:
+            check_default(t, default)
+        except SchemaError as e:
+            raise SchemaError(f"argument '{name}': {e}") from None
     return Argument(name, t, default if eq else None, annotation)
 
 
@@ -314,6 +321,12 @@ def parse_arguments(s: str) -> Arguments:
                 raise SchemaError(
                     f"argument '{a.name}' follows the out arguments; out arguments must come last"
                 )
+            if section is positional and a.default is None and positional:
+                if positional[-1].default is not None:
+                    raise SchemaError(
+                        f"positional argument '{a.name}' has no default but follows "
+                        f"'{positional[-1].name}', which has one; move it before, or after '*'"
+                    )
             section.append(a)
     names = [a.name for a in positional + kwarg_only + out]
     if len(set(names)) != len(names):
@@ -455,6 +468,8 @@ def parse_operator_name(s: str) -> OperatorName:
     base, dot, overload = s.partition(".")
     if dot and not _OVERLOAD_RE.fullmatch(overload):
         raise SchemaError(f"illegal overload name in '{s}'")
+    if overload == "default":  # torch names an op's unnamed overload `default`
+        raise SchemaError(f"'default' is not a legal overload name (in '{s}')")
     return OperatorName(parse_base_name(base), overload)
 
 
@@ -649,6 +664,26 @@ def _returns_canonical(s: str) -> bool:
     return _print_returns(parse_returns(s)) == s
 
 
+def _value_type(t: Type) -> bool:
+    """Passed by value in C++ (int64_t, ::std::optional<double>, ::std::array<bool,N>, ...)."""
+    if isinstance(t, BaseType):
+        return t.name not in ("Tensor", "Scalar")
+    if isinstance(t, OptionalType):
+        return _value_type(t.elem)
+    return isinstance(t, ListType) and t.size is not None and str(t.elem) == "bool"
+
+
+def _returnable(t: Type, mutable: bool) -> bool:
+    """Whether a C++ kernel can return ``t`` (what the emitters' return types cover)."""
+    if _value_type(t) or t in (TENSOR, BaseType("Scalar")):
+        return True
+    if isinstance(t, OptionalType):
+        return t.elem == TENSOR
+    if isinstance(t, ListType):
+        return t.size is None and not mutable and _returnable(t.elem, False)
+    return False
+
+
 def check_schema(f: FunctionSchema) -> None:
     """The schema restrictions of the op YAML format; each failure names the rule broken."""
     args, rets = f.arguments, f.returns
@@ -711,3 +746,16 @@ def check_schema(f: FunctionSchema) -> None:
             f"overload name '{f.name.overload_name}' contains 'functional', "
             f"which is reserved for functional ops, but this op is {f.kind.value}"
         )
+    for x in (*args.flat_all, *rets):
+        if str(x.type).rstrip("?[]0123456789") in PRECOMPUTED_ONLY_TYPES:
+            raise SchemaError(
+                f"type '{x.type}' is for precomputed declarations only; torch's schema parser "
+                "does not know it"
+            )
+    for r in rets:
+        if not _returnable(r.type, r.is_write):
+            raise SchemaError(
+                f"return type '{r.type}' has no C++ return type; return Tensor, Tensor?, "
+                "Scalar, a value type (int, float, bool, ..., or their optionals) or an "
+                "unsized list of those"
+            )

@@ -11,14 +11,16 @@ from atengen.errors import SchemaError
 # ---------------------------------------------------------------------------
 # Types
 
+# The types torch's runtime schema parser knows, and DimVector, which only precomputed
+# declarations use (see PRECOMPUTED_ONLY_TYPES). torchgen also lists Dimname and GraphModule,
+# but torch 2.13's parser rejects them, so a library using them could not load.
 BASE_TYPE_NAMES = frozenset(
     {
+        "DimVector",
         "Generator",
         "ScalarType",
         "Tensor",
         "int",
-        "Dimname",
-        "DimVector",
         "float",
         "str",
         "bool",
@@ -32,9 +34,9 @@ BASE_TYPE_NAMES = frozenset(
         "Stream",
         "SymInt",
         "SymBool",
-        "GraphModule",
     }
 )
+PRECOMPUTED_ONLY_TYPES = frozenset({"DimVector"})
 _CUSTOM_CLASS_PREFIX = "__torch__.torch.classes."
 _CUSTOM_CLASS_RE = re.compile(r"[A-Za-z0-9_.]+")
 

@@ -1,7 +1,11 @@
-"""The full PyYAML path: YAML outside yaml_block's subset, and every malformed document.
+"""YAML documents read by PyYAML's C parser into YamlMap/YamlList values with line numbers.
 
-Imported only when needed: PyYAML takes ~20 ms to import, more than parsing
-torch's whole op YAML with yaml_block.
+Values are built straight from the C parser's event stream, in one loop with an
+explicit stack, not from ``yaml.compose``'s node graph: PyYAML's composer
+recurses once per nesting level in C (a few hundred thousand ``[`` crash the
+interpreter) and follows aliases without limit (a few hundred bytes of nested
+aliases expand to billions of nodes). Here nesting depth and alias expansion
+are bounded, explicit tags are rejected, and every error is ``file:line``.
 """
 
 from __future__ import annotations
@@ -9,112 +13,187 @@ from __future__ import annotations
 import yaml
 
 from atengen.errors import AtengenError, Location
-from atengen.yaml.block import Unsupported
 from atengen.yaml.values import YamlList, YamlMap
 
-try:  # The C loader is ~10x faster; the pure-Python one gives identical nodes.
+try:  # The C parser is ~10x faster; the pure-Python one gives identical events.
     _BaseLoader = yaml.CSafeLoader
 except AttributeError:  # pragma: no cover - PyYAML built without libyaml
     _BaseLoader = yaml.SafeLoader
 
-# Even the C parser asks Python to resolve each plain scalar's implicit tag,
-# trying regexes one by one; the answer depends only on the text, and op
-# YAMLs repeat the same few words (func, dispatch, CPU, True) thousands of times.
-_SCALAR_TAGS: dict[tuple[str, tuple[bool, bool]], str] = {}
-
-
-class _Loader(_BaseLoader):
-    def resolve(self, kind, value, implicit):
-        if kind is not yaml.ScalarNode:
-            return super().resolve(kind, value, implicit)
-        key = (value, implicit)
-        tag = _SCALAR_TAGS.get(key)
-        if tag is None:
-            tag = _SCALAR_TAGS[key] = super().resolve(kind, value, implicit)
-        return tag
-
+# Op, tags and backend YAMLs nest four levels deep; anything near these limits
+# is not one of them, and would otherwise cost unbounded time or memory.
+MAX_DEPTH = 100
+# Nodes that aliases may add by repeating their anchor's value (each alias adds
+# its anchored value's node count).
+MAX_ALIAS_EXPANSION = 100_000
 
 _STR_TAG = "tag:yaml.org,2002:str"
-_PLAIN = (True, False)  # the implicit-tag flags PyYAML's parser passes for a plain scalar
-_PLAIN_TYPES = frozenset("tag:yaml.org,2002:" + t for t in ("str", "bool", "int", "float", "null"))
+_PLAIN = (True, False)  # the implicit-tag flags of a plain scalar
 _RESOLVER = yaml.resolver.Resolver()
+_CONSTRUCTOR = yaml.constructor.SafeConstructor()
 
 
-def plain_scalar(value: str) -> object:
-    """A plain scalar typed by PyYAML's YAML 1.1 rules; Unsupported for timestamps,
-    merge keys and the other types only load() builds."""
-    key = (value, _PLAIN)
-    tag = _SCALAR_TAGS.get(key)
-    if tag is None:
-        tag = _SCALAR_TAGS[key] = _RESOLVER.resolve(yaml.ScalarNode, value, _PLAIN)
-    if tag == _STR_TAG:
-        return value
-    if tag not in _PLAIN_TYPES:
-        raise Unsupported
-    return yaml.constructor.SafeConstructor().construct_object(yaml.ScalarNode(tag, value))
+def _resolve_tag(value: str) -> str:
+    return _RESOLVER.resolve(yaml.ScalarNode, value, _PLAIN)
 
 
 def load(text: str, path: str):
-    """The document's value, converted from PyYAML's node graph."""
+    """The document's value, with the same values and lines ``yaml.compose`` would give."""
     try:
-        node = yaml.compose(text, Loader=_Loader)
+        return _Builder(path).build(_BaseLoader(text))
     except yaml.MarkedYAMLError as e:
         raise _yaml_error(e, path) from None
     except yaml.YAMLError as e:  # reader errors (bad characters) carry no mark object
         raise AtengenError(Location(path, 1), f"invalid YAML: {_one_line(str(e))}") from None
-    if node is None:
-        raise AtengenError(Location(path, 1), "empty YAML file")
-    return _Converter(path).convert(node)
 
 
-class _Converter:
+class _Open:
+    """A mapping or list being built: its value, anchor, node count and pending key."""
+
+    __slots__ = ("value", "anchor", "size", "key", "key_line")
+
+    def __init__(self, value, anchor):
+        self.value = value
+        self.anchor = anchor
+        self.size = 1
+        self.key = None  # for a mapping: the key whose value comes next
+        self.key_line = 0
+
+
+class _Builder:
     def __init__(self, path: str):
         self.path = path
-        # Scalars other than strings (bools, ints, null) use PyYAML's own
-        # YAML 1.1 resolution, so `True`, `yes` and `~` mean what they do there.
-        self.constructor = yaml.constructor.SafeConstructor()
+        # anchor -> (value, line, node count); a collection's anchor is set when it ends.
+        self.anchors: dict[str, tuple[object, int, int]] = {}
+        self.open_anchors: set[str] = set()
+        self.expanded = 0  # nodes added by aliases so far
+        # plain scalar -> its value: op YAMLs repeat a few words (CPU, True) thousands of times
+        self.plain_values: dict[str, object] = {}
 
-    def convert(self, node: yaml.Node):
-        if isinstance(node, yaml.ScalarNode):
-            if node.tag == _STR_TAG:
-                return node.value
-            return self.constructor.construct_object(node)
-        if isinstance(node, yaml.SequenceNode):
-            out = YamlList(self.convert(item) for item in node.value)
-            out.line = node.start_mark.line + 1
-            out.item_lines = [item.start_mark.line + 1 for item in node.value]
-            out.path = self.path
-            return out
-        if isinstance(node, yaml.MappingNode):
-            return self._convert_map(node)
-        raise AtengenError(self._loc(node), f"unsupported YAML node {node.tag}")
+    def error(self, event, message: str) -> AtengenError:
+        return AtengenError(Location(self.path, event.start_mark.line + 1), message)
 
-    def _convert_map(self, node: yaml.MappingNode) -> YamlMap:
-        out = YamlMap()
-        out.line = node.start_mark.line + 1
-        out.key_lines = {}
-        out.path = self.path
-        for key_node, value_node in node.value:
-            if key_node.tag == "tag:yaml.org,2002:merge":
-                raise AtengenError(self._loc(key_node), "YAML merge keys (<<) are not supported")
-            if not isinstance(key_node, yaml.ScalarNode):
-                raise AtengenError(self._loc(key_node), "mapping keys must be plain scalars")
-            key = self.convert(key_node)
-            if not isinstance(key, str):
+    def build(self, parser):
+        parser.get_event()  # StreamStart
+        if parser.check_event(yaml.StreamEndEvent):
+            raise AtengenError(Location(self.path, 1), "empty YAML file")
+        parser.get_event()  # DocumentStart
+        value = self.node(parser)
+        parser.get_event()  # DocumentEnd
+        event = parser.get_event()
+        if not isinstance(event, yaml.StreamEndEvent):
+            raise self.error(
+                event, "invalid YAML: expected a single document in the stream, but found another"
+            )
+        return value
+
+    def node(self, parser):
+        """The value of the node that starts at the parser's next event."""
+        stack: list[_Open] = []
+        while True:
+            event = parser.get_event()
+            kind = type(event)
+            line = event.start_mark.line + 1
+            if kind is yaml.ScalarEvent:
+                value, size = self.scalar(event), 1
+                if event.anchor is not None:
+                    self.anchors[event.anchor] = (value, line, 1)
+            elif kind is yaml.AliasEvent:
+                value, line, size = self.alias(event)
+            elif kind is yaml.SequenceStartEvent or kind is yaml.MappingStartEvent:
+                if len(stack) >= MAX_DEPTH:
+                    raise self.error(event, f"YAML nested more than {MAX_DEPTH} levels deep")
+                self.check_no_tag(event)
+                if stack and stack[-1].key is None and isinstance(stack[-1].value, YamlMap):
+                    raise self.error(event, "mapping keys must be plain scalars")
+                out = YamlList() if kind is yaml.SequenceStartEvent else YamlMap()
+                out.line = line
+                out.path = self.path
+                if kind is yaml.SequenceStartEvent:
+                    out.item_lines = []
+                else:
+                    out.key_lines = {}
+                if event.anchor is not None:
+                    self.open_anchors.add(event.anchor)
+                stack.append(_Open(out, event.anchor))
+                continue
+            else:  # SequenceEnd or MappingEnd
+                done = stack.pop()
+                value, line, size = done.value, done.value.line, done.size
+                if done.anchor is not None:
+                    self.open_anchors.discard(done.anchor)
+                    self.anchors[done.anchor] = (value, line, size)
+            if not stack:
+                return value
+            self.add(stack[-1], event, value, line, size)
+
+    def add(self, parent: _Open, event, value, line: int, size: int) -> None:
+        parent.size += size
+        out = parent.value
+        if isinstance(out, YamlList):
+            out.append(value)
+            out.item_lines.append(line)
+        elif parent.key is None:  # a key
+            if type(event) is not yaml.ScalarEvent:
+                raise self.error(event, "mapping keys must be plain scalars")
+            if not isinstance(value, str):
                 # `True: x` or `1: x` are almost always typos; keys are names here.
-                raise AtengenError(self._loc(key_node), f"mapping key {key!r} is not a string")
-            if key in out:
-                first = out.key_lines[key]
-                raise AtengenError(
-                    self._loc(key_node),
-                    f"duplicate key '{key}' (first defined on line {first})",
+                raise self.error(event, f"mapping key {value!r} is not a string")
+            if value in out:
+                raise self.error(
+                    event, f"duplicate key '{value}' (first defined on line {out.key_lines[value]})"
                 )
-            out[key] = self.convert(value_node)
-            out.key_lines[key] = key_node.start_mark.line + 1
-        return out
+            parent.key = value
+            parent.key_line = line
+        else:
+            out[parent.key] = value
+            out.key_lines[parent.key] = parent.key_line
+            parent.key = None
 
-    def _loc(self, node: yaml.Node) -> Location:
-        return Location(self.path, node.start_mark.line + 1)
+    def scalar(self, event) -> object:
+        self.check_no_tag(event)
+        text = event.value
+        if not event.implicit[0] or event.style:  # quoted or block: always a string
+            return text
+        if text in self.plain_values:
+            return self.plain_values[text]
+        tag = _resolve_tag(text)
+        if tag == _STR_TAG:
+            value = text
+        elif tag == "tag:yaml.org,2002:merge":
+            raise self.error(event, "YAML merge keys (<<) are not supported")
+        else:
+            try:
+                value = _CONSTRUCTOR.construct_object(yaml.ScalarNode(tag, text))
+            except (ValueError, OverflowError, yaml.YAMLError) as e:  # `2001-13-45` is no date
+                raise self.error(
+                    event, f"invalid YAML value '{text}': {_one_line(str(e))}"
+                ) from None
+        self.plain_values[text] = value
+        return value
+
+    def alias(self, event) -> tuple[object, int, int]:
+        anchor = event.anchor
+        if anchor in self.open_anchors:
+            raise self.error(event, f"recursive YAML alias *{anchor} (inside its own anchor)")
+        if anchor not in self.anchors:
+            raise self.error(event, f"invalid YAML: found undefined alias *{anchor}")
+        value, line, size = self.anchors[anchor]
+        self.expanded += size
+        if self.expanded > MAX_ALIAS_EXPANSION:
+            raise self.error(
+                event,
+                f"YAML aliases expand to more than {MAX_ALIAS_EXPANSION} nodes; "
+                "write the values out instead",
+            )
+        return value, line, size
+
+    def check_no_tag(self, event) -> None:
+        # Explicit tags (`!!int x`, `!!binary`, `!!set`, `!custom`) build values
+        # this tool's YAMLs never hold, or nothing at all; none is needed here.
+        if event.tag is not None:
+            tag = event.tag.replace("tag:yaml.org,2002:", "!!")
+            raise self.error(event, f"YAML tags ({tag}) are not supported here")
 
 
 def _yaml_error(e: yaml.MarkedYAMLError, path: str) -> AtengenError:

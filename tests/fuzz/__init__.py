@@ -1,0 +1,1 @@
+"""Fuzzing the command line and the schema parser (Hypothesis; see campaign.py for long runs)."""

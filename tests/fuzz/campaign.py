@@ -1,0 +1,137 @@
+"""The long fuzzing campaign: many inputs per entry point, counted rather than asserted.
+
+    .venv/bin/python tests/fuzz/campaign.py --entry generate --inputs 100000 --seed 1
+    .venv/bin/python tests/fuzz/campaign.py --entry all --inputs 2000 --seed 7 --budget_s 900
+
+Entry points: ``schema`` (atengen's schema parser against torch._C.parse_schema), ``check``,
+``generate``, ``backend`` (the CLI in-process, judged by harness.py). Prints, per entry
+point: inputs, exit codes, tracebacks, writes outside, partial outputs, bad error lines
+and, for ``schema``, agreement with torch; then up to 5 examples of each failure kind.
+Inputs come from the same Hypothesis strategies as the CI slice, driven by a fixed seed;
+``--budget_s`` stops an entry point early (the count actually run is printed).
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import os
+import re
+import sys
+import time
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path[:0] = [REPO, os.path.join(REPO, "tool")]
+
+from hypothesis import HealthCheck, Phase, given, seed, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from tests.fuzz import harness, strategies  # noqa: E402
+
+ENTRIES = ("schema", "check", "generate", "backend")
+
+
+class _Stop(Exception):  # noqa: N818 - ends a campaign whose time budget is spent
+    pass
+
+
+def run_entry(entry: str, inputs: int, seed_value: int, budget_s: float) -> dict:
+    counts: collections.Counter = collections.Counter()
+    examples: dict[str, list[str]] = collections.defaultdict(list)
+    deadline = time.monotonic() + budget_s
+
+    def record(kind: str, text: str) -> None:
+        counts[kind] += 1
+        if len(examples[kind]) < 5:
+            examples[kind].append(text[:400])
+
+    def one_cli(verdict: harness.Verdict, shown: str) -> None:
+        counts["inputs"] += 1
+        counts[f"exit {verdict.rc}"] += 1
+        for problem in verdict.problems:
+            record(problem.split(":", 1)[0], f"{problem} <- {shown!r}")
+
+    def one_schema(text: str) -> None:
+        counts["inputs"] += 1
+        ours, theirs, detail = harness.schema_verdict(text)
+        counts[f"atengen {ours}, torch {theirs}"] += 1
+        if ours == "accept" and theirs == "reject":
+            record("accepted by atengen only", text)
+        elif ours == "accept" and detail:
+            record("accepted by both, differently", f"{text} : {detail}")
+        elif ours == "reject" and theirs == "accept":
+            examples.setdefault("rejected by atengen only (reasons)", [])
+            counts[f"rejected by atengen only: {_reason(detail)}"] += 1
+
+    if entry == "schema":
+        strategy, body = (strategies.schema(),), one_schema
+    elif entry == "check":
+        strategy = (strategies.op_yaml(),)
+
+        def body(y):
+            one_cli(harness.check_case(y), y)
+    elif entry == "generate":
+        strategy = (strategies.op_yaml(), strategies.GENERATE_FLAGS)
+
+        def body(y, flags):
+            one_cli(harness.generate_case(y, flags), f"{flags} {y}")
+    else:
+        strategy = (strategies.backend_yaml(), strategies.BACKEND_FLAGS)
+
+        def body(y, flags):
+            one_cli(harness.backend_case(y, flags), f"{flags} {y}")
+
+    def guarded(args: tuple):
+        if time.monotonic() > deadline:
+            raise _Stop
+        body(*args)
+
+    test = settings(
+        max_examples=inputs,
+        phases=[Phase.generate],
+        deadline=None,
+        database=None,
+        suppress_health_check=list(HealthCheck),
+    )(seed(seed_value)(given(st.tuples(*strategy))(guarded)))
+    try:
+        test()
+    except _Stop:
+        counts["stopped by --budget_s"] = 1
+    except Exception as e:  # noqa: BLE001 - an escaped failure is itself a finding
+        record("campaign error", repr(e))
+    return {"counts": counts, "examples": examples}
+
+
+def _reason(message: str) -> str:
+    """Our rejection message without the names and values in it, to group reasons."""
+    return re.sub(r"'[^']*'", "'…'", message)[:120] or "(no message)"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--entry", choices=(*ENTRIES, "all"), default="all")
+    parser.add_argument("--inputs", type=int, default=100_000)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--budget_s", type=float, default=float("inf"), help="per entry point")
+    args = parser.parse_args()
+    for entry in ENTRIES if args.entry == "all" else (args.entry,):
+        start = time.monotonic()
+        result = run_entry(entry, args.inputs, args.seed, args.budget_s)
+        counts = result["counts"]
+        print(f"== {entry}: seed {args.seed}, {time.monotonic() - start:.0f} s")
+        if entry == "schema":
+            for key in ("accepted by atengen only", "accepted by both, differently"):
+                counts.setdefault(key, 0)
+        else:
+            for key in ("traceback", "writes outside", "partial output", "bad error lines"):
+                counts.setdefault(key, 0)
+        for key, n in sorted(counts.items(), key=lambda kv: (kv[0] != "inputs", kv[0])):
+            print(f"  {key}: {n}")
+        for kind, shown in result["examples"].items():
+            for text in shown:
+                print(f"  example of {kind}: {text}")
+        sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,256 @@
+"""Run one fuzz input through an entry point and judge it against the invariants.
+
+For every input of `check`, `generate` and `backend` (run in-process through
+``atengen.cli.main.main``):
+
+- no exception escapes ``main``;
+- a non-zero exit comes with error lines only, each ``[file:line: ]error: <one line>``
+  (warnings ``file:line: warning: ...`` may precede them), no line repeated;
+- nothing is written outside the declared output directories and stamp;
+- a failed command leaves the file system exactly as it was (no partial output).
+
+The workspace of each input is ``<root>/a/b/ws`` and the whole ``<root>`` is compared
+before and after, so a write through ``../..`` is seen.
+
+For schema strings, ``schema_verdict`` compares atengen's parser with torch's runtime
+parser (``torch._C.parse_schema``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import io
+import os
+import re
+import shutil
+import tempfile
+import traceback
+from dataclasses import dataclass, field
+
+from tests.model_helpers import TAGS_YAML
+
+from atengen.cli.main import main  # noqa: E402  isort: skip
+from atengen.errors import SchemaError  # noqa: E402  isort: skip
+from atengen.model.schema import parse_schema  # noqa: E402  isort: skip
+
+ERROR_LINE = re.compile(r"^(?:[^\n]+:\d+: )?error: \S[^\n]*$")
+WARNING_LINE = re.compile(r"^[^\n]+:\d+: warning: \S[^\n]*$")
+USAGE_LINE = re.compile(r"^atengen(?: \w+)?: error: \S[^\n]*$")
+
+# aten ops a fuzzed backend YAML can name (a small stand-in for torch's op YAML).
+BACKEND_OP_YAML = """\
+- func: abs(Tensor self) -> Tensor
+  variants: function, method
+  dispatch:
+    CompositeExplicitAutograd: abs
+- func: abs_(Tensor(a!) self) -> Tensor(a!)
+  dispatch:
+    CompositeExplicitAutograd: abs_
+- func: abs.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+  dispatch:
+    CPU: abs_out
+- func: neg(Tensor self) -> Tensor
+  dispatch:
+    CPU: neg
+- func: add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
+  dispatch:
+    CPU: add
+- func: add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)
+  dispatch:
+    CPU: add_
+- func: add.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)
+  dispatch:
+    CPU: add_out
+- func: mul.Tensor(Tensor self, Tensor other) -> Tensor
+  dispatch:
+    CompositeExplicitAutograd: mul
+  autogen: mul.Tensor_out
+- func: view(Tensor(a) self, SymInt[] size) -> Tensor(a)
+  dispatch:
+    CPU, Meta: view
+- func: view_copy(Tensor self, SymInt[] size) -> Tensor
+  tags: view_copy
+  dispatch:
+    CompositeExplicitAutogradNonFunctional: view_copy
+  autogen: view_copy.out
+"""
+
+
+@dataclass
+class Verdict:
+    rc: int | None = None
+    problems: list[str] = field(default_factory=list)  # broken invariants, one line each
+    kind: str = ""  # "traceback", "writes outside", "partial output", "bad error lines"
+
+    def fail(self, kind: str, detail: str) -> None:
+        self.kind = self.kind or kind
+        self.problems.append(f"{kind}: {detail}")
+
+
+def _snapshot(root: str) -> dict[str, str]:
+    out = {}
+    for d, dirs, files in os.walk(root):
+        for name in dirs:
+            out[os.path.join(d, name)] = "dir"
+        for name in files:
+            p = os.path.join(d, name)
+            if os.path.islink(p):
+                out[p] = "link"
+                continue
+            with open(p, "rb") as f:
+                out[p] = hashlib.sha1(f.read()).hexdigest()
+    return out
+
+
+def _under(path: str, roots: list[str]) -> bool:
+    return any(path == r or path.startswith(r + os.sep) for r in roots)
+
+
+def run_cli_case(
+    command: str, files: dict[str, str | bytes], flags: list[str], declared: list[str]
+):
+    """Runs ``atengen <command> <flags>`` in a fresh workspace holding ``files`` (plus
+    tags.yaml and a regular file named ``file``); ``declared`` are the output paths
+    (relative to the workspace) the command may write."""
+    root = tempfile.mkdtemp(prefix="atengen-fuzz-")
+    try:
+        ws = os.path.join(root, "a", "b", "ws")
+        os.makedirs(ws)
+        files = {"tags.yaml": TAGS_YAML, "file": "a regular file\n", **files}
+        for name, data in files.items():
+            mode = "wb" if isinstance(data, bytes) else "w"
+            with open(os.path.join(ws, name), mode) as f:
+                f.write(data)
+        return _judge(root, ws, command, flags, declared)
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def _judge(root: str, ws: str, command: str, flags: list[str], declared: list[str]) -> Verdict:
+    verdict = Verdict()
+    before = _snapshot(root)
+    out, err = io.StringIO(), io.StringIO()
+    cwd = os.getcwd()
+    os.chdir(ws)  # relative output paths resolve inside the workspace
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            verdict.rc = main(["atengen", command, *flags])
+    except BaseException as e:  # noqa: BLE001 - exactly what the fuzzer looks for
+        tb = traceback.format_exception(e)
+        verdict.fail("traceback", f"{type(e).__name__}: {e} at {tb[-2].strip()[:200]}")
+        return verdict
+    finally:
+        os.chdir(cwd)
+    after = _snapshot(root)
+    allowed = [os.path.realpath(os.path.join(ws, d)) for d in declared]
+    changed = sorted(p for p in set(before) | set(after) if before.get(p) != after.get(p))
+    outside = [p for p in changed if not _under(os.path.realpath(p), allowed)]
+    # Parents of an output directory may be created (mkdir -p), nothing else.
+    outside = [p for p in outside if not (after.get(p) == "dir" and p not in before and
+                                          any(a.startswith(p + os.sep) for a in allowed))]  # fmt: skip
+    if outside:
+        verdict.fail("writes outside", ", ".join(os.path.relpath(p, root) for p in outside[:3]))
+    if verdict.rc != 0 and changed:
+        verdict.fail("partial output", ", ".join(os.path.relpath(p, root) for p in changed[:3]))
+    lines = err.getvalue().splitlines()
+    if verdict.rc == 0:
+        bad = [x for x in lines if not WARNING_LINE.match(x)]
+    elif verdict.rc == 2:
+        bad = [] if len(lines) == 1 and USAGE_LINE.match(lines[0]) else lines or ["(none)"]
+    else:
+        errors = [x for x in lines if not WARNING_LINE.match(x)]
+        bad = [x for x in errors if not ERROR_LINE.match(x)] or ([] if errors else ["(none)"])
+        if len(set(errors)) != len(errors):
+            bad.append("a repeated error line")
+    if bad:
+        verdict.fail("bad error lines", repr(bad[0])[:200])
+    return verdict
+
+
+def check_case(op_yaml: str | bytes) -> Verdict:
+    return run_cli_case("check", {"ops.yaml": op_yaml}, ["--op_yaml=ops.yaml"], [])
+
+
+def generate_case(op_yaml: str | bytes, flags: dict) -> Verdict:
+    args = ["--op_yaml=ops.yaml", f"--ops={flags['ops']}", f"--keys={flags['keys']}"]
+    args += [f"--shards={flags['shards']}", f"--output_dir={flags['output_dir']}"]
+    declared = [flags["output_dir"]]
+    for name in ("header_output_dir", "cuda_output_dir"):
+        if flags[name] is not None:
+            args.append(f"--{name}={flags[name]}")
+            declared.append(flags[name])
+    if not flags["functionalize"]:
+        args.append("--nofunctionalize")
+    return run_cli_case("generate", {"ops.yaml": op_yaml}, args, declared)
+
+
+def backend_case(backend_yaml: str | bytes, flags: dict) -> Verdict:
+    args = ["--op_yaml=ops.yaml", "--backend_yaml=backend.yaml"]
+    args += [f"--output_dir={flags['output_dir']}", f"--shards={flags['shards']}"]
+    args.append(f"--include_prefix={flags['include_prefix']}")
+    declared = [flags["output_dir"]]
+    for name in ("header_output_dir", "check_stamp"):
+        if flags[name] is not None:
+            args.append(f"--{name}={flags[name]}")
+            declared.append(flags[name])
+    if flags["functional_backend"]:
+        args.append("--functional_backend")
+    files = {"ops.yaml": BACKEND_OP_YAML, "backend.yaml": backend_yaml}
+    return run_cli_case("backend", files, args, declared)
+
+
+# --- schemas against torch ------------------------------------------------------------------
+
+
+def torch_shape(s) -> tuple:
+    """What both parsers must agree on: names, overload, each argument's name, kwarg-only,
+    mutability and whether it has a default, and each return's mutability."""
+    return (
+        s.name,
+        s.overload_name,
+        tuple(
+            (a.name, a.kwarg_only, bool(a.alias_info and a.alias_info.is_write),
+             a.has_default_value())
+            for a in s.arguments
+        ),
+        tuple(bool(r.alias_info and r.alias_info.is_write) for r in s.returns),
+    )  # fmt: skip
+
+
+def our_shape(f) -> tuple:
+    positional = f.arguments.flat_positional
+    return (
+        str(f.name.name),
+        f.name.overload_name,
+        tuple(
+            (a.name, a not in positional, a.is_write, a.default is not None)
+            for a in f.arguments.flat_all
+        ),
+        tuple(r.is_write for r in f.returns),
+    )
+
+
+def schema_verdict(text: str):
+    """(ours, theirs, detail): each 'accept' or 'reject'; detail is our error or a mismatch."""
+    import torch  # noqa: PLC0415 - only the schema fuzzing needs torch
+
+    try:
+        ours = parse_schema(text)
+        our_error = ""
+    except SchemaError as e:
+        ours, our_error = None, str(e)
+    try:
+        theirs = torch._C.parse_schema(text)
+    except Exception:  # noqa: BLE001 - torch raises RuntimeError and a few others
+        theirs = None
+    if ours is None or theirs is None:
+        return ("accept" if ours else "reject", "accept" if theirs else "reject", our_error)
+    detail = ""
+    if str(ours) != text:
+        detail = f"not canonical: {ours}"
+    elif str(torch._C.parse_schema(str(ours))) != str(theirs):
+        detail = "torch prints our schema differently"
+    elif our_shape(ours) != torch_shape(theirs):
+        detail = f"shape differs: {our_shape(ours)} vs {torch_shape(theirs)}"
+    return ("accept", "accept", detail)

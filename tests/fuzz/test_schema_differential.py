@@ -1,0 +1,107 @@
+"""atengen's schema parser against torch's runtime parser (torch._C.parse_schema).
+
+A schema atengen accepts is registered with torch when the generated library loads, so
+torch must accept it too, and read it the same way: same name and overload, same
+arguments (name, kwarg-only, mutable, has a default) and returns, and printing our
+schema back through torch gives what torch prints for the original.
+
+Where atengen rejects a schema torch accepts, the reason must be one of
+JUSTIFIED_REJECTIONS: rules of the codegen (torchgen's, or ours) that torch's runtime
+parser does not know about.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+import yaml
+from hypothesis import HealthCheck, given, settings
+
+from tests.fuzz import harness, strategies  # (harness puts tool/ on sys.path)
+
+# Our rejection message (names and values replaced by '…') -> why torch's acceptance is not
+# enough.
+JUSTIFIED_REJECTIONS = {
+    r"argument '…': default value .* is not .*": "torch parses defaults without checking them "
+    "against the type (bool a=1, int a=1.5, Tensor a=1.5 are accepted); the C++ and Python "
+    "bindings then disagree about the value",
+    r"duplicate argument name '…'": "torch keeps both; C++ cannot declare two parameters of one name",
+    r"illegal operator name '…'|illegal overload name in '…'": "names must be C++ identifiers "
+    "(torchgen's rule); torch's parser takes any identifier-ish text",
+    r"inplace op '…' .*|mutable return '…' .*|mutable positional argument '…' .*"
+    r"|returns must be all mutable .*|out argument '…' must alias .*|an out= op must .*"
+    r"|out= ops whose out arguments .*|mutable arguments before self .*"
+    r"|TensorOptions arguments .*|overload name '…' contains '…'.*"
+    r"|argument '…' follows the out arguments.*": "torchgen's schema rules (model.py): "
+    "aliasing and out= conventions the codegen relies on, which the runtime does not check",
+    r"return type '…' has no C\+\+ return type.*": "torchgen has no C++ return type for it "
+    "(fixed-size lists, optional non-Tensor values other than value types)",
+    r"schema is not in canonical form.*|malformed argument '…': stray or missing space"
+    r"|schema has unbalanced .*|illegal argument name in '…'|illegal return name in '…'"
+    r"|argument '…' needs a type and a name|empty default value in argument '…'": "one spelling per schema (the YAML is diffed and "
+    "grouped by its text); torch tolerates extra spaces",
+    r"unrecognized alias annotation '…'|unrecognized alias analysis form '…'": "alias sets "
+    "are single letters (torchgen's rule)",
+    r"positional argument '…' has no default but follows '…'.*": "Python signatures forbid "
+    "it; torch asserts on it for scalar defaults but lets `int[] y=[], int[] z` through",
+    r"unrecognized type '…'": "torch's parser reads an unknown name (`aTensor`, `Tensor!`) "
+    "as some type instead of failing; torchgen knows only its own types",
+    r"dunder name '…' is not a known inplace augmented assignment": "torchgen's rule for "
+    "`__i<op>__` names; torch takes any identifier",
+    r"kwarg-only marker '…' may appear only once": "torch accepts a second '*' silently",
+}
+
+
+def _normalised(message: str) -> str:
+    return re.sub(r"'[^']*'", "'…'", message)
+
+
+def _justified(message: str) -> bool:
+    return any(re.fullmatch(p, _normalised(message)) for p in JUSTIFIED_REJECTIONS)
+
+
+def _real_schemas() -> list[str]:
+    from atengen.cli.common import installed_torch_yaml_dir  # noqa: PLC0415
+
+    path = os.path.join(installed_torch_yaml_dir(), "native_functions.yaml")
+    with open(path) as f:
+        return [e["func"] for e in yaml.load(f, Loader=yaml.CSafeLoader)]
+
+
+def test_every_real_schema_is_read_alike():
+    schemas = _real_schemas()
+    assert len(schemas) == 2584
+    verdicts = [(s, harness.schema_verdict(s)) for s in schemas]
+    disagreements = [(s, v) for s, v in verdicts if v != ("accept", "accept", "")]
+    assert disagreements == []
+
+
+@settings(
+    max_examples=600,
+    derandomize=True,
+    deadline=None,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+@given(strategies.schema())
+def test_fuzzed_schemas_accepted_by_atengen_are_read_alike_by_torch(text):
+    ours, theirs, detail = harness.schema_verdict(text)
+    if ours == "accept":
+        assert (theirs, detail) == ("accept", ""), text
+    elif theirs == "accept":
+        assert _justified(detail), f"unjustified rejection of {text!r}: {detail}"
+
+
+def test_justifications_cover_real_messages():
+    # Each pattern matches at least the message it was written for.
+    samples = {
+        "f(Tensor self, bool a=1) -> Tensor": "default value",
+        "f(Tensor self, int x, int x) -> Tensor": "duplicate argument name",
+        "f(Tensor self) -> int[1]?": "no C++ return type",
+        "f(Tensor self,  int x) -> Tensor": "stray or missing space",
+    }
+    for text, fragment in samples.items():
+        ours, theirs, detail = harness.schema_verdict(text)
+        assert (ours, theirs) == ("reject", "accept"), text
+        assert fragment in detail and _justified(detail), detail

@@ -1,0 +1,90 @@
+"""Default values in schemas: the spellings torch's runtime schema parser accepts.
+
+A schema is registered with torch as a string when the generated library loads;
+a default torch cannot parse fails only then, far from the YAML line that holds
+it. So the model accepts a default only if torch's parser (c10's
+function_schema_parser) does, and holds it to the argument's type where torch
+is laxer (torch takes ``bool flag=1`` and ``int n=1.5``, and the C++ and Python
+bindings then disagree about the value).
+
+Accepted, by type (``T?`` also takes ``None``):
+  bool: True, False;  int, SymInt: -?digits, and ``Mean`` (torch's Reduction);
+  float, Scalar: a decimal number (``-1``, ``0.5``, ``1e-05``);
+  str: a quoted ASCII string literal; Device: a quoted device string;
+  ScalarType: long, float, complex; Layout: strided; MemoryFormat: contiguous_format;
+  int[N], SymInt[N], float[N], bool[N] lists: ``[a,b]`` of element defaults, or
+  (with a size N) one element default that torch repeats N times.
+Other types (Tensor, Generator, optional lists, ...) take only ``None`` where optional.
+"""
+
+from __future__ import annotations
+
+import re
+
+from atengen.errors import SchemaError
+from atengen.model.schema_types import BaseType, ListType, OptionalType, Type
+
+_INT = re.compile(r"-?[0-9]+")
+_NUMBER = re.compile(r"-?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?")
+# Printable ASCII, with backslash escapes of printable characters.
+_STRING = re.compile(
+    r'"(?:[ !#-\[\]-~]|\\[\\\'"abfnrtv])*"|' r"'(?:[ -&(-\[\]-~]|\\[\\'\"abfnrtv])*'"
+)
+_BY_TYPE: dict[str, re.Pattern[str]] = {
+    "bool": re.compile(r"True|False"),
+    "int": re.compile(r"-?[0-9]+|Mean"),
+    "SymInt": _INT,
+    "float": _NUMBER,
+    "Scalar": _NUMBER,
+    "str": _STRING,
+    "Device": _STRING,
+    "ScalarType": re.compile(r"long|float|complex"),
+    "Layout": re.compile(r"strided"),
+    "MemoryFormat": re.compile(r"contiguous_format"),
+}
+_LIST_ELEMENTS = ("int", "SymInt", "float", "bool")
+
+
+def check_default(t: Type, default: str) -> None:
+    """Raises SchemaError unless ``default`` is a value of type ``t`` torch can parse."""
+    if _accepts(t, default):
+        return
+    raise SchemaError(f"default value '{default}' is not {_describe(t)}")
+
+
+def _accepts(t: Type, default: str) -> bool:
+    if isinstance(t, OptionalType):
+        # torch parses an optional's default as one constant: no lists.
+        return default == "None" or (isinstance(t.elem, BaseType) and _accepts(t.elem, default))
+    if isinstance(t, BaseType):
+        pattern = _BY_TYPE.get(t.name)
+        return pattern is not None and pattern.fullmatch(default) is not None
+    if isinstance(t, ListType) and isinstance(t.elem, BaseType) and t.elem.name in _LIST_ELEMENTS:
+        if default.startswith("[") and default.endswith("]"):
+            inner = default[1:-1]
+            return not inner or all(_accepts(t.elem, x.strip(" ")) for x in inner.split(","))
+        return t.size is not None and _accepts(t.elem, default)
+    return False
+
+
+def _describe(t: Type) -> str:
+    if isinstance(t, OptionalType):
+        if isinstance(t.elem, BaseType) and t.elem.name in _BY_TYPE:
+            return f"None or {_describe(t.elem)}"
+        return "None"
+    if isinstance(t, BaseType) and t.name in _BY_TYPE:
+        return {
+            "bool": "True or False",
+            "int": "an integer (or Mean)",
+            "SymInt": "an integer",
+            "float": "a number",
+            "Scalar": "a number",
+            "str": "a quoted ASCII string",
+            "Device": "a quoted device string",
+            "ScalarType": "long, float or complex",
+            "Layout": "strided",
+            "MemoryFormat": "contiguous_format",
+        }[t.name]
+    if isinstance(t, ListType) and isinstance(t.elem, BaseType) and t.elem.name in _LIST_ELEMENTS:
+        return f"a list like [{'1,2' if t.elem.name != 'bool' else 'True,False'}]"
+    return f"a default torch can parse for type {t} (it takes none)"
