@@ -1,7 +1,7 @@
 """End to end: autograd generated for the custom namespace agops (tests/data/agops/),
 compiled with g++ against the torch wheel together with the library's CPU kernels,
 loaded with torch.ops.load_library, then gradcheck/gradgradcheck (float64, forward
-AD and forward-over-reverse) on a functional op, an in-place op, a two-output op
+AD and forward-over-reverse) on functional, in-place, two-output, multi-input (grad_input_mask),
 and an op with non-differentiable arguments, and gradients equal to the same math
 written with torch ops."""
 
@@ -48,9 +48,11 @@ def test_generated_autograd_passes_gradcheck(tmp_path, summary: list[str]) -> No
     assert main(argv) == 0
     sources = sorted(out.glob("*.cpp"))
     assert [s.name for s in sources] == [
-        "autograd_mul_add.cpp",
-        "autograd_scaled_tanh.cpp",
-        "autograd_take_rows.cpp",
+        "Autograd_fused_mul.cpp",
+        "Autograd_list_mul.cpp",
+        "Autograd_mul_add.cpp",
+        "Autograd_scaled_tanh.cpp",
+        "Autograd_take_rows.cpp",
     ]
     text = "".join(s.read_text() for s in sources)
     assert "TORCH_LIBRARY_IMPL(agops, Autograd, m)" in text
@@ -86,10 +88,13 @@ def test_generated_autograd_passes_gradcheck(tmp_path, summary: list[str]) -> No
         timeout=600,
     )
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
-    assert run.stdout.count("gradcheck+gradgradcheck ok:") == 4, run.stdout
-    assert "gradients equal the torch-op reference: 4 ops" in run.stdout
+    assert run.stdout.count("gradcheck+gradgradcheck ok:") == 7, run.stdout
+    assert "gradients equal the torch-op reference: 6 ops" in run.stdout
+    assert "grad_input_mask ok" in run.stdout
+    assert "forward AD without a formula is refused" in run.stdout
+    assert "out= errors as torch and bumps the version counter" in run.stdout
     assert "node name, leaf check and version counter ok" in run.stdout
     summary.append(
-        "autograd codegen: agops (4 ops, 3 generated files) compiled against the wheel; "
+        "autograd codegen: agops (7 ops, 5 generated files) compiled against the wheel; "
         "gradcheck+gradgradcheck (forward AD, fwd-over-rev) pass and gradients equal torch ops"
     )

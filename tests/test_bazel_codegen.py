@@ -182,7 +182,7 @@ class Workspace:
         (root / "WORKSPACE").write_text(workspace.replace("@RULES_ATEN_PATH@", str(REPO)))
         shutil.copy(INCREMENTAL / "BUILD.template", root / "BUILD.bazel")
         shutil.copy(REPO / ".bazelrc", root / ".bazelrc")
-        for name in ("ops.yaml", "kernels.cpp"):
+        for name in ("ops.yaml", "kernels.cpp", "derivatives.yaml"):
             shutil.copy(CUSTOM_OPS / name, root / name)
         self.logs = 0
         self.stderr = ""
@@ -209,8 +209,13 @@ class Workspace:
         path.write_text(text.replace(old, new))
 
     def sources(self) -> dict[str, str]:
-        base = self.root / "bazel-bin" / "myops_codegen" / "cpu.cc"
-        return {p.name: p.read_text() for p in base.glob("*.cpp")}
+        """The generated sources: registrations (cpu.cc) and autograd kernels (autograd.cc)."""
+        base = self.root / "bazel-bin" / "myops_codegen"
+        return {
+            p.name: p.read_text()
+            for tree in ("cpu.cc", "autograd.cc")
+            for p in (base / tree).glob("*.cpp")
+        }
 
     def headers(self) -> dict[str, str]:
         base = self.root / "bazel-bin" / "myops_codegen" / "include"
@@ -254,6 +259,30 @@ def check_myops(ws: Workspace, *extra_ops: str) -> None:
     assert result.returncode == 0 and "myops ok" in result.stdout, result.stderr[-4000:]
 
 
+def check_myops_autograd(ws: Workspace, summary: list[str]) -> None:
+    """The generated autograd kernels of libmyops.so: tests/data/custom_ops/check_autograd.py."""
+    lib = ws.root / "bazel-bin" / "libmyops.so"
+    result = subprocess.run(
+        [sys.executable, str(CUSTOM_OPS / "check_autograd.py"), str(lib)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-4000:]
+    lines = result.stdout.splitlines()
+    for expected in (
+        "gradcheck+gradgradcheck ok: scale",
+        "gradcheck+gradgradcheck ok: scale_",
+        "gradcheck+gradgradcheck ok: shift",
+        "opcheck ok: scale, scale_, shift",
+        "gradients equal the torch-op reference",
+        "in-place: version counter and leaf check ok",
+        "out=: refused with requires_grad as torch does; version counter bumped",
+    ):
+        assert expected in lines, (expected, result.stdout)
+    summary.append("myops autograd (Bazel, derivatives=): " + "; ".join(lines))
+
+
 NEW_OP_YAML = """
 - func: myops::twice(Tensor self) -> Tensor
   dispatch:
@@ -288,7 +317,9 @@ def test_incremental_rebuilds(tmp_path: Path, summary: list[str]) -> None:
         # only the runtime's own headers are quoted.
         includes = {i for text in cpu0.values() for i in QUOTED_INCLUDE.findall(text)}
         assert includes == {"atengen/runtime.h", "atengen/functionalize.h"}, includes
+        assert {"Autograd_scale.cpp", "Autograd_shift.cpp"} <= set(cpu0), sorted(cpu0)
         check_myops(ws)
+        check_myops_autograd(ws, summary)
         assert "no CUDA toolkit was found" in ws.stderr, ws.stderr[-3000:]
 
         # (a) Rename scale's CPU kernel: only scale's sources (and kernels.cpp) recompile.

@@ -50,6 +50,31 @@ def dispatch_files(op: str) -> dict[str, str]:
     return files
 
 
+def train(device) -> dict:
+    """Three SGD steps of a one-layer tanh model on `device`; what they leave behind."""
+    gen = torch.Generator().manual_seed(0)
+    data, target = torch.randn(8, 3, generator=gen), torch.randn(8, 4, generator=gen)
+    weight = (torch.randn(3, 4, generator=gen) * 0.5).to(device).requires_grad_()
+    bias = torch.zeros(4).to(device).requires_grad_()
+    optimizer = torch.optim.SGD([weight, bias], lr=0.1, momentum=0.9)
+    losses = []
+    for _ in range(3):
+        optimizer.zero_grad()
+        out = torch.tanh(data.to(device) @ weight + bias)
+        loss = ((out - target.to(device)) ** 2).mean()
+        with torch.autograd.set_multithreading_enabled(False):  # see the relu check below
+            loss.backward()
+        optimizer.step()
+        losses.append(loss.item())
+    return {
+        "weight": weight.detach(),
+        "bias": bias.detach(),
+        "out": out.detach(),
+        "grad_fn": out.grad_fn.name(),
+        "losses": losses,
+    }
+
+
 def main(library: str) -> int:
     dev = load_backend(library)
     a_cpu = torch.arange(6.0).reshape(2, 3) - 2.5
@@ -152,6 +177,15 @@ def main(library: str) -> int:
         and same(x.grad, (a_cpu > 0).float())
     )
 
+    # training with a generated autograd kernel: tanh's AutogradPrivateUse1 kernel comes from
+    # derivatives.yaml; the same steps on the CPU give the same parameters
+    trained = {d: train(d) for d in ("cpu", dev)}
+    details["train_grad_fn"] = trained[dev]["grad_fn"]
+    details["train_losses"] = {str(d): t["losses"] for d, t in trained.items()}
+    checks["train_generated_autograd"] = trained[dev]["grad_fn"] == "aten::TanhBackward0" and all(
+        torch.equal(trained[dev][k].cpu(), trained["cpu"][k]) for k in ("weight", "bias", "out")
+    )
+
     # the dispatch table names our generated sources
     expected = {
         "add.Tensor": "RegisterPrivateUse1_",
@@ -163,12 +197,17 @@ def main(library: str) -> int:
         "view": "RegisterPrivateUse1_",
         "empty.memory_format": "RegisterPrivateUse1_",
     }
-    tables = {op: dispatch_files(op) for op in [*expected, "relu"]}
+    tables = {op: dispatch_files(op) for op in [*expected, "relu", "tanh"]}
     details["dispatch"] = tables
     checks["dispatch_dump"] = all(
         prefix in tables[op].get("PrivateUse1", "").rsplit("/", 1)[-1]
         for op, prefix in expected.items()
     ) and "RegisterAutogradPrivateUse1_" in tables["relu"].get("AutogradPrivateUse1", "")
+    checks["dispatch_generated_autograd"] = tables["tanh"].get("AutogradPrivateUse1", "").rsplit(
+        "/", 1
+    )[-1].startswith("AutogradPrivateUse1_") and "RegisterPrivateUse1_" in tables["tanh"].get(
+        "PrivateUse1", ""
+    )
 
     print(json.dumps({"checks": checks, "details": details}, sort_keys=True))
     return 0 if all(checks.values()) else 1

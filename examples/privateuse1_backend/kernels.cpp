@@ -137,6 +137,11 @@ at::Tensor PrivateUse1NativeFunctions::sum(const at::Tensor& self, at::OptionalI
   return to_device(at::sum(host_view(self), dim, keepdim, dtype));
 }
 
+// tanh's forward pass: its AutogradPrivateUse1 kernel is generated from derivatives.yaml.
+at::Tensor PrivateUse1NativeFunctions::tanh(const at::Tensor& self) {
+  return to_device(at::tanh(host_view(self)));
+}
+
 // --- a structured op: impl() only ---------------------------------------------------------
 
 // torch's meta() (at::meta::structured_sub_Tensor) has checked the arguments, broadcast them,

@@ -2,7 +2,9 @@
 
 One action runs `atengen backend` and writes two tree artifacts under `<package>/<name>_codegen/`:
 
-  srcs.cc/  Register<Key>_<shard>.cpp for the backend key and its autograd key;
+  srcs.cc/  Register<Key>_<shard>.cpp for the backend key and its autograd key, and with
+            `derivatives`, Autograd<Backend>_<shard>.cpp: the generated autograd kernels of the
+            `autograd:` operators that the derivatives YAML has formulas for;
   include/  <package>/<Backend>NativeFunctions.h, the class of static kernels to implement.
 
 A lazy-tensor backend (a YAML with full_codegen, ir_gen or non_native ops; see lazy_attrs.bzl)
@@ -41,8 +43,12 @@ def _common_args(ctx, args):
     args.add("--shards=%d" % ctx.attr.shards)
     if ctx.attr.functional:
         args.add("--functional_backend")
+    if ctx.file.derivatives:
+        args.add("--derivatives_yaml=" + ctx.file.derivatives.path)
     lazy_inputs = add_lazy_args(ctx, args)
-    return [ctx.file.backend_yaml, ctx.file.op_yaml, ctx.file.tags_yaml] + lazy_inputs
+    return [ctx.file.backend_yaml, ctx.file.op_yaml, ctx.file.tags_yaml] + lazy_inputs + (
+        [ctx.file.derivatives] if ctx.file.derivatives else []
+    )
 
 def _aten_backend_sources_impl(ctx):
     prefix = ctx.label.name + "/"
@@ -113,6 +119,10 @@ external_backend_codegen macro rather than this rule.""",
             allow_single_file = [".yaml"],
             doc = "The backend YAML (gen_backend_stubs format).",
         ),
+        "derivatives": attr.label(
+            allow_single_file = [".yaml"],
+            doc = "Derivative formulas for operators of the backend YAML's `autograd:` list.",
+        ),
         "functional": attr.bool(
             default = False,
             doc = "Functional-backend mode: only functional and view_copy ops may be listed.",
@@ -128,6 +138,7 @@ external_backend_codegen macro rather than this rule.""",
 def external_backend_codegen(
         name,
         backend_yaml,
+        derivatives = None,
         srcs = [],
         deps = [],
         op_yaml = "@torch//:native_functions.yaml",
@@ -164,6 +175,10 @@ def external_backend_codegen(
     Args:
       name: base name of the targets.
       backend_yaml: the backend YAML.
+      derivatives: a derivatives YAML with formulas for operators that the backend YAML lists
+        under `autograd:`. Their Autograd<Backend> kernels are generated from the formulas, and
+        their kernel in `srcs` computes the forward pass only (it is registered for the backend
+        key). `autograd:` operators without formulas keep their hand-written autograd kernel.
       srcs: kernel sources (they define the class's static methods), compiled into N.
       deps: more kernel cc_libraries, linked into N (give them alwayslink = True if they
         register anything themselves).
@@ -208,6 +223,7 @@ def external_backend_codegen(
     aten_backend_sources(
         name = codegen,
         backend_yaml = backend_yaml,
+        derivatives = derivatives,
         op_yaml = op_yaml,
         tags_yaml = tags_yaml,
         shards = shards,

@@ -6,7 +6,10 @@ One action runs `atengen generate` and writes three tree artifacts under
   cpu.cc/   Register<Key>_<shard>.cpp for the CPU-side dispatch keys, and for custom namespaces
             RegisterSchema_<ns>_<shard>.cpp;
   cuda.cc/  Register<Key>_<shard>.cpp for the CUDA keys (only with cuda = True and a toolkit);
-  include/  <ns>/ops/<root>_native.h, the kernel declarations of custom namespaces.
+  include/  <ns>/ops/<root>_native.h, the kernel declarations of custom namespaces;
+  autograd.cc/  with `derivatives`: Autograd_<shard>.cpp, from a second action running
+            `atengen autograd`: backward nodes, Autograd and ADInplaceOrView kernels of the
+            operators the derivatives YAML has formulas for.
 
 Which files the trees hold depends on the YAML and the op selection, so they are directories,
 not declared files. Bazel compiles each file of a tree in its own action, and a file whose bytes
@@ -77,6 +80,28 @@ def _aten_codegen_impl(ctx):
     )
     srcs = [cpu] + ([cuda] if cuda else [])
 
+    # Its own action: editing a formula re-runs this generator only, and recompiles only the
+    # autograd shards whose bytes changed.
+    autograd = None
+    if ctx.file.derivatives:
+        autograd = ctx.actions.declare_directory(prefix + "autograd.cc")
+        autograd_args = ctx.actions.args()
+        autograd_args.add("autograd")
+        autograd_args.add("--op_yaml=" + ctx.file.op_yaml.path)
+        autograd_args.add("--tags_yaml=" + ctx.file.tags_yaml.path)
+        autograd_args.add("--derivatives_yaml=" + ctx.file.derivatives.path)
+        autograd_args.add("--shards=%d" % ctx.attr.shards)
+        autograd_args.add("--output_dir=" + autograd.path)
+        ctx.actions.run(
+            executable = ctx.executable.tool,
+            arguments = [autograd_args],
+            inputs = [ctx.file.op_yaml, ctx.file.tags_yaml, ctx.file.derivatives],
+            outputs = [autograd],
+            mnemonic = "AtenAutogradCodegen",
+            progress_message = "Generating autograd kernels %s" % ctx.label,
+        )
+        srcs.append(autograd)
+
     # The users' kernels include "<ns>/ops/<root>_native.h" from the header tree. (cc_common and
     # CcInfo are Bazel 4's built-ins; Debian's rules_cc 0.0.4 has no cc/common to load them from.)
     # buildifier: disable=native-cc-common
@@ -87,12 +112,14 @@ def _aten_codegen_impl(ctx):
     return [
         DefaultInfo(files = depset(srcs + [headers])),
         OutputGroupInfo(
-            cpu_srcs = depset([cpu]),
+            cpu_srcs = depset([cpu] + ([autograd] if autograd else [])),
+            autograd_srcs = depset([autograd] if autograd else []),
             cuda_srcs = depset([cuda] if cuda else []),
             headers = depset([headers]),
         ),
         CcInfo(compilation_context = compilation_context),  # buildifier: disable=native-cc-info
         AtenCodegenInfo(
+            autograd_srcs = autograd,
             cpu_srcs = cpu,
             cuda_srcs = cuda,
             headers = headers,
@@ -111,6 +138,10 @@ path. Use the aten_codegen macro rather than this rule.""",
         "cuda": attr.bool(
             default = True,
             doc = "Also write the CUDA keys' sources (into cuda.cc/).",
+        ),
+        "derivatives": attr.label(
+            allow_single_file = [".yaml"],
+            doc = "A derivatives YAML: generate the autograd kernels of its operators.",
         ),
         "functionalize": attr.bool(
             default = True,
@@ -160,6 +191,7 @@ def aten_codegen(
         keys = ["auto"],
         shards = 0,
         functionalize = True,
+        derivatives = None,
         deps = [],
         srcs = [],
         cuda = True,
@@ -190,6 +222,9 @@ def aten_codegen(
       shards: 0 = one source per operator and key; N > 0 = N hash buckets per key.
       functionalize: generate Functionalize-key kernels (mutations and views rewritten to
         functional and view_copy ops; see the README) into the CPU-side library.
+      derivatives: a derivatives YAML (README, "Autograd"); the Autograd and ADInplaceOrView
+        kernels of its operators are generated, sharded like the registrations, and compiled
+        into N.
       deps: kernel cc_libraries (for custom namespaces), linked into N.
       srcs: extra kernel sources compiled into N.
       cuda: generate and compile the CUDA keys' registrations (when a toolkit exists).
@@ -209,6 +244,7 @@ def aten_codegen(
         keys = keys,
         shards = shards,
         functionalize = functionalize,
+        derivatives = derivatives,
         cuda = use_cuda,
         visibility = visibility,
         tags = tags,

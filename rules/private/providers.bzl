@@ -3,6 +3,7 @@
 AtenCodegenInfo = provider(
     doc = "The generated trees of an aten_codegen target.",
     fields = {
+        "autograd_srcs": "Tree artifact of the generated autograd sources, or None without derivatives.",
         "cpu_srcs": "Tree artifact: registration sources of the CPU-side keys (and schemas).",
         "cuda_srcs": "Tree artifact of the CUDA keys' sources, or None when CUDA is off.",
         "headers": "Tree artifact: <ns>/ops/<root>_native.h of custom namespaces.",

@@ -12,17 +12,39 @@ torch.manual_seed(0)
 x = torch.randn(4, 3, dtype=torch.float64, requires_grad=True)
 y = torch.randn(4, 3, dtype=torch.float64, requires_grad=True)
 index = torch.tensor([2, 0, 2])
+bias = torch.randn(4, 3, dtype=torch.float64, requires_grad=True)
+z = torch.randn(4, 3, dtype=torch.float64, requires_grad=True)
 
 cases = {
     "scaled_tanh (functional, non-differentiable float)": (lambda a: ops.scaled_tanh(a, 1.5), (x,)),
     "scaled_tanh_ (in-place)": (lambda a: ops.scaled_tanh_(a.clone(), 1.5), (x,)),
     "mul_add (two outputs)": (lambda a, b: ops.mul_add(a, b), (x, y)),
     "take_rows (non-differentiable tensor, auto_linear)": (lambda a: ops.take_rows(a, index), (x,)),
+    "fused_mul (x, y: grad_input_mask; optional bias)": (ops.fused_mul, (x, y, bias)),
+    "fused_mul (bias absent)": (lambda a, b: ops.fused_mul(a, b), (x, y)),
+    "list_mul (tensor list input, saved list)": (
+        lambda a, b, c: ops.list_mul([a, b, c]),
+        (x, y, z),
+    ),
 }
+# list_mul has no forward formula: forward AD is refused (see below), not silently wrong.
+NO_FORWARD = {"list_mul (tensor list input, saved list)"}
 for name, (fn, inputs) in cases.items():
-    assert gradcheck(fn, inputs, check_forward_ad=True), name
-    assert gradgradcheck(fn, inputs, check_fwd_over_rev=True), name
+    forward = name not in NO_FORWARD
+    assert gradcheck(fn, inputs, check_forward_ad=forward), name
+    assert gradgradcheck(fn, inputs, check_fwd_over_rev=forward), name
     print("gradcheck+gradgradcheck ok:", name)
+
+import torch.autograd.forward_ad as fwAD  # noqa: E402
+
+with fwAD.dual_level():
+    dual = fwAD.make_dual(x.detach(), torch.ones_like(x))
+    try:
+        ops.list_mul([dual, y.detach()])
+        raise AssertionError("forward AD without a forward formula must fail")
+    except NotImplementedError as e:
+        assert "Trying to use forward AD with list_mul" in str(e), e
+print("forward AD without a formula is refused")
 
 
 # The same math written with torch ops gives the same gradients.
@@ -38,11 +60,13 @@ pairs = [
     (lambda: [ops.scaled_tanh_(x.clone(), 1.5)], lambda: [x.clone().tanh_() * 1.5], (x,)),
     (lambda: list(ops.mul_add(x, y)), lambda: [x * y, x + y], (x, y)),
     (lambda: [ops.take_rows(x, index)], lambda: [x.index_select(0, index)], (x,)),
+    (lambda: [ops.fused_mul(x, y, bias)], lambda: [x * y + bias], (x, y, bias)),
+    (lambda: [ops.list_mul([x, y, z])], lambda: [x * y * z], (x, y, z)),
 ]
 for ours, reference, inputs in pairs:
     for a, b in zip(grads(ours(), inputs), grads(reference(), inputs), strict=True):
         torch.testing.assert_close(a, b)
-print("gradients equal the torch-op reference: 4 ops")
+print("gradients equal the torch-op reference: 6 ops")
 
 out = ops.scaled_tanh(x, 1.5)
 assert out.grad_fn.name() == "agops::ScaledTanhBackward0", out.grad_fn.name()
@@ -57,3 +81,30 @@ before = v._version
 ops.scaled_tanh_(v, 2.0)
 assert v._version == before + 1, (before, v._version)
 print("node name, leaf check and version counter ok")
+
+# Only the inputs that need a gradient get one (grad_input_mask).
+(gx,) = torch.autograd.grad(ops.fused_mul(x, y.detach()).sum(), [x])
+torch.testing.assert_close(gx, y.detach())
+print("grad_input_mask ok")
+
+
+# out=: no autograd through it; the same errors as torch's own out= ops.
+def error_of(fn):
+    try:
+        fn()
+    except RuntimeError as e:
+        return str(e).split("\n")[0]
+    return None
+
+
+out = torch.empty(4, 3, dtype=torch.float64)
+ours = error_of(lambda: ops.scaled_tanh.out(x, 1.5, out=out))
+theirs = error_of(lambda: torch.tanh(x, out=out))
+assert ours == theirs.replace("tanh()", "scaled_tanh()"), (ours, theirs)
+with torch.no_grad():
+    ops.scaled_tanh.out(x, 1.5, out=out)
+torch.testing.assert_close(out, torch.tanh(x.detach()) * 1.5)
+before = out._version
+ops.scaled_tanh.out(x.detach(), 1.5, out=out)
+assert out._version == before + 1
+print("out= errors as torch and bumps the version counter:", ours)

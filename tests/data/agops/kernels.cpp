@@ -13,6 +13,10 @@ at::Tensor& scaled_tanh_cpu_(at::Tensor& self, double factor) {
   return self.tanh_().mul_(factor);
 }
 
+at::Tensor& scaled_tanh_out_cpu(const at::Tensor& self, double factor, at::Tensor& out) {
+  return at::mul_out(out, at::tanh(self), factor);
+}
+
 std::tuple<at::Tensor, at::Tensor> mul_add_cpu(const at::Tensor& x, const at::Tensor& y) {
   return {x * y, x + y};
 }
@@ -21,13 +25,27 @@ at::Tensor take_rows_cpu(const at::Tensor& self, const at::Tensor& index) {
   return self.index_select(0, index);
 }
 
+at::Tensor fused_mul_cpu(
+    const at::Tensor& x, const at::Tensor& y, const std::optional<at::Tensor>& bias) {
+  return bias.has_value() && bias->defined() ? x * y + *bias : x * y;
+}
+
+at::Tensor list_mul_cpu(at::TensorList tensors) {
+  at::Tensor result = tensors[0].clone();
+  for (size_t i = 1; i < tensors.size(); ++i) result = result * tensors[i];
+  return result;
+}
+
 }  // namespace
 
 TORCH_LIBRARY(agops, m) {
   m.def("scaled_tanh(Tensor self, float factor) -> Tensor");
   m.def("scaled_tanh_(Tensor(a!) self, float factor) -> Tensor(a!)");
+  m.def("scaled_tanh.out(Tensor self, float factor, *, Tensor(a!) out) -> Tensor(a!)");
   m.def("mul_add(Tensor x, Tensor y) -> (Tensor prod, Tensor total)");
   m.def("take_rows(Tensor self, Tensor index) -> Tensor");
+  m.def("fused_mul(Tensor x, Tensor y, Tensor? bias=None) -> Tensor");
+  m.def("list_mul(Tensor[] tensors) -> Tensor");
 }
 
 TORCH_LIBRARY_IMPL(agops, CPU, m) {
@@ -35,4 +53,7 @@ TORCH_LIBRARY_IMPL(agops, CPU, m) {
   m.impl("scaled_tanh_", TORCH_FN(scaled_tanh_cpu_));
   m.impl("mul_add", TORCH_FN(mul_add_cpu));
   m.impl("take_rows", TORCH_FN(take_rows_cpu));
+  m.impl("scaled_tanh.out", TORCH_FN(scaled_tanh_out_cpu));
+  m.impl("fused_mul", TORCH_FN(fused_mul_cpu));
+  m.impl("list_mul", TORCH_FN(list_mul_cpu));
 }

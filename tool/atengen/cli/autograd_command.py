@@ -1,11 +1,12 @@
 """`atengen autograd`: autograd kernels for one operator namespace, from a derivatives YAML.
 
     atengen autograd --derivatives_yaml=F [--op_yaml=F --tags_yaml=F]
-        [--namespace=NS [--cpp_namespace=NS] --output_dir=D]
+        [--namespace=NS [--cpp_namespace=NS] [--ops=a,b] [--shards=N] --output_dir=D]
 
 Without --output_dir it checks the derivatives YAML against the op model and prints its counts as
 one JSON line. With it, it writes the backward nodes, Autograd and ADInplaceOrView kernels of the
-namespace's operators, one file per operator root.
+namespace's operators (the namespaces of the entries when --namespace is not given), sharded like
+registrations. For aten, only Autograd kernels are written (torch registers ADInplaceOrView).
 """
 
 from __future__ import annotations
@@ -14,10 +15,11 @@ import argparse
 import json
 from dataclasses import dataclass
 
-from atengen.autograd.emit import autograd_files
+from atengen.autograd.emit import AutogradTarget, autograd_files
 from atengen.autograd.load import load_derivatives
-from atengen.cli.common import YamlInputs, add_yaml_flags, yaml_inputs
+from atengen.cli.common import YamlInputs, add_shards_flag, add_yaml_flags, yaml_inputs
 from atengen.emit.output import write_trees
+from atengen.emit.shards import Sharding
 from atengen.errors import AtengenError
 from atengen.model.operator_model import load_model
 
@@ -29,13 +31,20 @@ class AutogradOptions:
     namespace: str | None
     cpp_namespace: str | None  # default: the operator namespace
     output_dir: str | None  # None: check only
+    ops: frozenset[str] | None  # op roots or overload names; None: every entry's
+    shards: int
 
 
 def add_autograd_command(commands) -> None:
     p = commands.add_parser("autograd", help="autograd kernels from a derivatives YAML")
     add_yaml_flags(p)
     p.add_argument("--derivatives_yaml", required=True, help="The derivatives YAML.")
-    p.add_argument("--namespace", help="The operator namespace to generate for.")
+    p.add_argument(
+        "--namespace",
+        help="The operator namespace to generate for (default: every namespace with an entry).",
+    )
+    p.add_argument("--ops", help="Comma-separated op roots or overload names (default: all).")
+    add_shards_flag(p)
     p.add_argument(
         "--cpp_namespace", help="C++ namespace of the generated code (default: --namespace)."
     )
@@ -44,14 +53,16 @@ def add_autograd_command(commands) -> None:
 
 
 def autograd_options(args: argparse.Namespace) -> AutogradOptions:
-    if args.output_dir is not None and not args.namespace:
-        raise AtengenError(None, "autograd --output_dir needs --namespace")
+    if args.cpp_namespace and not args.namespace:
+        raise AtengenError(None, "autograd --cpp_namespace needs --namespace")
     return AutogradOptions(
         inputs=yaml_inputs(args),
         derivatives_yaml=args.derivatives_yaml,
         namespace=args.namespace,
         cpp_namespace=args.cpp_namespace,
         output_dir=args.output_dir,
+        ops=frozenset(x.strip() for x in args.ops.split(",") if x.strip()) if args.ops else None,
+        shards=args.shards,
     )
 
 
@@ -61,5 +72,23 @@ def run_autograd(opts: AutogradOptions) -> None:
     if opts.output_dir is None:
         print(json.dumps(derivatives.counts(), sort_keys=True))
         return
-    files = autograd_files(model, derivatives, opts.namespace, opts.cpp_namespace or opts.namespace)
+    namespaces = [opts.namespace] if opts.namespace else sorted({ns for ns, _ in derivatives.infos})
+    files = []
+    for ns in namespaces:
+        only = None
+        if opts.ops is not None:
+            only = frozenset(
+                str(fd.func.name)
+                for fd in derivatives.functions
+                if str(fd.func.name) in opts.ops or fd.func.name.name.base in opts.ops
+            )
+        target = AutogradTarget(
+            namespace=ns,
+            cpp_namespace=opts.cpp_namespace or ns,
+            inplace_or_view=ns != "aten",
+            only=only,
+        )
+        files += autograd_files(
+            model, derivatives, target, Sharding(opts.shards), opts.derivatives_yaml
+        )
     write_trees([(opts.output_dir, files)])

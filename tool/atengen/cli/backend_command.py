@@ -1,7 +1,7 @@
 """`atengen backend`: an external backend's kernel class header and registration sources.
 
     atengen backend --backend_yaml=F --output_dir=D [--header_output_dir=H]
-        [--include_prefix=P] [--shards=N] [--functional_backend]
+        [--include_prefix=P] [--shards=N] [--functional_backend] [--derivatives_yaml=F]
         [--impl_path=a.cpp,b.cpp] [--check_stamp=S] [--op_yaml=F --tags_yaml=F]
         [--allow_lazy [the lazy-backend flags of `atengen lazy`]]
 
@@ -11,6 +11,12 @@ backend: it is generated as by `atengen lazy` (the headers, LazyIr*.h among them
 generated kernels as defined. Other YAMLs are generated as without the flag; the Bazel rule
 passes it always, so one rule serves both kinds.
 
+With --derivatives_yaml, the operators of the backend YAML's `autograd:` list that have an entry
+there get generated Autograd<Backend> kernels (backward nodes from the formulas, see
+atengen.autograd), and their hand-written kernel becomes a forward kernel, registered for the
+backend key like a `supported:` one. `autograd:` operators without an entry stay hand-written;
+an entry for an operator that `autograd:` does not list is an error.
+
 Everything is checked and rendered before anything is written, so an error leaves no output
 (and no stale files from an earlier run).
 """
@@ -19,12 +25,15 @@ from __future__ import annotations
 
 import argparse
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
+from atengen.autograd.emit import AutogradTarget, autograd_files
+from atengen.autograd.load import load_derivatives
+from atengen.autograd.model import DEFAULT_KEY, DerivativesModel
 from atengen.backend.emit import header_file, registration_files
 from atengen.backend.kernel_check import check_kernels
 from atengen.backend.model import resolve_backend
-from atengen.backend.spec import check_include_prefix, load_backend_yaml
+from atengen.backend.spec import BackendYaml, check_include_prefix, load_backend_yaml
 from atengen.cli.common import YamlInputs, add_shards_flag, add_yaml_flags, read_text, yaml_inputs
 from atengen.cli.lazy_command import (
     add_lazy_codegen_flags,
@@ -32,11 +41,11 @@ from atengen.cli.lazy_command import (
     lazy_backend_files,
     lazy_codegen_options,
 )
-from atengen.emit.output import write_outputs
+from atengen.emit.output import GeneratedFile, write_outputs
 from atengen.emit.shards import Sharding
 from atengen.errors import AtengenError, Location
 from atengen.lazy.options import LazyOptions
-from atengen.model.operator_model import load_model
+from atengen.model.operator_model import OperatorModel, load_model
 
 _STAMP_TEXT = "// atengen: every kernel of the backend YAML is defined.\n"
 
@@ -54,6 +63,7 @@ class BackendOptions:
     check_stamp: str | None
     lazy: LazyOptions | None = None  # None: a YAML with lazy-tensor ops is an error
     shape_inference_file: str | None = None  # lazy only
+    derivatives_yaml: str | None = None
 
 
 def add_backend_command(commands) -> None:
@@ -88,6 +98,10 @@ def add_backend_command(commands) -> None:
     )
     p.add_argument("--check_stamp", help="A file to write once the kernel check passed.")
     p.add_argument(
+        "--derivatives_yaml",
+        help="Formulas for `autograd:` operators: their Autograd<Backend> kernels are generated.",
+    )
+    p.add_argument(
         "--allow_lazy",
         action="store_true",
         help="Generate a YAML with full_codegen/ir_gen/non_native as a lazy-tensor backend "
@@ -112,6 +126,7 @@ def backend_options(args: argparse.Namespace) -> BackendOptions:
         check_stamp=args.check_stamp,
         lazy=lazy_codegen_options(args) if args.allow_lazy else None,
         shape_inference_file=args.shape_inference_file,
+        derivatives_yaml=args.derivatives_yaml,
     )
 
 
@@ -122,6 +137,14 @@ def run_backend(opts: BackendOptions) -> None:
     if opts.output_dir is not None:
         check_include_prefix(opts.include_prefix)
     model = load_model(opts.inputs.op_yaml, opts.inputs.tags_yaml)
+    autograd_sources: list[GeneratedFile] = []
+    if opts.derivatives_yaml is not None:
+        derivatives = load_derivatives(opts.derivatives_yaml, model)
+        spec, generated_autograd = _with_generated_autograd(spec, derivatives)
+        if opts.output_dir is not None:
+            autograd_sources = _backend_autograd_files(
+                spec, model, derivatives, generated_autograd, opts.shards, opts.derivatives_yaml
+            )
     if opts.lazy is not None and is_lazy_yaml(spec):
         if opts.functional_backend:
             raise AtengenError(
@@ -151,7 +174,57 @@ def run_backend(opts: BackendOptions) -> None:
             headers = [header_file(backend, opts.include_prefix)]
             sources = registration_files(backend, Sharding(opts.shards), opts.include_prefix)
         header_dir = opts.header_output_dir or opts.output_dir  # merged when they are one
-        trees = [(opts.output_dir, sources), (header_dir, headers)]
+        trees = [(opts.output_dir, sources + autograd_sources), (header_dir, headers)]
     stamps = [] if opts.check_stamp is None else [(opts.check_stamp, _STAMP_TEXT)]
     # One all-or-nothing write: a stamp that cannot be written leaves no sources either.
     write_outputs(trees, stamps)
+
+
+def _with_generated_autograd(
+    spec: BackendYaml, derivatives: DerivativesModel
+) -> tuple[BackendYaml, frozenset[str]]:
+    """The spec with the `autograd:` operators that the derivatives YAML covers moved to
+    `supported:` (their kernels compute the forward pass only), and those operators' names."""
+    listed = {e.name for e in spec.autograd}
+    covered = set()
+    errors = []
+    for per_key in derivatives.infos.values():
+        info = per_key.get(DEFAULT_KEY) or next(iter(per_key.values()))
+        name = str(info.func.name)
+        if info.func.namespace != "aten" or name not in listed:
+            errors.append(
+                AtengenError(
+                    info.loc,
+                    f"derivatives for '{name}', which {spec.path} does not list under "
+                    "'autograd:' (only those operators get generated Autograd"
+                    f"{spec.backend} kernels)",
+                )
+            )
+        covered.add(name)
+    if errors:
+        raise AtengenError.combine(errors)
+    moved = tuple(e for e in spec.autograd if e.name in covered)
+    spec = replace(
+        spec,
+        supported=spec.supported + moved,
+        autograd=tuple(e for e in spec.autograd if e.name not in covered),
+    )
+    return spec, frozenset(covered)
+
+
+def _backend_autograd_files(
+    spec: BackendYaml,
+    model: OperatorModel,
+    derivatives: DerivativesModel,
+    generated: frozenset[str],
+    shards: int,
+    derivatives_yaml: str,
+) -> list[GeneratedFile]:
+    target = AutogradTarget(
+        namespace="aten",
+        cpp_namespace=spec.cpp_namespace,
+        key=spec.autograd_key,
+        inplace_or_view=False,  # torch registers aten's own ADInplaceOrView kernels
+        only=generated,
+    )
+    return autograd_files(model, derivatives, target, Sharding(shards), derivatives_yaml)
