@@ -8,13 +8,13 @@ written with torch ops."""
 from __future__ import annotations
 
 import subprocess
-import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 
 from tests.model_helpers import REPO, TAGS_YAML
+from tests.script_helpers import run_script
 
 pytestmark = pytest.mark.slow  # g++ over torch's headers, then gradcheck in a fresh interpreter
 
@@ -81,12 +81,7 @@ def test_generated_autograd_passes_gradcheck(tmp_path, summary: list[str]) -> No
     )
     assert link.returncode == 0, link.stderr[-4000:]
 
-    run = subprocess.run(
-        [sys.executable, str(AGOPS / "check_autograd.py"), str(lib)],
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
+    run = run_script("check_agops_autograd.py", str(lib))
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
     assert run.stdout.count("gradcheck+gradgradcheck ok:") == 7, run.stdout
     assert "gradients equal the torch-op reference: 6 ops" in run.stdout

@@ -260,14 +260,9 @@ def check_myops(ws: Workspace, *extra_ops: str) -> None:
 
 
 def check_myops_autograd(ws: Workspace, summary: list[str]) -> None:
-    """The generated autograd kernels of libmyops.so: tests/data/custom_ops/check_autograd.py."""
+    """The generated autograd kernels of libmyops.so: tests/scripts/check_myops_autograd.py."""
     lib = ws.root / "bazel-bin" / "libmyops.so"
-    result = subprocess.run(
-        [sys.executable, str(CUSTOM_OPS / "check_autograd.py"), str(lib)],
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
+    result = run_script("check_myops_autograd.py", str(lib))
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-4000:]
     lines = result.stdout.splitlines()
     for expected in (

@@ -1,6 +1,6 @@
 """The generated autograd of libmyops.so (aten_codegen(derivatives = "derivatives.yaml")).
 
-    python check_autograd.py bazel-bin/libmyops.so
+    python tests/scripts/check_myops_autograd.py bazel-bin/libmyops.so
 
 Run by tests/test_bazel_codegen.py after building tests/incremental/. Prints one line per check
 that passed; an assertion fails the run.
