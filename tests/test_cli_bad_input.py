@@ -113,6 +113,9 @@ def test_unknown_command_is_one_line_with_the_commands():
         (("generate", "--ops=add", "--ops_file=f", "--output_dir=o"), "not allowed with"),
         (("backend", "--output_dir=o"), "the following arguments are required: --backend_yaml"),
         (("check", "--out_dir=o"), "unrecognized arguments: --out_dir=o"),
+        # absl's own process-wide flags are not the commands' flags.
+        (("check", "--op_yaml=o", "--verbosity=1"), "unrecognized arguments: --verbosity=1"),
+        (("lazy", "--backend_yaml=b", "--output_dir=o", "--pdb"), "unrecognized arguments: --pdb"),
     ],
 )
 def test_bad_flags_are_one_line_and_exit_2(tmp_path, monkeypatch, args, message):

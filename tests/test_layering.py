@@ -8,6 +8,9 @@ module reaches into another module's private (underscore) names.
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 from tests.import_graph import import_edges
@@ -73,3 +76,21 @@ def test_shared_emit_helpers_import_no_emitter():
         if target in EMITTERS
     ]
     assert not wrong, "\n".join(sorted(wrong))
+
+
+def test_the_cli_imports_a_generator_only_when_its_command_runs():
+    # Every Bazel codegen action starts the CLI; the emitters, their templates (Jinja2) and the
+    # other commands' generators would add about a quarter of a second to each.
+    code = (
+        "import sys, atengen.cli.main\n"
+        "print(sorted(m for m in sys.modules if m.startswith(('jinja2', 'atengen.emit',"
+        " 'atengen.backend', 'atengen.lazy.emit', 'atengen.lazy.model', 'atengen.autograd'))))"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code],
+        env={**os.environ, "PYTHONPATH": str(TOOL)},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert result.stdout.strip() == "[]", result.stdout

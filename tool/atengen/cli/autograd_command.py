@@ -15,13 +15,8 @@ import argparse
 import json
 from dataclasses import dataclass
 
-from atengen.autograd.emit import AutogradTarget, autograd_files
-from atengen.autograd.load import load_derivatives
 from atengen.cli.common import YamlInputs, add_shards_flag, add_yaml_flags, yaml_inputs
-from atengen.emit.output import write_trees
-from atengen.emit.shards import Sharding
 from atengen.errors import AtengenError
-from atengen.model.operator_model import load_model
 
 
 @dataclass(frozen=True)
@@ -67,6 +62,13 @@ def autograd_options(args: argparse.Namespace) -> AutogradOptions:
 
 
 def run_autograd(opts: AutogradOptions) -> None:
+    # Imported here, not at the top: see atengen.cli.main.
+    from atengen.autograd.emit import AutogradTarget, autograd_files
+    from atengen.autograd.load import load_derivatives
+    from atengen.emit.output import write_trees
+    from atengen.emit.shards import Sharding
+    from atengen.model.operator_model import load_model
+
     model = load_model(opts.inputs.op_yaml, opts.inputs.tags_yaml)
     derivatives = load_derivatives(opts.derivatives_yaml, model)
     if opts.output_dir is None:

@@ -26,14 +26,8 @@ from __future__ import annotations
 import argparse
 import sys
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
-from atengen.autograd.emit import AutogradTarget, autograd_files
-from atengen.autograd.load import load_derivatives
-from atengen.autograd.model import DEFAULT_KEY, DerivativesModel
-from atengen.backend.emit import header_file, registration_files
-from atengen.backend.kernel_check import check_kernels
-from atengen.backend.model import resolve_backend
-from atengen.backend.spec import BackendYaml, check_include_prefix, load_backend_yaml
 from atengen.cli.common import YamlInputs, add_shards_flag, add_yaml_flags, read_text, yaml_inputs
 from atengen.cli.lazy_command import (
     add_lazy_codegen_flags,
@@ -41,11 +35,15 @@ from atengen.cli.lazy_command import (
     lazy_backend_files,
     lazy_codegen_options,
 )
-from atengen.emit.output import GeneratedFile, write_outputs
-from atengen.emit.shards import Sharding
 from atengen.errors import AtengenError, Location
 from atengen.lazy.options import LazyOptions
-from atengen.model.operator_model import OperatorModel, load_model
+
+# The generator itself is imported by the functions that run it (see atengen.cli.main).
+if TYPE_CHECKING:
+    from atengen.autograd.model import DerivativesModel
+    from atengen.backend.spec import BackendYaml
+    from atengen.emit.output import GeneratedFile
+    from atengen.model.operator_model import OperatorModel
 
 _STAMP_TEXT = "// atengen: every kernel of the backend YAML is defined.\n"
 
@@ -131,6 +129,15 @@ def backend_options(args: argparse.Namespace) -> BackendOptions:
 
 
 def run_backend(opts: BackendOptions) -> None:
+    from atengen.autograd.load import load_derivatives
+    from atengen.backend.emit import header_file, registration_files
+    from atengen.backend.kernel_check import check_kernels
+    from atengen.backend.model import resolve_backend
+    from atengen.backend.spec import check_include_prefix, load_backend_yaml
+    from atengen.emit.output import write_outputs
+    from atengen.emit.shards import Sharding
+    from atengen.model.operator_model import load_model
+
     spec = load_backend_yaml(opts.backend_yaml, lazy=opts.lazy is not None)
     for warning in spec.warnings:
         print(warning, file=sys.stderr)
@@ -185,6 +192,8 @@ def _with_generated_autograd(
 ) -> tuple[BackendYaml, frozenset[str]]:
     """The spec with the `autograd:` operators that the derivatives YAML covers moved to
     `supported:` (their kernels compute the forward pass only), and those operators' names."""
+    from atengen.autograd.model import DEFAULT_KEY
+
     listed = {e.name for e in spec.autograd}
     covered = set()
     errors = []
@@ -220,6 +229,9 @@ def _backend_autograd_files(
     shards: int,
     derivatives_yaml: str,
 ) -> list[GeneratedFile]:
+    from atengen.autograd.emit import AutogradTarget, autograd_files
+    from atengen.emit.shards import Sharding
+
     target = AutogradTarget(
         namespace="aten",
         cpp_namespace=spec.cpp_namespace,

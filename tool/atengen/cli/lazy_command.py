@@ -16,16 +16,18 @@ from __future__ import annotations
 
 import argparse
 from dataclasses import dataclass, fields
+from typing import TYPE_CHECKING
 
-from atengen.backend.spec import BackendYaml, load_backend_yaml
 from atengen.cli.common import YamlInputs, add_shards_flag, add_yaml_flags, read_text, yaml_inputs
-from atengen.emit.output import GeneratedFile, write_trees
-from atengen.emit.shards import Sharding
-from atengen.lazy.emit import lazy_files
-from atengen.lazy.kernels import check_shape_inference
-from atengen.lazy.model import LazyBackend, resolve_lazy_backend
 from atengen.lazy.options import LazyOptions
-from atengen.model.operator_model import OperatorModel, load_model
+
+# The generator itself is imported by the functions that run it (see atengen.cli.main).
+if TYPE_CHECKING:
+    from atengen.backend.spec import BackendYaml
+    from atengen.emit.output import GeneratedFile
+    from atengen.emit.shards import Sharding
+    from atengen.lazy.model import LazyBackend
+    from atengen.model.operator_model import OperatorModel
 
 # The LazyOptions fields that are C++ names or include paths: one flag each, same name
 # (include_prefix is shared with `atengen backend`, which has its own flag for it).
@@ -97,6 +99,11 @@ def lazy_options(args: argparse.Namespace) -> LazyCommandOptions:
 
 
 def run_lazy(opts: LazyCommandOptions) -> None:
+    from atengen.backend.spec import load_backend_yaml
+    from atengen.emit.output import write_trees
+    from atengen.emit.shards import Sharding
+    from atengen.model.operator_model import load_model
+
     spec = load_backend_yaml(opts.backend_yaml, lazy=True)
     model = load_model(opts.inputs.op_yaml, opts.inputs.tags_yaml)
     _, files = lazy_backend_files(
@@ -113,6 +120,10 @@ def lazy_backend_files(
     shape_inference_file: str | None,
 ) -> tuple[LazyBackend, list[GeneratedFile]]:
     """The checked lazy backend and every file of it, nothing written yet."""
+    from atengen.lazy.emit import lazy_files
+    from atengen.lazy.kernels import check_shape_inference
+    from atengen.lazy.model import resolve_lazy_backend
+
     lazy = resolve_lazy_backend(spec, model, value_class=codegen.lazy_value_class)
     if shape_inference_file:
         header = read_text(shape_inference_file, "shape-inference header")

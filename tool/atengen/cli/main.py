@@ -11,11 +11,16 @@ Commands:
 
 `main(argv)` is callable in-process: it keeps no state between calls, reads no global flags,
 and returns the exit code (0 success, 1 bad input, 2 bad command line).
+
+Every command's flags are defined at start-up, but only the command that runs imports its
+generator (the command modules import it inside their run functions): a Bazel action that runs
+`atengen lazy` does not pay for importing the autograd or in-tree emitters and their templates.
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import sys
 from collections.abc import Sequence
 
@@ -43,7 +48,13 @@ class _Parser(argparse_flags.ArgumentParser):
 def build_parser() -> argparse.ArgumentParser:
     # inherited_absl_flags=None: no process-wide absl flags leak into the commands' options.
     parser = _Parser(prog="atengen", inherited_absl_flags=None, description=__doc__.split("\n")[0])
-    commands = parser.add_subparsers(dest="command", metavar="{" + ",".join(COMMANDS) + "}")
+    # The commands' parsers too: argparse_flags would otherwise copy absl's own flags (logging,
+    # pdb, profiling) into every command.
+    commands = parser.add_subparsers(
+        dest="command",
+        metavar="{" + ",".join(COMMANDS) + "}",
+        parser_class=functools.partial(_Parser, inherited_absl_flags=None),
+    )
     commands.required = True
     add_check_command(commands)
     add_dump_command(commands)

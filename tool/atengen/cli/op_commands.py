@@ -9,10 +9,6 @@ from dataclasses import dataclass
 
 from atengen import torch_facts
 from atengen.cli.common import YamlInputs, add_shards_flag, add_yaml_flags, read_text, yaml_inputs
-from atengen.emit.custom_ops import check_supported, native_headers, schema_files
-from atengen.emit.output import write_trees
-from atengen.emit.registration import keys_in_use, registration_files
-from atengen.emit.shards import Sharding
 from atengen.errors import AtengenError
 from atengen.model.operator_model import OperatorModel, load_model
 from atengen.model.selection import select_functions
@@ -142,6 +138,12 @@ def generate_options(args: argparse.Namespace) -> GenerateOptions:
 
 
 def generate(opts: GenerateOptions) -> None:
+    # The emitters are imported here, not at the top: see atengen.cli.main.
+    from atengen.emit.custom_ops import check_supported, native_headers, schema_files
+    from atengen.emit.output import write_trees
+    from atengen.emit.registration import keys_in_use, registration_files
+    from atengen.emit.shards import Sharding
+
     model = load_model(opts.inputs.op_yaml, opts.inputs.tags_yaml)
     functions = select_functions(model, opts.ops)
     if opts.keys is None:
