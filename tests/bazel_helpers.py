@@ -19,6 +19,12 @@ import pytest
 REPO = Path(__file__).resolve().parent.parent
 # The interpreter (with torch) that workspaces built by tests name in RULES_ATEN_PYTHON.
 VENV_PYTHON = REPO / ".venv" / "bin" / "python3"
+# The disk cache of `./dev build` and of the tests' builds of //:aten_generated (in this checkout
+# and in the remote-cache test's copies of it): a copy finds what the checkout's build ran, and the
+# tests do not compile the default selection twice.
+DISK_CACHE = (
+    Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "rules_aten" / "disk_cache"
+)
 # Set by tests/conftest.py to the node id of a running test that is not marked `bazel`.
 UNMARKED_TEST_ENV = "RULES_ATEN_TEST_NOT_MARKED_BAZEL"
 
@@ -94,7 +100,7 @@ def build_library(target: str) -> Path:
 def build_aten_generated(summary: list[str]) -> AtenGenerated:
     """`bazel build //:aten_generated //:libaten_generated.so` with the default selection."""
     start = time.monotonic()
-    bazel("build", "//:aten_generated", "//:libaten_generated.so")
+    bazel("build", f"--disk_cache={DISK_CACHE}", "//:aten_generated", "//:libaten_generated.so")
     seconds = time.monotonic() - start
     summary.append(f"bazel build //:aten_generated //:libaten_generated.so: {seconds:.0f} s")
     bin_dir = bazel_bin()
