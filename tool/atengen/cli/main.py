@@ -24,7 +24,7 @@ import functools
 import sys
 from collections.abc import Sequence
 
-from absl import app, flags
+from absl import flags
 from absl.flags import argparse_flags
 
 from atengen.cli.autograd_command import add_autograd_command
@@ -91,4 +91,6 @@ def _absl_flags_parser(argv: list[str]) -> list[str]:
 
 def run() -> None:
     """The console entry point (``python -m atengen``, ``bazel run //tool:atengen``)."""
+    from absl import app  # with absl's logging set-up: only processes need it, not main()
+
     app.run(lambda argv: sys.exit(main(argv)), flags_parser=_absl_flags_parser)
