@@ -22,7 +22,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import statistics
 import subprocess
 import sys
@@ -34,6 +33,7 @@ from common import (  # noqa: E402
     REPO,
     TINY_HELP,
     append_results,
+    cpu_model,
     package_dir,
     print_ratio,
     reject_tiny_write,
@@ -91,11 +91,7 @@ def run_child(side: str, python: str, yamls: tuple[Path, Path, Path]) -> dict:
 
 
 def machine_note() -> str:
-    cpu = platform.machine()
-    for line in Path("/proc/cpuinfo").read_text().splitlines():
-        if line.startswith("model name"):
-            cpu = line.split(":", 1)[1].strip()
-            break
+    cpu = cpu_model()
     commit = subprocess.run(
         ["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True, text=True
     ).stdout.strip()

@@ -32,7 +32,7 @@ import sys
 import time
 from pathlib import Path
 
-from common import TINY_HELP, print_ratio, reject_tiny_write
+from common import TINY_HELP, cpu_model, print_ratio, reject_tiny_write
 
 REPO = Path(__file__).resolve().parent.parent
 TOOL = REPO / "tool"
@@ -102,15 +102,7 @@ def summarize(runs: list[dict]) -> dict[str, float]:
 
 
 def machine() -> str:
-    cpu = platform.processor() or platform.machine()
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    return f"nproc={os.cpu_count()}, {cpu}, {platform.system()} {platform.release()}"
+    return f"nproc={os.cpu_count()}, {cpu_model()}, {platform.system()} {platform.release()}"
 
 
 def versions(python: str) -> str:

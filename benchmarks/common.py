@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime
 import importlib.util
 import os
+import platform
 import re
 import shutil
 import sys
@@ -12,6 +13,17 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 RESULTS = REPO / "benchmarks" / "RESULTS.md"
+
+
+def cpu_model() -> str:
+    """The CPU's model name from /proc/cpuinfo (the architecture where there is none)."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
 
 
 def package_dir(name: str) -> Path:
