@@ -1,6 +1,6 @@
 """P5: external-backend codegen for a 305-op backend YAML, atengen vs gen_backend_stubs.
 
-    .venv/bin/python benchmarks/bench_backend.py [--reps 5] [--write]
+    .venv/bin/python benchmarks/bench_backend.py [--reps 5] [--write] [--tiny]
 
 The YAML is tests/data/backends/xla_shaped.yaml without its full_codegen/ir_gen blocks (which
 atengen rejects and gen_backend_stubs ignores): 305 supported ops, 4 autograd ops, symint.
@@ -9,7 +9,9 @@ Each rep runs, in fresh processes and alternating:
   atengen (per op):    python -m atengen backend --backend_yaml=Y --output_dir=OUT
   atengen (4 buckets): the same with --shards=4
 Both load and model the whole op YAML of the installed torch in every run. Reported: the median
-wall time, the files written, and atengen's ratio to torchgen.
+wall time, the files written, and atengen's ratio to torchgen (no target is set; the RATIO line
+is the 4-bucket run). `--tiny` (what CI runs): one rep, no warm-up, never written; the input is
+the same (a few seconds per run).
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ import sys
 import tempfile
 import time
 
-from common import REPO, append_results
+from common import REPO, TINY_HELP, append_results, print_ratio, reject_tiny_write
 
 XLA_SHAPED = REPO / "tests" / "data" / "backends" / "xla_shaped.yaml"
 
@@ -38,7 +40,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reps", type=int, default=5)
     parser.add_argument("--write", action="store_true", help="append the result to RESULTS.md")
+    parser.add_argument("--tiny", action="store_true", help=TINY_HELP)
     args = parser.parse_args()
+    reject_tiny_write(parser, args)
+    reps, warmup = (1, 0) if args.tiny else (args.reps, 1)
     env = dict(os.environ, PYTHONPATH=str(REPO / "tool"))
     text = re.sub(r"^(full_codegen|ir_gen):\n(  - .*\n)*", "", XLA_SHAPED.read_text(), flags=re.M)
     names = (
@@ -52,7 +57,7 @@ def main() -> None:
         backend = os.path.join(tmp, "backend.yaml")
         with open(backend, "w") as f:
             f.write(text)
-        for rep in range(args.reps + 1):  # rep 0 warms the OS caches and is discarded
+        for rep in range(1 - warmup, reps + 1):  # rep 0 warms the OS caches, is discarded
             outs = {n: os.path.join(tmp, f"out{i}_{rep}") for i, n in enumerate(names)}
             os.makedirs(outs[names[0]])
             cmds = {
@@ -67,18 +72,19 @@ def main() -> None:
                 t = timed(cmd, env)
                 if rep:
                     times[name].append(t)
-                    print(f"rep {rep}/{args.reps} {name:28s} {t:6.2f}s", flush=True)
+                    print(f"rep {rep}/{reps} {name:28s} {t:6.2f}s", flush=True)
                 files[name] = len(os.listdir(outs[name]))
     med = {k: statistics.median(v) for k, v in times.items()}
     lines = ["| run | median wall (s) | files written | ratio to torchgen |", "|---|---|---|---|"]
     lines += [f"| {k} | {med[k]:.2f} | {files[k]} | {med[k] / med[names[0]]:.2f}x |" for k in med]
     print("\n".join(lines))
+    print_ratio("P5", med[names[2]] / med[names[0]])
     if args.write:
         append_results(
             "P5 external-backend codegen (305-op backend YAML)",
             "bench_backend.py",
             lines,
-            note=f"median of {args.reps} fresh-process reps per side, alternating, after one "
+            note=f"median of {reps} fresh-process reps per side, alternating, after one "
             "discarded warm-up rep\n- Input: tests/data/backends/xla_shaped.yaml without "
             "full_codegen/ir_gen (305 supported, 4 autograd, 65 symint)",
         )

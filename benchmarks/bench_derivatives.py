@@ -22,7 +22,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import statistics
 import subprocess
 import sys
@@ -30,7 +29,15 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import REPO, append_results, package_dir  # noqa: E402
+from common import (  # noqa: E402
+    REPO,
+    TINY_HELP,
+    append_results,
+    cpu_model,
+    package_dir,
+    print_ratio,
+    reject_tiny_write,
+)
 
 TARGET_RATIO = 0.3
 
@@ -84,11 +91,7 @@ def run_child(side: str, python: str, yamls: tuple[Path, Path, Path]) -> dict:
 
 
 def machine_note() -> str:
-    cpu = platform.machine()
-    for line in Path("/proc/cpuinfo").read_text().splitlines():
-        if line.startswith("model name"):
-            cpu = line.split(":", 1)[1].strip()
-            break
+    cpu = cpu_model()
     commit = subprocess.run(
         ["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True, text=True
     ).stdout.strip()
@@ -101,10 +104,11 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--reps", type=int, default=5, help="timed repetitions per side (default 5)")
     p.add_argument("--warmup", type=int, default=1, help="untimed runs per side first")
-    p.add_argument("--tiny", action="store_true", help="one repetition, no warm-up (CI)")
+    p.add_argument("--tiny", action="store_true", help=TINY_HELP)
     p.add_argument("--python", default=sys.executable, help="interpreter for the children")
     p.add_argument("--write", action="store_true", help="append the result to RESULTS.md")
     args = p.parse_args(argv)
+    reject_tiny_write(p, args)
     if args.tiny:
         args.reps, args.warmup = 1, 0
     yamls = (
@@ -148,6 +152,7 @@ def main(argv: list[str] | None = None) -> int:
         f"{'met' if ratio <= TARGET_RATIO else 'NOT met'})",
     ]
     print("\n".join(table))
+    print_ratio("derivatives", ratio)
     if args.write:
         append_results("bench_derivatives", "bench_derivatives.py", table, note=machine_note())
     return 0

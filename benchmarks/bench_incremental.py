@@ -1,7 +1,7 @@
 """P2/P3/P4: compile CPU seconds and peak RSS, atengen vs torchgen, on the same YAML.
 
     .venv/bin/python benchmarks/bench_incremental.py [--op _prelu_kernel] [--keys CPU,Meta,...]
-        [--shards 4] [-j 2] [--skip-full] [--write]
+        [--shards 4] [-j 2] [--skip-full] [--write] [--tiny]
 
 Both generators run on a copy of torch's packaged YAML. torchgen writes its own headers too,
 so both sides compile against torchgen's freshly generated ATen/ops headers (put first on the
@@ -13,6 +13,13 @@ include path, before the wheel's), with the same g++ flags.
 - P3 (full compile): compile every registration source of the compared keys on both sides
   (atengen with --shards buckets per key). Skipped with --skip-full.
 - P4: the peak RSS of each compile action (GNU time).
+
+`--tiny` (what CI runs): both generators read a copy of torch's YAML cut down to --op's
+entries, only the CPU key is compared, only the rename edit (adding an op touches every one of
+torchgen's CPU shards: five compiles) and no full compile, so one compile per side; nothing is
+written. With that reduced YAML torchgen's regenerated umbrella headers lack every
+other op, so only its ATen/ops/ headers go before the wheel's on the include path, and
+both sides compile with per-operator headers (TINY_DEFINES).
 """
 
 from __future__ import annotations
@@ -28,7 +35,17 @@ import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from common import REPO, package_dir, report_table
+from common import (
+    REPO,
+    TINY_DEFINES,
+    TINY_HELP,
+    ops_include_root,
+    package_dir,
+    print_ratio,
+    reject_tiny_write,
+    report_table,
+    tiny_aten,
+)
 
 KEYS = "CPU,Meta,CompositeExplicitAutograd,CompositeExplicitAutogradNonFunctional,CompositeImplicitAutograd"
 
@@ -57,6 +74,25 @@ def run_atengen(src: Path, out: Path, keys: str, shards: int) -> Path:
         check=True, env=env,
     )  # fmt: skip
     return out
+
+
+def compile_flags(
+    tg_aten: Path, tiny_tmp: Path | None, names: tuple[str, ...] = ("ops",)
+) -> list[str]:
+    """The g++ line of both sides: torchgen's regenerated headers first, then the wheel's.
+
+    For a tiny run (`tiny_tmp`: where to put the include root) only torchgen's `names` under
+    ATen/ go first, and sources use per-operator headers."""
+    torch_inc = package_dir("torch") / "include"
+    inc, defines = tg_aten.parent, []
+    if tiny_tmp is not None:
+        inc = ops_include_root(tg_aten, tiny_tmp / f"inc_{tg_aten.parent.parent.name}", names)
+        defines = TINY_DEFINES
+    return [
+        "-std=c++20", "-fPIC", "-D_GLIBCXX_USE_CXX11_ABI=1", *defines,
+        f"-I{inc}", f"-I{torch_inc}", f"-I{torch_inc}/torch/csrc/api/include",
+        f"-I{REPO}/rules/runtime",
+    ]  # fmt: skip
 
 
 def digests(d: Path, pattern: str) -> dict[str, str]:
@@ -117,29 +153,30 @@ def main() -> None:
     p.add_argument("-j", "--jobs", type=int, default=2)
     p.add_argument("--skip-full", action="store_true")
     p.add_argument("--write", action="store_true")
+    p.add_argument("--tiny", action="store_true", help=TINY_HELP)
     args = p.parse_args()
+    reject_tiny_write(p, args)
+    if args.tiny:
+        args.keys, args.skip_full = "CPU", True
     keys = args.keys.split(",")
-    torch_inc = package_dir("torch") / "include"
     packaged = package_dir("torchgen") / "packaged" / "ATen"
     report: list[str] = []
     failed: tuple[list[str], list[str]] = ([], [])
     with tempfile.TemporaryDirectory() as tmp_s:
         tmp = Path(tmp_s)
-        base_src = tmp / "src0"
-        shutil.copytree(packaged, base_src)
+
+        def source(dst: Path) -> Path:
+            return tiny_aten(dst, [args.op]) if args.tiny else shutil.copytree(packaged, dst)
+
+        base_src = source(tmp / "src0")
         tg0 = run_torchgen(base_src, tmp / "tg0")
         ag0 = run_atengen(base_src, tmp / "ag0", args.keys, 0)
 
         def flags(tg_aten: Path) -> list[str]:
-            return [
-                "-std=c++20", "-fPIC", "-D_GLIBCXX_USE_CXX11_ABI=1",
-                f"-I{tg_aten.parent}", f"-I{torch_inc}", f"-I{torch_inc}/torch/csrc/api/include",
-                f"-I{REPO}/rules/runtime",
-            ]  # fmt: skip
+            return compile_flags(tg_aten, tmp if args.tiny else None)
 
-        for mode in ("rename", "add"):
-            src = tmp / f"src_{mode}"
-            shutil.copytree(packaged, src)
+        for mode in ("rename",) if args.tiny else ("rename", "add"):
+            src = source(tmp / f"src_{mode}")
             what = edit_yaml(src, args.op, mode)
             tg1 = run_torchgen(src, tmp / f"tg_{mode}")
             ag1 = run_atengen(src, tmp / f"ag_{mode}", args.keys, 0)
@@ -165,11 +202,13 @@ def main() -> None:
                 f"| P2: {what} | {tg['files']} files, {tg['cpu_s']:.0f} CPU s | {ag['files']} files, "
                 f"{ag['cpu_s']:.0f} CPU s | {ratio:.3f}x (target <= 0.1x) |"
             )
+            print_ratio(f"P2_{mode}", ratio)
         if not args.skip_full:
             agb = run_atengen(base_src, tmp / "ag_full", args.keys, args.shards)
             tg = compile_set(torchgen_sources(tg0, keys), flags(tg0), args.jobs, "torchgen")
             ag = compile_set(sorted(agb.glob("*.cpp")), flags(tg0), args.jobs, "atengen")
-            ratio = ag["cpu_s"] / tg["cpu_s"]
+            ratio = p3_ratio = ag["cpu_s"] / tg["cpu_s"]
+            p4_mb = ag["max_rss_mb"]
             report.append(
                 f"| P3: full compile of {args.keys} | {tg['files']} files, {tg['cpu_s']:.0f} CPU s | "
                 f"{ag['files']} files (--shards={args.shards}), {ag['cpu_s']:.0f} CPU s | "
@@ -181,6 +220,10 @@ def main() -> None:
             )
             failed = (tg["failed"], ag["failed"])
     report_table(report, failed, "P2/P3/P4 compile cost", "bench_incremental.py", args.write)
+    # After the table: P3 and P4 come from the full compile, which --skip-full leaves out.
+    if not args.skip_full:
+        print_ratio("P3", p3_ratio)
+        print_ratio("P4", p4_mb)
 
 
 if __name__ == "__main__":

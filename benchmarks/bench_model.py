@@ -12,9 +12,10 @@ interpreter's own start-up). The parent also records each child's wall time.
 Reported: the median over ``--reps`` of each, and the ratio atengen/torchgen of the
 medians (target: total ratio <= 0.3).
 
-    .venv/bin/python benchmarks/bench_model.py [--reps 5] [--write] [--only torchgen]
+    .venv/bin/python benchmarks/bench_model.py [--reps 5] [--write] [--only torchgen] [--tiny]
 
-``--write`` appends a dated entry to benchmarks/RESULTS.md.
+``--write`` appends a dated entry to benchmarks/RESULTS.md. ``--tiny`` (what CI runs): one
+rep, no warm-up, never written (the input is already small: a second or so per side).
 """
 
 from __future__ import annotations
@@ -30,6 +31,8 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+
+from common import TINY_HELP, cpu_model, print_ratio, reject_tiny_write
 
 REPO = Path(__file__).resolve().parent.parent
 TOOL = REPO / "tool"
@@ -99,15 +102,7 @@ def summarize(runs: list[dict]) -> dict[str, float]:
 
 
 def machine() -> str:
-    cpu = platform.processor() or platform.machine()
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    return f"nproc={os.cpu_count()}, {cpu}, {platform.system()} {platform.release()}"
+    return f"nproc={os.cpu_count()}, {cpu_model()}, {platform.system()} {platform.release()}"
 
 
 def versions(python: str) -> str:
@@ -137,7 +132,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--python", default=sys.executable, help="interpreter for the children")
     p.add_argument("--only", choices=sorted(_CHILD), help="time one side alone")
     p.add_argument("--write", action="store_true", help=f"append the result to {RESULTS.name}")
+    p.add_argument("--tiny", action="store_true", help=TINY_HELP)
     args = p.parse_args(argv)
+    reject_tiny_write(p, args)
+    if args.tiny:
+        args.reps, args.warmup = 1, 0
 
     sides = [args.only] if args.only else ["torchgen", "atengen"]
     runs: dict[str, list[dict]] = {s: [] for s in sides}
@@ -180,6 +179,8 @@ def main(argv: list[str] | None = None) -> int:
         lines += ["", f"{sides[0]} alone: no ratio."]
     report = "\n".join(lines)
     print(report)
+    if len(sides) == 2:
+        print_ratio("model_load", ratio)
 
     if args.write:
         rel = os.path.relpath(sys.argv[0], REPO) if sys.argv and sys.argv[0] else "bench_model.py"

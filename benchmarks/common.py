@@ -5,11 +5,25 @@ from __future__ import annotations
 import datetime
 import importlib.util
 import os
+import platform
+import re
+import shutil
 import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 RESULTS = REPO / "benchmarks" / "RESULTS.md"
+
+
+def cpu_model() -> str:
+    """The CPU's model name from /proc/cpuinfo (the architecture where there is none)."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
 
 
 def package_dir(name: str) -> Path:
@@ -45,3 +59,57 @@ def report_table(
     print("\n".join(table))
     if write:
         append_results(title, script, table)
+
+
+TINY_HELP = "one repetition, no warm-up, a small input; never writes RESULTS.md (what CI runs)"
+
+
+def reject_tiny_write(parser, args) -> None:
+    """`--tiny` numbers are a smoke test, not a measurement: they never go into RESULTS.md."""
+    if args.tiny and args.write:
+        parser.error("--tiny never writes RESULTS.md; drop --write (or --tiny for a real run)")
+
+
+def print_ratio(name: str, value: float) -> None:
+    """The one machine-readable line per target that benchmarks/run_all.py collects."""
+    print(f"RATIO {name} {value:.4f}", flush=True)
+
+
+def tiny_aten(dst: Path, roots: list[str], extra: str = "") -> Path:
+    """A copy of torchgen's packaged ATen (templates, tags) whose native_functions.yaml keeps
+    only the entries of the op roots `roots` (every overload, in-place `x_` included: torchgen's
+    per-operator header of `x` declares them all), plus `extra` YAML text.
+
+    Both sides of a tiny run read this one file, so the comparison stays like for like; torchgen
+    itself has no op selection, hence a smaller input instead of a filter."""
+    shutil.copytree(package_dir("torchgen") / "packaged" / "ATen", dst)
+    path = dst / "native" / "native_functions.yaml"
+    entries = re.split(r"\n(?=- func: )", path.read_text())
+    head = re.compile(r"- func: (\w+)[.(]")
+    keep = [e for e in entries if (m := head.match(e)) and m.group(1).rstrip("_") in roots]
+    missing = set(roots) - {head.match(e).group(1).rstrip("_") for e in keep}
+    if missing:
+        raise SystemExit(f"no entries in torch's native_functions.yaml for {sorted(missing)}")
+    # A comment first, as in torch's file: every entry then starts with "\n- func: ".
+    header = f"# torch's native_functions.yaml cut down to {', '.join(roots)}\n\n"
+    path.write_text(header + "\n".join(e.rstrip("\n") + "\n" for e in keep) + extra)
+    return dst
+
+
+# With per-operator headers, generated sources include the ATen/ops/ headers they use instead of
+# the umbrella Operators.h/NativeFunctions.h, which a tiny run must take from the wheel.
+TINY_DEFINES = ["-DAT_PER_OPERATOR_HEADERS"]
+
+
+def ops_include_root(tg_aten: Path, root: Path, names: tuple[str, ...] = ("ops",)) -> Path:
+    """An include root holding only torchgen's regenerated ATen/ops/ headers (and `names`).
+
+    With a reduced op YAML, torchgen's regenerated umbrella and core headers (TensorBody.h,
+    Functions.h) lack every other op and break the wheel's own headers, so a tiny run takes
+    the per-operator headers from torchgen and everything else from the wheel."""
+    for name in names:
+        link = root / "ATen" / name
+        if not link.exists():
+            link.parent.mkdir(parents=True, exist_ok=True)
+            link.symlink_to(tg_aten / name)
+    return root

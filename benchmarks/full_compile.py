@@ -1,7 +1,7 @@
 """Compile every generated registration source against the wheel; report what fails.
 
     .venv/bin/python benchmarks/full_compile.py [--ops all] [--shards 64] [-j 2]
-        [--keys auto] [--cuda] [--report benchmarks/full_compile_report.md]
+        [--keys auto] [--cuda] [--report benchmarks/full_compile_report.md] [--tiny]
 
 1. `atengen generate` for the selection (CPU-side keys; CUDA keys too with --cuda, compiled
    with the CUDA toolkit's include path).
@@ -10,7 +10,9 @@
 3. For every file that fails, its operators are regenerated one per file and compiled one by
    one, so each failure is attributed to an (operator, key) with its first error.
 
-Not a CI test: a full run takes about an hour on 2 cores.
+Not a CI test: a full run takes about an hour on 2 cores. `--tiny` (what CI runs) generates and
+compiles one op for one key (TINY_SELECTION, one file) and writes its report to a temporary
+directory, never over the checked-in one.
 """
 
 from __future__ import annotations
@@ -28,6 +30,8 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from common import REPO, package_dir
+
+TINY_SELECTION = {"ops": "_prelu_kernel", "keys": "CPU", "shards": 0}
 
 
 def compile_flags(cuda_dir: str | None) -> list[str]:
@@ -108,9 +112,16 @@ def main() -> None:
     p.add_argument("--cuda", action="store_true", help="also compile CUDA-key sources")
     p.add_argument("--cuda_dir", default=os.environ.get("CUDA_HOME", "/usr/local/cuda"))
     p.add_argument("--report", default=str(REPO / "benchmarks" / "full_compile_report.md"))
+    p.add_argument(
+        "--tiny",
+        action="store_true",
+        help="one op, one key, one file; the report goes to a temporary directory (CI)",
+    )
     args = p.parse_args()
 
     with tempfile.TemporaryDirectory() as tmp:
+        if args.tiny:
+            vars(args).update(TINY_SELECTION, report=f"{tmp}/full_compile_report.md")
         cuda_dir = None
         if args.cuda:
             stub = Path(tmp) / "stub_include" / "c10" / "cuda" / "impl"
@@ -142,8 +153,7 @@ def main() -> None:
         elif failed:
             attributed = [r for r in results if not r["ok"]]
         wall = time.time() - start
-
-    write_report(args, results, attributed, wall)
+        write_report(args, results, attributed, wall)
 
 
 def write_report(args, results: list[dict], failures: list[dict], wall: float) -> None:

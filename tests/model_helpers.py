@@ -92,10 +92,10 @@ def run_cli_process(*args: str, env: dict | None = None) -> subprocess.Completed
     )
 
 
-def run_benchmark_tiny(script: str) -> str:
-    """``python benchmarks/<script> --tiny`` (one repetition, nothing written); its stdout."""
+def run_benchmark_tiny(script: str, *args: str) -> str:
+    """``python benchmarks/<script> --tiny [args]`` (one repetition, nothing written); its stdout."""
     proc = subprocess.run(
-        [sys.executable, f"benchmarks/{script}", "--tiny"],
+        [sys.executable, f"benchmarks/{script}", "--tiny", *args],
         cwd=REPO,
         capture_output=True,
         text=True,
