@@ -7,6 +7,7 @@ registry and its packaged YAML), never from the generator.
 
 from __future__ import annotations
 
+import pytest
 import torch
 import yaml
 
@@ -118,3 +119,18 @@ def test_structured_meta_classes_are_the_ones_libtorch_exports():
         f"libtorch_cpu gained {sorted(exported - tf.WHEEL_STRUCTURED_META_CLASSES)}, "
         f"lost {sorted(tf.WHEEL_STRUCTURED_META_CLASSES - exported)}"
     )
+
+
+def test_device_defaults_are_the_ones_torchs_schema_parser_takes():
+    with pytest.raises(RuntimeError, match="Expected one of ") as e:
+        torch._C.parse_schema('f(Device d="not_a_device") -> ()')
+    # "Expected one of cpu, cuda, ... device type at start of device string: not_a_device"
+    listed = str(e.value).split("Expected one of ", 1)[1].split(" device type", 1)[0]
+    names = {n.strip() for n in listed.split(",")}
+    assert tf.DEVICE_TYPE_NAMES == names, (
+        names - tf.DEVICE_TYPE_NAMES,
+        tf.DEVICE_TYPE_NAMES - names,
+    )
+    torch._C.parse_schema(f'f(Device d="cuda:{tf.MAX_DEVICE_INDEX}") -> ()')
+    with pytest.raises(RuntimeError, match="Could not parse device index"):
+        torch._C.parse_schema(f'f(Device d="cuda:{tf.MAX_DEVICE_INDEX + 1}") -> ()')

@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 import re
 
+import pytest
 import yaml
 from hypothesis import HealthCheck, given, settings
 
@@ -105,3 +106,39 @@ def test_justifications_cover_real_messages():
         ours, theirs, detail = harness.schema_verdict(text)
         assert (ours, theirs) == ("reject", "accept"), text
         assert fragment in detail and _justified(detail), detail
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # Found by the long campaign: torch parses a Device default with c10's device-string
+        # parser, and repeats only a plain number for a sized int list.
+        'f.out(*, Device out="x") -> Tensor',
+        'g.Tensor(Tensor self, Device from="x") -> Scalar',
+        'f(Device d="CPU") -> ()',
+        'f(Device d="cuda:01") -> ()',
+        'f(Device d="cuda:") -> ()',
+        'f(Device d="cuda:2147483648") -> ()',
+        'f(Device d="cuda:-1") -> ()',
+        "f(Tensor self, int[2] z=Mean) -> (Tensor, Tensor)",
+        # ... and their accepted neighbours.
+        'f(Device d="cuda:2147483647") -> ()',
+        "f(Device d='privateuseone:3') -> ()",
+        'f(Device? d="meta") -> ()',
+        "f(int[2] z=[Mean, 1]) -> ()",
+        "f(int z=Mean) -> ()",
+    ],
+)
+def test_campaign_findings_are_read_alike(text):
+    ours, theirs, detail = harness.schema_verdict(text)
+    assert ours == theirs, (text, detail)
+    assert detail == "" or ours == "reject", detail
+
+
+def test_optional_device_defaults_are_held_to_device_strings():
+    # torch keeps any string as a `Device?` default (and prints it unquoted); we take only what
+    # its device parser reads, a justified rejection.
+    for text in ('f(Device? d="x") -> ()', 'f(Device? d="cuda:-1") -> ()'):
+        ours, theirs, detail = harness.schema_verdict(text)
+        assert (ours, theirs) == ("reject", "accept"), text
+        assert _justified(detail), detail

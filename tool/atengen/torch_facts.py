@@ -183,6 +183,20 @@ C10_TAGS = frozenset(
     }
 )
 
+# --- Schema defaults --------------------------------------------------------------------------
+
+# The device types a `Device` default may name (c10's device-string parser, which torch's schema
+# parser runs on the default): `"cpu"`, `"cuda:1"`. Backends renamed from privateuseone at run
+# time are not known when a schema is parsed.
+DEVICE_TYPE_NAMES = frozenset(
+    """
+    cpu cuda ipu xpu mkldnn opengl opencl ideep hip ve fpga maia xla lazy vulkan mps meta hpu mtia
+    privateuseone
+    """.split()
+)
+# c10 reads a device index with std::stoi: a decimal int without sign or leading zero.
+MAX_DEVICE_INDEX = 2**31 - 1
+
 # --- Operators torch's own codegen treats specially ------------------------------------------
 
 # Out= ops in the torch YAML whose functional variant exists but cannot be paired by signature

@@ -10,17 +10,19 @@ bindings then disagree about the value).
 Accepted, by type (``T?`` also takes ``None``):
   bool: True, False;  int, SymInt: -?digits, and ``Mean`` (torch's Reduction);
   float, Scalar: a decimal number (``-1``, ``0.5``, ``1e-05``);
-  str: a quoted ASCII string literal; Device: a quoted device string;
+  str: a quoted ASCII string literal; Device: a quoted device string (``"cpu"``, ``"cuda:1"``);
   ScalarType: long, float, complex; Layout: strided; MemoryFormat: contiguous_format;
   int[N], SymInt[N], float[N], bool[N] lists: ``[a,b]`` of element defaults, or
-  (with a size N) one element default that torch repeats N times.
+  (with a size N) one element default that torch repeats N times (a number: not ``Mean``).
 Other types (Tensor, Generator, optional lists, ...) take only ``None`` where optional.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
+from atengen import torch_facts
 from atengen.errors import SchemaError
 from atengen.model.schema_types import BaseType, ListType, OptionalType, Type
 
@@ -30,17 +32,29 @@ _NUMBER = re.compile(r"-?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?")
 _STRING = re.compile(
     r'"(?:[ !#-\[\]-~]|\\[\\\'"abfnrtv])*"|' r"'(?:[ -&(-\[\]-~]|\\[\\'\"abfnrtv])*'"
 )
-_BY_TYPE: dict[str, re.Pattern[str]] = {
-    "bool": re.compile(r"True|False"),
-    "int": re.compile(r"-?[0-9]+|Mean"),
-    "SymInt": _INT,
-    "float": _NUMBER,
-    "Scalar": _NUMBER,
-    "str": _STRING,
-    "Device": _STRING,
-    "ScalarType": re.compile(r"long|float|complex"),
-    "Layout": re.compile(r"strided"),
-    "MemoryFormat": re.compile(r"contiguous_format"),
+_DEVICE = re.compile(r"""(["'])([a-z]+)(?::(0|[1-9][0-9]*))?\1""")
+
+
+def _is_device(default: str) -> bool:
+    m = _DEVICE.fullmatch(default)
+    return (
+        m is not None
+        and m.group(2) in torch_facts.DEVICE_TYPE_NAMES
+        and (m.group(3) is None or int(m.group(3)) <= torch_facts.MAX_DEVICE_INDEX)
+    )
+
+
+_BY_TYPE: dict[str, Callable[[str], object]] = {
+    "bool": re.compile(r"True|False").fullmatch,
+    "int": re.compile(r"-?[0-9]+|Mean").fullmatch,
+    "SymInt": _INT.fullmatch,
+    "float": _NUMBER.fullmatch,
+    "Scalar": _NUMBER.fullmatch,
+    "str": _STRING.fullmatch,
+    "Device": _is_device,
+    "ScalarType": re.compile(r"long|float|complex").fullmatch,
+    "Layout": re.compile(r"strided").fullmatch,
+    "MemoryFormat": re.compile(r"contiguous_format").fullmatch,
 }
 _LIST_ELEMENTS = ("int", "SymInt", "float", "bool")
 
@@ -57,13 +71,14 @@ def _accepts(t: Type, default: str) -> bool:
         # torch parses an optional's default as one constant: no lists.
         return default == "None" or (isinstance(t.elem, BaseType) and _accepts(t.elem, default))
     if isinstance(t, BaseType):
-        pattern = _BY_TYPE.get(t.name)
-        return pattern is not None and pattern.fullmatch(default) is not None
+        accepts = _BY_TYPE.get(t.name)
+        return accepts is not None and bool(accepts(default))
     if isinstance(t, ListType) and isinstance(t.elem, BaseType) and t.elem.name in _LIST_ELEMENTS:
         if default.startswith("[") and default.endswith("]"):
             inner = default[1:-1]
             return not inner or all(_accepts(t.elem, x.strip(" ")) for x in inner.split(","))
-        return t.size is not None and _accepts(t.elem, default)
+        # torch repeats a lone number N times; `Mean` is a number only where it stands alone.
+        return t.size is not None and default != "Mean" and _accepts(t.elem, default)
     return False
 
 
@@ -80,7 +95,7 @@ def _describe(t: Type) -> str:
             "float": "a number",
             "Scalar": "a number",
             "str": "a quoted ASCII string",
-            "Device": "a quoted device string",
+            "Device": 'a quoted device string like "cpu" or "cuda:1"',
             "ScalarType": "long, float or complex",
             "Layout": "strided",
             "MemoryFormat": "contiguous_format",
