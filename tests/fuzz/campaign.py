@@ -4,7 +4,8 @@
     .venv/bin/python tests/fuzz/campaign.py --entry all --inputs 2000 --seed 7 --budget_s 900
 
 Entry points: ``schema`` (atengen's schema parser against torch._C.parse_schema), ``check``,
-``generate``, ``backend`` (the CLI in-process, judged by harness.py). Prints, per entry
+``generate``, ``backend``, ``lazy`` (lazy-tensor backend YAMLs) and ``autograd`` (derivatives
+YAMLs) (the CLI in-process, judged by harness.py). Prints, per entry
 point: inputs, exit codes, tracebacks, writes outside, partial outputs, bad error lines
 and, for ``schema``, agreement with torch; then up to 5 examples of each failure kind.
 Inputs come from the same Hypothesis strategies as the CI slice, driven by a fixed seed;
@@ -28,7 +29,7 @@ from hypothesis import strategies as st  # noqa: E402
 
 from tests.fuzz import harness, strategies  # noqa: E402
 
-ENTRIES = ("schema", "check", "generate", "backend")
+ENTRIES = ("schema", "check", "generate", "backend", "lazy", "autograd")
 
 
 class _Stop(Exception):  # noqa: N818 - ends a campaign whose time budget is spent
@@ -76,10 +77,20 @@ def run_entry(entry: str, inputs: int, seed_value: int, budget_s: float) -> dict
         def body(y, flags):
             one_cli(harness.generate_case(y, flags), f"{flags} {y}")
     else:
-        strategy = (strategies.backend_yaml(), strategies.BACKEND_FLAGS)
+        strategy, case = {
+            "backend": (
+                (strategies.backend_yaml(), strategies.BACKEND_FLAGS),
+                harness.backend_case,
+            ),
+            "lazy": ((strategies.lazy_yaml(), strategies.LAZY_FLAGS), harness.lazy_case),
+            "autograd": (
+                (strategies.derivatives_yaml(), strategies.AUTOGRAD_FLAGS),
+                harness.autograd_case,
+            ),
+        }[entry]
 
         def body(y, flags):
-            one_cli(harness.backend_case(y, flags), f"{flags} {y}")
+            one_cli(case(y, flags), f"{flags} {y}")
 
     def guarded(args: tuple):
         if time.monotonic() > deadline:

@@ -199,6 +199,52 @@ def backend_case(backend_yaml: str | bytes, flags: dict) -> Verdict:
     return run_cli_case("backend", files, args, declared)
 
 
+# The shape-inference header of fuzzed lazy backends (--shape_inference_file=shapes.h).
+LAZY_SHAPES_H = """\
+#pragma once
+namespace torch::lazy {
+std::vector<torch::lazy::Shape> compute_shape_abs(const at::Tensor & self);
+std::vector<torch::lazy::Shape> compute_shape_neg(const at::Tensor & self);
+}
+"""
+
+# Custom-namespace ops for fuzzed derivatives (beside the aten ops of BACKEND_OP_YAML).
+AUTOGRAD_OP_YAML = (
+    BACKEND_OP_YAML
+    + """\
+- func: myops::scale(Tensor self, float factor) -> Tensor
+  dispatch:
+    CPU: scale_cpu
+"""
+)
+
+
+def lazy_case(lazy_yaml: str | bytes, flags: dict) -> Verdict:
+    args = ["--op_yaml=ops.yaml", "--backend_yaml=backend.yaml"]
+    args += [f"--output_dir={flags['output_dir']}", f"--shards={flags['shards']}"]
+    args.append(f"--include_prefix={flags['include_prefix']}")
+    for name in ("node_base", "shape_inference_file"):
+        if flags[name] is not None:
+            args.append(f"--{name}={flags[name]}")
+    if flags["no_ts_lowerings"]:
+        args.append("--no_ts_lowerings")
+    files = {"ops.yaml": BACKEND_OP_YAML, "backend.yaml": lazy_yaml, "shapes.h": LAZY_SHAPES_H}
+    return run_cli_case("lazy", files, args, [flags["output_dir"]])
+
+
+def autograd_case(derivatives_yaml: str | bytes, flags: dict) -> Verdict:
+    args = ["--op_yaml=ops.yaml", "--derivatives_yaml=derivatives.yaml"]
+    args.append(f"--shards={flags['shards']}")
+    declared = []
+    for name in ("output_dir", "namespace", "cpp_namespace", "ops"):
+        if flags[name] is not None:
+            args.append(f"--{name}={flags[name]}")
+    if flags["output_dir"] is not None:
+        declared.append(flags["output_dir"])
+    files = {"ops.yaml": AUTOGRAD_OP_YAML, "derivatives.yaml": derivatives_yaml}
+    return run_cli_case("autograd", files, args, declared)
+
+
 # --- schemas against torch ------------------------------------------------------------------
 
 

@@ -7,6 +7,8 @@ the early checks and reach the emitters and the writer.
 
 from __future__ import annotations
 
+import json
+
 from hypothesis import strategies as st
 
 NAMES = ["f", "g", "h", "f", "g", "my_inverse", "v_copy", "foo_", "__iand__", "from", "x1"]
@@ -165,5 +167,136 @@ BACKEND_FLAGS = st.fixed_dictionaries(
         "shards": st.sampled_from(["0"] * 6 + ["2", "-1"]),
         "functional_backend": st.booleans(),
         "check_stamp": st.sampled_from([None, None, "stamp", "file/stamp", "out3/stamp"]),
+    }
+)
+
+
+# --- lazy-tensor backend YAMLs (`atengen lazy`) ----------------------------------------------
+
+LAZY_BACKEND_NAMES = (["Lazy", "XLA", "PrivateUse1"], ["CPU", "../x", "a b", ""])
+LAZY_NAMESPACES = (["torch::lazy", "my_lazy"], ["a/b", ".."])
+LAZY_OPS = (
+    ["abs", "neg", "add.Tensor", "mul.Tensor", "view_copy", "abs.out", "abs_", "add_.Tensor"],
+    ["view", "nope", "add.Ten-sor"],
+)
+NON_NATIVE_PROPERTIES = [
+    "ShapeCompute", "ShapeCache", "CanBeReused", "Lower", "TreatScalarsAsConstants",
+    "ShapeComputeX", "", "ShapeCompute ShapeCache",
+]  # fmt: skip
+
+
+@st.composite
+def non_native_entry(draw) -> str:
+    text = f"- func: {draw(schema())}\n"
+    if draw(st.integers(0, 3)):
+        text += f"  opkind: {draw(st.sampled_from(['ltc_f', 'at::aten::abs', 'a b', '']))}\n"
+    if draw(st.booleans()):
+        props = draw(st.lists(st.sampled_from(NON_NATIVE_PROPERTIES), max_size=3))
+        text += "  properties:\n" + "".join(f"  - {p}\n" for p in props)
+    return text
+
+
+def mostly(pools: tuple[list[str], list[str]]):
+    """A value of pools[0] (valid) nine times in ten, else of pools[1] (hostile): so that most
+    inputs get past the first checks. (Hypothesis draws boundary indices often, so duplicating
+    valid values in one list does not weight them.)"""
+    valid, hostile = pools
+    return st.integers(0, 9).flatmap(
+        lambda n: st.sampled_from(hostile if n == 5 else valid)  # 5: not a boundary
+    )
+
+
+@st.composite
+def lazy_yaml(draw) -> str:
+    if draw(st.integers(0, 19)) == 0:
+        return draw(st.sampled_from(HOSTILE_DOCUMENTS))
+    text = f"backend: {draw(mostly(LAZY_BACKEND_NAMES))}\n"
+    text += f"cpp_namespace: {draw(mostly(LAZY_NAMESPACES))}\n"
+    for key in ("full_codegen", "ir_gen", "supported", "autograd", "symint"):
+        if key == "full_codegen" or draw(st.integers(0, 2)) == 0:
+            # An op listed twice (an error across lists) now and then, not in most inputs.
+            unique = draw(st.integers(0, 5)) > 0
+            ops = draw(st.lists(mostly(LAZY_OPS), max_size=4, unique=unique))
+            text += f"{key}:\n" + "".join(f"- {op}\n" for op in ops)
+    if draw(st.integers(0, 3)) == 0:
+        entries = draw(st.lists(non_native_entry(), min_size=1, max_size=2))
+        text += "non_native:\n" + "".join(entries)
+    return text
+
+
+# The shape-inference header given to --shape_inference_file: absent, the workspace's regular
+# file, a missing path, or `shapes.h` (harness.LAZY_SHAPES_H, declaring some compute_shape_*).
+LAZY_FLAGS = st.fixed_dictionaries(
+    {
+        "output_dir": st.sampled_from(OUTPUT_DIRS),
+        "shards": mostly((["0", "2"], ["-1"])),
+        "include_prefix": mostly((["", "my/lazy"], ["../..", "/abs", "a b"])),
+        "node_base": st.sampled_from([None, None, "XlaNode", "a b", "::x::Node"]),
+        "shape_inference_file": st.sampled_from([None, None, "shapes.h", "file", "missing.h"]),
+        "no_ts_lowerings": st.booleans(),
+    }
+)
+
+
+# --- derivatives YAMLs (`atengen autograd`) --------------------------------------------------
+
+DERIVATIVE_NAMES = (
+    [
+        "abs(Tensor self) -> Tensor", "neg(Tensor self) -> Tensor",
+        "abs_(Tensor(a!) self) -> Tensor(a!)",
+        "add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor",
+        "mul.Tensor(Tensor self, Tensor other) -> Tensor",
+        "myops::scale(Tensor self, float factor) -> Tensor",
+    ],
+    ["view(Tensor(a) self, SymInt[] size) -> Tensor(a)", "nope(Tensor self) -> Tensor"],
+)  # fmt: skip
+FORMULAS = [
+    "grad", "grad * self.sgn()", "-grad", "grad * other", "maybe_multiply(grad, alpha.conj())",
+    "non_differentiable", "grads[0]", "grad * result", "grad.reshape_symint(self.sym_sizes())",
+    "auto_element_wise", "auto_linear", "self_t * other_p", "not_implemented(\"x\")", "grad +",
+    "grad_nope", "", "self_t.sgn() * result", "\"grad\"",
+]  # fmt: skip
+DERIVATIVE_KEYS = (["self", "other", "result", "factor", "self, other"], ["alpha", "size", "x"])
+
+
+@st.composite
+def derivative_entry(draw) -> str:
+    name = draw(mostly(DERIVATIVE_NAMES))
+    if draw(st.integers(0, 19)) == 5:
+        name = draw(schema())
+    text = f'- name: "{name}"\n'
+    for key in draw(st.lists(mostly(DERIVATIVE_KEYS), max_size=3, unique=True)):
+        formula = draw(st.sampled_from(FORMULAS))
+        # Plain, as derivatives.yaml writes most formulas, or double-quoted.
+        text += f"  {key}: {formula if draw(st.booleans()) else json.dumps(formula)}\n"
+    if draw(st.integers(0, 5)) == 0:
+        text += draw(
+            st.sampled_from(
+                [
+                    "  output_differentiability: [True]\n",
+                    "  output_differentiability: [False, True]\n",
+                    "  dispatch:\n    Default:\n      self: grad\n",
+                    "  dispatch: CPU\n",
+                    "  bogus_key: 1\n",
+                ]
+            )
+        )
+    return text
+
+
+@st.composite
+def derivatives_yaml(draw) -> str:
+    if draw(st.integers(0, 19)) == 0:
+        return draw(st.sampled_from(HOSTILE_DOCUMENTS))
+    return "".join(draw(st.lists(derivative_entry(), min_size=1, max_size=3)))
+
+
+AUTOGRAD_FLAGS = st.fixed_dictionaries(
+    {
+        "output_dir": st.sampled_from([None, *OUTPUT_DIRS]),
+        "namespace": mostly(([None, "aten", "myops"], ["a b"])),
+        "cpp_namespace": mostly(([None], ["my::grad", "a b"])),
+        "ops": mostly(([None, "abs", "scale,neg"], ["nope"])),
+        "shards": mostly((["0", "2"], ["-1"])),
     }
 )

@@ -40,3 +40,17 @@ def test_generate_keeps_the_invariants(op_yaml, flags):
 def test_backend_keeps_the_invariants(backend_yaml, flags):
     verdict = harness.backend_case(backend_yaml, flags)
     assert not verdict.problems, verdict.problems
+
+
+@FIXED_SLICE
+@given(strategies.lazy_yaml(), strategies.LAZY_FLAGS)
+def test_lazy_keeps_the_invariants(lazy_yaml, flags):
+    verdict = harness.lazy_case(lazy_yaml, flags)
+    assert not verdict.problems, verdict.problems
+
+
+@FIXED_SLICE
+@given(strategies.derivatives_yaml(), strategies.AUTOGRAD_FLAGS)
+def test_autograd_keeps_the_invariants(derivatives_yaml, flags):
+    verdict = harness.autograd_case(derivatives_yaml, flags)
+    assert not verdict.problems, verdict.problems
