@@ -101,6 +101,7 @@ def test_justifications_cover_real_messages():
         "f(Tensor self, int x, int x) -> Tensor": "duplicate argument name",
         "f(Tensor self) -> int[1]?": "no C++ return type",
         "f(Tensor self,  int x) -> Tensor": "stray or missing space",
+        "f(Tensor self)->Tensor": "with one space on each side",
     }
     for text, fragment in samples.items():
         ours, theirs, detail = harness.schema_verdict(text)

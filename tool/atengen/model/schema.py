@@ -616,6 +616,11 @@ def view_base_name(base: str) -> str:
 def parse_schema(s: str) -> FunctionSchema:
     """Parse and check the structural restrictions every native function obeys."""
     if " -> " not in s:
+        if "->" in s:  # torch takes `f(Tensor x)->Tensor`; the YAML has one spelling
+            raise SchemaError(
+                "schema is not in canonical form: write ' -> ', with one space on each side, "
+                "between the arguments and the returns"
+            )
         raise SchemaError("schema has no return type; expected '<name>(<args>) -> <returns>'")
     # The argument list is the first top-level parenthesised group; annotations
     # like `Tensor(a -> *)` contain ' -> ', so find the closing paren by depth.
