@@ -321,3 +321,24 @@ def test_writer_refuses_a_symlink_out_of_the_directory(tmp_path):
     with pytest.raises(AtengenError, match="outside its output directory"):
         write_outputs([(str(out), [GeneratedFile("link/../../escape.cpp", "")])])
     assert sorted(os.listdir(tmp_path)) == ["out"]
+
+
+@pytest.mark.parametrize("output_dir", [".", "..", "src/.."])
+def test_generate_refuses_an_output_directory_that_holds_the_current_one(
+    tmp_path, monkeypatch, output_dir
+):
+    # Output directories are replaced whole: by hand, `--output_dir=.` would delete the YAML.
+    work = tmp_path / "src"
+    work.mkdir()
+    (work / "ops.yaml").write_text(
+        "- func: myops::f(Tensor self) -> Tensor\n  dispatch:\n    CPU: f_cpu\n"
+    )
+    monkeypatch.chdir(work)
+    before = _tree(tmp_path)
+    r = run_cli(
+        "generate", "--op_yaml=ops.yaml", f"--output_dir={output_dir}", "--header_output_dir=inc"
+    )
+    assert r.returncode == 1, r.stderr
+    lines = r.stderr.splitlines()
+    assert len(lines) == 1 and "holds the current directory" in lines[0], r.stderr
+    assert _tree(tmp_path) == before

@@ -45,6 +45,16 @@ def write_outputs(
     for out_dir, files in trees:
         merged.setdefault(os.path.realpath(out_dir), []).extend(files)
     dirs = sorted(merged)
+    cwd = os.path.realpath(os.getcwd())
+    for d in dirs:
+        # Each output directory is replaced whole: `--output_dir=.` by hand would delete the
+        # sources around it. (Bazel runs actions in the execroot, above every output.)
+        if cwd == d or cwd.startswith(d.rstrip(os.sep) + os.sep):
+            raise AtengenError(
+                None,
+                f"output directory {d} holds the current directory; atengen replaces its output "
+                "directories whole, so give it a directory of its own",
+            )
     for a in dirs:
         for b in dirs:
             if a != b and b.startswith(a + os.sep):
