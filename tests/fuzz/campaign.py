@@ -9,7 +9,8 @@ YAMLs) (the CLI in-process, judged by harness.py). Prints, per entry
 point: inputs, exit codes, tracebacks, writes outside, partial outputs, bad error lines
 and, for ``schema``, agreement with torch; then up to 5 examples of each failure kind.
 Inputs come from the same Hypothesis strategies as the CI slice, driven by a fixed seed;
-``--budget_s`` stops an entry point early (the count actually run is printed).
+``--budget_s`` stops an entry point early (the count actually run is printed), and so does
+SIGINT or SIGTERM; ``--progress N`` prints the counts so far every N inputs.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import argparse
 import collections
 import os
 import re
+import signal
 import sys
 import time
 
@@ -36,7 +38,7 @@ class _Stop(Exception):  # noqa: N818 - ends a campaign whose time budget is spe
     pass
 
 
-def run_entry(entry: str, inputs: int, seed_value: int, budget_s: float) -> dict:
+def run_entry(entry: str, inputs: int, seed_value: int, budget_s: float, progress: int = 0) -> dict:
     counts: collections.Counter = collections.Counter()
     examples: dict[str, list[str]] = collections.defaultdict(list)
     deadline = time.monotonic() + budget_s
@@ -96,6 +98,8 @@ def run_entry(entry: str, inputs: int, seed_value: int, budget_s: float) -> dict
         if time.monotonic() > deadline:
             raise _Stop
         body(*args)
+        if progress and counts["inputs"] % progress == 0:
+            print(f"   {entry}: {dict(sorted(counts.items()))}", flush=True)
 
     test = settings(
         max_examples=inputs,
@@ -108,6 +112,8 @@ def run_entry(entry: str, inputs: int, seed_value: int, budget_s: float) -> dict
         test()
     except _Stop:
         counts["stopped by --budget_s"] = 1
+    except KeyboardInterrupt:  # Ctrl-C or SIGTERM: report what ran
+        counts["stopped by a signal"] = 1
     except Exception as e:  # noqa: BLE001 - an escaped failure is itself a finding
         record("campaign error", repr(e))
     return {"counts": counts, "examples": examples}
@@ -124,10 +130,13 @@ def main() -> None:
     parser.add_argument("--inputs", type=int, default=100_000)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--budget_s", type=float, default=float("inf"), help="per entry point")
+    parser.add_argument("--progress", type=int, default=10_000, help="print counts every N inputs")
     args = parser.parse_args()
+    # SIGTERM ends the campaign like Ctrl-C: the counts so far are still printed.
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
     for entry in ENTRIES if args.entry == "all" else (args.entry,):
         start = time.monotonic()
-        result = run_entry(entry, args.inputs, args.seed, args.budget_s)
+        result = run_entry(entry, args.inputs, args.seed, args.budget_s, args.progress)
         counts = result["counts"]
         print(f"== {entry}: seed {args.seed}, {time.monotonic() - start:.0f} s")
         if entry == "schema":
@@ -142,6 +151,8 @@ def main() -> None:
             for text in shown:
                 print(f"  example of {kind}: {text}")
         sys.stdout.flush()
+        if "stopped by a signal" in counts:
+            break
 
 
 if __name__ == "__main__":

@@ -135,6 +135,8 @@ def _judge(root: str, ws: str, command: str, flags: list[str], declared: list[st
     try:
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
             verdict.rc = main(["atengen", command, *flags])
+    except KeyboardInterrupt:  # the campaign was stopped (campaign.py), not a finding
+        raise
     except BaseException as e:  # noqa: BLE001 - exactly what the fuzzer looks for
         tb = traceback.format_exception(e)
         verdict.fail("traceback", f"{type(e).__name__}: {e} at {tb[-2].strip()[:200]}")
