@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from tests.fuzz import harness, strategies
 
 FIXED_SLICE = settings(
-    max_examples=90,
+    max_examples=60,
     derandomize=True,
     deadline=None,
     database=None,

@@ -79,7 +79,7 @@ def test_every_real_schema_is_read_alike():
 
 
 @settings(
-    max_examples=600,
+    max_examples=300,
     derandomize=True,
     deadline=None,
     database=None,
