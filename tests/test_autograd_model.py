@@ -23,6 +23,9 @@ from tests.oracle.torchgen_autograd import (
 )
 from tests.oracle.torchgen_model import packaged_yaml
 
+# Loads torchgen's derivatives model as the oracle, about 5 s: the full suite, not the fast tier.
+pytestmark = pytest.mark.slow
+
 MAX_SHOWN = 8
 
 
