@@ -73,13 +73,12 @@ def run_entry(entry: str, inputs: int, seed_value: int, budget_s: float, progres
 
         def body(y):
             one_cli(harness.check_case(y), y)
-    elif entry == "generate":
-        strategy = (strategies.op_yaml(), strategies.GENERATE_FLAGS)
-
-        def body(y, flags):
-            one_cli(harness.generate_case(y, flags), f"{flags} {y}")
     else:
         strategy, case = {
+            "generate": (
+                (strategies.op_yaml(), strategies.GENERATE_FLAGS),
+                harness.generate_case,
+            ),
             "backend": (
                 (strategies.backend_yaml(), strategies.BACKEND_FLAGS),
                 harness.backend_case,

@@ -197,8 +197,8 @@ def non_native_entry(draw) -> str:
 
 
 def mostly(pools: tuple[list[str], list[str]]):
-    """A value of pools[0] (valid) nine times in ten, else of pools[1] (hostile): so that most
-    inputs get past the first checks. (Hypothesis draws boundary indices often, so duplicating
+    """A value of pools[0] (valid) when a drawn digit is not 5, else of pools[1] (hostile): so
+    that most inputs get past the first checks. (Hypothesis draws boundary indices often, so duplicating
     valid values in one list does not weight them.)"""
     valid, hostile = pools
     return st.integers(0, 9).flatmap(
