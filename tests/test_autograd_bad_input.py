@@ -89,6 +89,12 @@ BAD_DERIVATIVES = {
         1,
         "'x' is both non_differentiable and given a formula",
     ),
+    "formula_calls_a_helper_the_wheel_does_not_export": (
+        SCALED_TANH + "  self: handle_r_to_c(self.scalar_type(), grad * factor)\n",
+        1,
+        "calls handle_r_to_c(), a helper of torch/csrc/autograd/FunctionsManual.h that the "
+        "torch wheel does not export",
+    ),
     "invalid_dispatch_key": (
         SCALED_TANH + "  dispatch:\n    AutogradGPU:\n      self: grad\n",
         3,

@@ -134,3 +134,31 @@ def test_device_defaults_are_the_ones_torchs_schema_parser_takes():
     torch._C.parse_schema(f'f(Device d="cuda:{tf.MAX_DEVICE_INDEX}") -> ()')
     with pytest.raises(RuntimeError, match="Could not parse device index"):
         torch._C.parse_schema(f'f(Device d="cuda:{tf.MAX_DEVICE_INDEX + 1}") -> ()')
+
+
+def test_autograd_helpers_are_split_by_what_libtorch_exports():
+    import re
+    import subprocess
+    from pathlib import Path
+
+    root = Path(torch.__file__).parent
+    header = (root / "include/torch/csrc/autograd/FunctionsManual.h").read_text()
+    details = header[header.index("namespace torch::autograd::generated::details {") :]
+    # Function names the header declares; the inline ones (and the members of its one struct,
+    # and a local type used as a constructor) are defined in the header itself.
+    inline = set(re.findall(r"^inline\s[^(]*?(\w+)\(", details, re.M))
+    declared = set(re.findall(r"[\s*&>](\w+)\(", details)) - {"OptTensor", "range", "size"}
+    symbols = subprocess.run(
+        ["nm", "-DC", "--defined-only", str(root / "lib" / "libtorch_cpu.so")],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    exported = set(re.findall(r"torch::autograd::generated::details::(\w+)\(", symbols))
+    assert inline == {"wrap_opt_if"}
+    assert tf.AUTOGRAD_HELPERS_CALLABLE == (exported | inline) & declared, sorted(
+        tf.AUTOGRAD_HELPERS_CALLABLE ^ ((exported | inline) & declared)
+    )
+    assert tf.AUTOGRAD_HELPERS_NOT_EXPORTED == declared - exported - inline, sorted(
+        tf.AUTOGRAD_HELPERS_NOT_EXPORTED ^ (declared - exported - inline)
+    )

@@ -27,7 +27,7 @@ from atengen.autograd.kernels import (
     out_kernel,
 )
 from atengen.autograd.model import DEFAULT_KEY, DerivativesModel, FunctionDerivatives
-from atengen.autograd.nodes import node, unsupported
+from atengen.autograd.nodes import manual_helpers, node, unsupported
 from atengen.emit.calls import OpRef, op_ref
 from atengen.emit.cpp_types import cpp_arguments, dispatcher_options, returns_type
 from atengen.emit.output import GeneratedFile
@@ -59,6 +59,7 @@ class _Shard:
     kernels: list[dict]
     inplace: list[dict]
     linear: dict[str, dict]
+    helpers: set[str]
 
 
 def _linear_call(f: NativeFunction, op: OpRef) -> dict:
@@ -106,7 +107,7 @@ def autograd_files(
     }
     files = []
     for (_, shard_name), functions in sharding.group(fd.func for fd in chosen.values()):
-        shard = _Shard({}, {}, [], [], {})
+        shard = _Shard({}, {}, [], [], {}, set())
         for f in functions:
             _add_function(shard, chosen[id(f)], out_infos.get(id(f)), target)
         if not (shard.kernels or shard.inplace):
@@ -122,11 +123,12 @@ def autograd_files(
                 {"var": handle_var(op), "op": op} for op in shard.ops.values() if not op.aten_call
             ],
             linear_calls=list(shard.linear.values()),
+            manual_helpers=sorted(shard.helpers),
             nodes=list(shard.nodes.values()),
             kernels=shard.kernels,
             inplace_kernels=shard.inplace,
-            type_and_size=any(
-                "TypeAndSize" in m for n in shard.nodes.values() for m in n["members"]
+            sizes_and_options=any(
+                "SizesAndOptions" in m for n in shard.nodes.values() for m in n["members"]
             ),
         )
         files.append(GeneratedFile(f"{target.key}_{shard_name}.cpp", text))
@@ -154,10 +156,12 @@ def _add_function(
         return
     if len(fd.infos) > 1:
         raise unsupported(info, "dispatch keys other than Default")
+    forward = (fd.forward_derivatives or {}).get(DEFAULT_KEY, ())
+    shard.helpers |= manual_helpers(info, forward)
     shard.ops[op.name + "." + op.overload] = op
     if info.has_derivatives and info.op not in shard.nodes:
         shard.nodes[info.op] = node(info, target.namespace)
-    for x in info.forward_derivatives:
+    for x in forward:
         if not op.aten_call and f"{target.namespace}::{info.func.name.name}" in x.formula:
             linear = op_ref(info.func)
             shard.ops[linear.name + "." + linear.overload] = linear

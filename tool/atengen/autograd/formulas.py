@@ -146,6 +146,16 @@ def _property_re(p: _Property, name: str) -> re.Pattern[str]:
     return re.compile(rf"{before}{p.prefix}(?<![\w.]){re.escape(name)}{p.call}")
 
 
+# A call of a free function: not a method (`x.f(`, `p->f(`) nor qualified (`at::f(`), except by
+# the helpers' own namespace.
+_FREE_CALL_RE = re.compile(r"(?:(?<![\w.:>])|(?<=details::))(\w+)\s*\(")
+
+
+def free_calls(formula: str) -> set[str]:
+    """The names of the free functions a formula calls."""
+    return set(_FREE_CALL_RE.findall(formula))
+
+
 def check_forbidden_calls(formula: str) -> None:
     for pattern, what, instead in _FORBIDDEN:
         if pattern.search(formula):

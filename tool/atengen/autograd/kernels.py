@@ -13,6 +13,7 @@ Kernels call the operator below them through `emit/calls.py`'s OpRef: aten ops t
 from __future__ import annotations
 
 from atengen.autograd.cpp_names import formula_outputs, return_names
+from atengen.autograd.formulas import uses
 from atengen.autograd.model import DEFAULT_KEY, DifferentiabilityInfo, FunctionDerivatives
 from atengen.autograd.nodes import OWNING, saved_kind, unsupported
 from atengen.emit.calls import OpRef
@@ -130,10 +131,7 @@ def autograd_kernel(fd: FunctionDerivatives, info: DifferentiabilityInfo, op: Op
         body += [f"auto& {n} = std::get<{i}>(_result);" for i, n in enumerate(outputs)]
     if info.has_derivatives:
         body.append("if (grad_fn) {")
-        differentiable = info.output_differentiability or (True,) * len(outputs)
-        targets = (
-            ["self"] if inplace else [n for n, d in zip(outputs, differentiable, strict=True) if d]
-        )
+        targets = ["self"] if inplace else _differentiable_outputs(info, outputs, output_types)
         for t in targets:
             if not inplace and output_types[t] != "at::Tensor":
                 raise unsupported(info, f"the output '{t}' ({output_types[t]}) in a graph")
@@ -150,8 +148,11 @@ def autograd_kernel(fd: FunctionDerivatives, info: DifferentiabilityInfo, op: Op
         # (forward-over-reverse differentiates the backward formulas).
         body.append("if (grad_fn) {")
         for s in info.all_saved_outputs:
-            if saved_kind(info, s) == "list":
+            kind = saved_kind(info, s)
+            if kind == "list":
                 body.append(f"  grad_fn->{s.name}_ = make_saved_list({s.name}, true);")
+            elif kind == "value":  # a non-tensor output, such as a SymInt
+                body.append(f"  grad_fn->{s.name} = {s.name};")
             else:
                 body.append(
                     f"  grad_fn->{s.name}_ = torch::autograd::SavedVariable({s.name}, true, "
@@ -160,6 +161,20 @@ def autograd_kernel(fd: FunctionDerivatives, info: DifferentiabilityInfo, op: Op
         body.append("}")
     body.append("return self;" if inplace else "return _result;")
     return _kernel_data(f, "autograd", body)
+
+
+def _differentiable_outputs(
+    info: DifferentiabilityInfo, outputs: list[str], types: dict[str, str]
+) -> list[str]:
+    """The outputs the node gets gradients for. Without output_differentiability: the tensor
+    outputs, and of those only the first when the formulas read the single `grad` (as in
+    torch, where `cummax`'s indices or `frexp`'s exponent never require grad)."""
+    if info.output_differentiability:
+        return [n for n, d in zip(outputs, info.output_differentiability, strict=True) if d]
+    tensors = [n for n in outputs if types[n] == "at::Tensor"]
+    if any(uses(d.formula, "grad") for d in info.derivatives):
+        return tensors[:1]
+    return tensors
 
 
 def _forward_lines(info, forward, tangent_inputs, types, inplace) -> list[str]:

@@ -11,9 +11,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from atengen.autograd.formulas import uses
-from atengen.autograd.model import DifferentiabilityInfo, SavedAttribute
+from atengen.autograd.formulas import free_calls, uses
+from atengen.autograd.model import DifferentiabilityInfo, ForwardDerivative, SavedAttribute
 from atengen.errors import AtengenError
+from atengen.torch_facts import AUTOGRAD_HELPERS_CALLABLE, AUTOGRAD_HELPERS_NOT_EXPORTED
 
 # Value types (as cpp_names.value_type gives them) of what a node saves as SavedVariables.
 SAVED_TENSOR = frozenset({"at::Tensor", "::std::optional<at::Tensor>"})
@@ -27,11 +28,34 @@ OWNING = {
     "c10::SymIntArrayRef": ("::std::vector<c10::SymInt>", ".vec()"),
     "at::IntArrayRef": ("::std::vector<int64_t>", ".vec()"),
     "c10::string_view": ("std::string", ""),
+    # `zeros_like(x)` saves x's sizes and options; libtorch's own TypeAndSize::zeros() is not
+    # exported, so the generated file defines SizesAndOptions.
+    "torch::autograd::generated::TypeAndSize": ("SizesAndOptions", ""),
 }
 
 
 def unsupported(info: DifferentiabilityInfo, what: str) -> AtengenError:
     return AtengenError(info.loc, f"autograd codegen does not support {what} yet ('{info.name}')")
+
+
+def manual_helpers(
+    info: DifferentiabilityInfo, forward: tuple[ForwardDerivative, ...]
+) -> frozenset[str]:
+    """The helpers of torch's FunctionsManual.h that info's formulas call; an error for one the
+    wheel does not export, which would otherwise surface as an undefined symbol at load time."""
+    called = set()
+    for formula in [d.formula for d in info.derivatives] + [x.formula for x in forward]:
+        calls = free_calls(formula)
+        missing = sorted(calls & AUTOGRAD_HELPERS_NOT_EXPORTED)
+        if missing:
+            raise AtengenError(
+                info.loc,
+                f"a formula of '{info.name}' calls {missing[0]}(), a helper of "
+                "torch/csrc/autograd/FunctionsManual.h that the torch wheel does not export; "
+                "write the formula with at:: operators instead",
+            )
+        called |= calls & AUTOGRAD_HELPERS_CALLABLE
+    return frozenset(called)
 
 
 @dataclass(frozen=True)
@@ -96,6 +120,10 @@ def node(info: DifferentiabilityInfo, namespace: str) -> dict:
         end = f"{begin} + {r.name}_size_" if r.is_list else f"{begin} + 1"
         index_ranges.append(f"const torch::autograd::IndexRange {r.name}_ix{{{begin}, {end}}};")
         begin = f"{r.name}_ix.second"
+    if any(uses(d.formula, "retain_variables") for d in info.derivatives):
+        # A formula that would reuse a saved buffer unless the graph is retained: a node
+        # cannot tell whether backward runs again, so it always takes the copying branch.
+        unpack.append("const bool retain_variables = true;")
     if any(uses(d.formula, "grad") for d in info.derivatives):
         unpack.append("const auto& grad = grads[0];")
     for i, g in enumerate(info.available_named_gradients):

@@ -18,6 +18,13 @@ namespace autograd_generated {
 namespace {
 
 using torch::autograd::variable_list;
+// Formulas are written as in torch's own derivatives.yaml, with these names unqualified.
+using at::GradMode;
+using at::IntArrayRef;
+using at::Scalar;
+using at::ScalarType;
+using at::Tensor;
+using at::TensorList;
 
 // Handles of the custom operators this file calls, looked up once.
 const c10::TypedOperatorHandle<at::Tensor (const at::Tensor &, double)>& op_scale() {

@@ -1,0 +1,256 @@
+"""Generated Autograd kernels for aten itself, checked against torch's own on PyTorch's OpInfo
+samples.
+
+    .venv/bin/python conformance/aten_autograd.py [--ops=opinfo|all] [--max_samples=N]
+        [--limit=N] [--shards=N] [--jobs=N] [--workdir=DIR] [--json=FILE] [--write]
+
+1. Selection. Every functional aten op with an entry in the wheel's derivatives.yaml is offered
+   to the generator on its own. It generates a kernel, or refuses with a reason: a formula calls
+   a FunctionsManual helper the wheel does not export, or the entry needs something not
+   generated yet. Counted per reason.
+2. Build. The kernels of the chosen ops (`opinfo`: those an OpInfo names; `all`: every one the
+   generator takes) are compiled with g++ and linked with --no-undefined against the wheel, so
+   an op "links" when the library holds its kernel and loads.
+3. OpInfo. Each OpInfo of op_db for those ops, float64 samples with requires_grad: outputs,
+   gradients (for seeded random grad_outputs) and gradcheck (with forward AD where the OpInfo
+   supports it), first with torch's kernels, then with the library loaded over them.
+
+Prints counts, every mismatch, and `RESULT ok` or `RESULT mismatches`; exits 1 on a mismatch.
+`--write` appends the run to conformance/RESULTS.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO / "tool"))
+sys.path.insert(0, str(REPO / "conformance"))
+
+RESULTS = REPO / "conformance" / "RESULTS.md"
+CPP_NAMESPACE = "atengen_aten"
+
+
+def _packaged() -> Path:
+    import torchgen
+
+    return Path(torchgen.__file__).parent / "packaged"
+
+
+def select(model, derivatives) -> tuple[list[str], Counter]:
+    """The functional aten ops the generator takes, and why it refuses the others."""
+    from atengen.autograd.emit import AutogradTarget, autograd_files
+    from atengen.emit.shards import Sharding
+    from atengen.errors import AtengenError
+    from atengen.model.schema import SchemaKind
+
+    taken, refused = [], Counter()
+    for fd in derivatives.functions:
+        f = fd.func
+        if f.namespace != "aten" or not fd.infos:
+            continue
+        if f.kind is not SchemaKind.functional:
+            refused[f"{f.kind.name} variant (torch's kernel stays)"] += 1
+            continue
+        if f.is_view_op:
+            refused["view op (not generated yet)"] += 1
+            continue
+        target = AutogradTarget("aten", CPP_NAMESPACE, inplace_or_view=False, only={str(f.name)})
+        try:
+            if autograd_files(model, derivatives, target, Sharding(0)):
+                taken.append(str(f.name))
+            else:
+                refused["no derivative formula"] += 1
+        except AtengenError as e:
+            refused[_reason(e.message)] += 1
+    return taken, refused
+
+
+def _reason(message: str) -> str:
+    helper = re.search(r"calls (\w+)\(\), a helper", message)
+    if helper:
+        return f"calls {helper.group(1)}() (not exported by the wheel)"
+    feature = re.search(r"does not support (.*?) yet", message)
+    what = feature.group(1) if feature else message
+    return re.sub(r"'[^']*'", "'…'", what)
+
+
+def build(model, derivatives, ops: list[str], workdir: Path, shards: int, jobs: int) -> Path:
+    import torch
+
+    from atengen.autograd.emit import AutogradTarget, autograd_files
+    from atengen.emit.output import write_trees
+    from atengen.emit.shards import Sharding
+
+    target = AutogradTarget("aten", CPP_NAMESPACE, inplace_or_view=False, only=frozenset(ops))
+    src = workdir / "generated"
+    files = autograd_files(model, derivatives, target, Sharding(shards), "torch's derivatives.yaml")
+    write_trees([(str(src), files)])
+    torch_dir = Path(torch.__file__).parent
+    flags = ["-std=c++20", "-fPIC", "-D_GLIBCXX_USE_CXX11_ABI=1"]
+    flags.append(f"-I{torch_dir / 'include'}")
+
+    def compile_one(source: Path) -> Path:
+        obj = source.with_suffix(".o")
+        cmd = ["g++", *flags, "-c", str(source), "-o", str(obj)]
+        proc = subprocess.run(cmd, capture_output=True, text=True)
+        if proc.returncode:
+            raise SystemExit(f"{source}: g++ failed:\n{proc.stderr[-4000:]}")
+        return obj
+
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        objects = list(pool.map(compile_one, sorted(src.glob("*.cpp"))))
+    lib = workdir / "libaten_autograd.so"
+    link = [
+        "g++",
+        "-shared",
+        "-o",
+        str(lib),
+        *map(str, objects),
+        f"-L{torch_dir / 'lib'}",
+        "-ltorch_cpu",
+        "-ltorch",
+        "-lc10",
+        "-Wl,--no-undefined",
+        f"-Wl,-rpath,{torch_dir / 'lib'}",
+    ]
+    proc = subprocess.run(link, capture_output=True, text=True)
+    if proc.returncode:
+        raise SystemExit(f"link failed:\n{proc.stderr[-4000:]}")
+    return lib
+
+
+def _dispatch_checks(ops: list[str]) -> list[str]:
+    """Ops whose Autograd entry in the dispatcher is not the generated file's."""
+    import torch
+
+    wrong = []
+    for name in ops:
+        op, _, overload = name.partition(".")
+        dump = torch._C._dispatch_dump(f"aten::{op}" + (f".{overload}" if overload else ""))
+        active = [ln for ln in dump.splitlines() if ln.startswith("Autograd[alias]:")]
+        if not active or not re.search(r"registered at \S*/Autograd_\w+\.cpp:", active[0]):
+            wrong.append(name)
+    return wrong
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    p.add_argument("--ops", choices=("opinfo", "all"), default="opinfo")
+    p.add_argument("--max_samples", type=int, help="samples per OpInfo (default: all)")
+    p.add_argument(
+        "--limit", type=int, help="only the first N ops an OpInfo names, by name (CI's slice)"
+    )
+    p.add_argument("--shards", type=int, default=4)
+    p.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    p.add_argument("--workdir", type=Path, help="build directory (default: a temporary one)")
+    p.add_argument("--json", type=Path, help="also write the counts as JSON here")
+    p.add_argument("--write", action="store_true", help="append the run to conformance/RESULTS.md")
+    args = p.parse_args(argv)
+
+    import opinfo_grads
+
+    from atengen.autograd.load import load_derivatives
+    from atengen.model.operator_model import load_model
+
+    started = time.monotonic()
+    pk = _packaged()
+    model = load_model(
+        str(pk / "ATen/native/native_functions.yaml"), str(pk / "ATen/native/tags.yaml")
+    )
+    derivatives = load_derivatives(str(pk / "autograd/derivatives.yaml"), model)
+    taken, refused = select(model, derivatives)
+    opinfos = opinfo_grads.opinfos_for({_root(name) for name in taken})
+    roots = set().union(*(opinfo_grads.names_of(op) for op in opinfos))
+    chosen = sorted(n for n in taken if _root(n) in roots)
+    if args.limit:
+        chosen = chosen[: args.limit]
+        opinfos = opinfo_grads.opinfos_for({_root(name) for name in chosen})
+    if args.ops == "all":
+        chosen = taken
+
+    samples = opinfo_grads.samples_of(opinfos, args.max_samples)
+    opinfo_grads.take_references(samples)
+
+    with tempfile.TemporaryDirectory() as tmp:
+        workdir = args.workdir or Path(tmp)
+        workdir.mkdir(parents=True, exist_ok=True)
+        lib = build(model, derivatives, chosen, workdir, args.shards, args.jobs)
+        import torch
+
+        with opinfo_grads._quiet():  # "Overriding a previously registered kernel", per op
+            torch.ops.load_library(str(lib))
+        not_ours = _dispatch_checks(chosen)
+        tally = opinfo_grads.compare(samples)
+
+    counts = {
+        "aten_functions_with_derivatives": len(taken) + sum(refused.values()),
+        "generated": len(taken),
+        "refused": sum(refused.values()),
+        "built_linked_loaded": len(chosen) - len(not_ours),
+        **tally.as_dict(),
+        "seconds": round(time.monotonic() - started, 1),
+    }
+    lines = [f"{k}: {v}" for k, v in counts.items()]
+    lines += ["refused, by reason:"] + [
+        f"  {n} {r}" for r, n in sorted(refused.items(), key=_by_count)
+    ]
+    lines += ["torch's own kernels fail these samples too:"] + [
+        f"  {n} {r}" for r, n in sorted(tally.torch_failures.items(), key=_by_count)
+    ]
+    mismatches = [f"not served by the generated kernel: {n}" for n in not_ours] + tally.mismatches
+    lines += ["mismatches:"] + [f"  {m}" for m in mismatches]
+    lines.append(f"generated nodes reached: {' '.join(sorted(tally.nodes_reached))}")
+    lines.append("RESULT " + ("mismatches" if mismatches else "ok"))
+    print("\n".join(lines))
+    if args.json:
+        args.json.write_text(json.dumps({**counts, "mismatch_list": mismatches}, indent=1) + "\n")
+    if args.write:
+        _append_results(lines, argv if argv is not None else sys.argv[1:])
+    return 1 if mismatches else 0
+
+
+def _root(name: str) -> str:
+    return name.split(".")[0]
+
+
+def _by_count(item: tuple[str, int]) -> tuple[int, str]:
+    return (-item[1], item[0])
+
+
+def _append_results(lines: list[str], argv: list[str]) -> None:
+    commit = subprocess.run(
+        ["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"], capture_output=True, text=True
+    ).stdout.strip()
+    stamp = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
+    cpu = next(
+        (
+            ln.split(":", 1)[1].strip()
+            for ln in Path("/proc/cpuinfo").read_text().splitlines()
+            if ln.startswith("model name")
+        ),
+        platform.machine(),
+    )
+    with open(RESULTS, "a") as f:
+        f.write(
+            f"\n## aten Autograd kernels vs torch's, {stamp}\n\n"
+            f"- Command: `.venv/bin/python conformance/aten_autograd.py {' '.join(argv)}`\n"
+            f"- Commit: {commit}; machine: {cpu}, {os.cpu_count()} cores\n\n"
+            "```\n" + "\n".join(lines) + "\n```\n"
+        )
+
+
+if __name__ == "__main__":
+    sys.exit(main())
