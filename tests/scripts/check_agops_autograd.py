@@ -26,6 +26,12 @@ cases = {
         lambda a, b, c: ops.list_mul([a, b, c]),
         (x, y, z),
     ),
+    "diag_view (view op, auto_linear)": (ops.diag_view, (x,)),
+    "diag_view_copy (its view_copy, matched to the view's entry)": (ops.diag_view_copy, (x,)),
+    "diag_view, then in-place through the view": (
+        lambda a: ops.diag_view(a.clone()).mul_(2),
+        (x,),
+    ),
 }
 # list_mul has no forward formula: forward AD is refused (see below), not silently wrong.
 NO_FORWARD = {"list_mul (tensor list input, saved list)"}
@@ -62,11 +68,31 @@ pairs = [
     (lambda: [ops.take_rows(x, index)], lambda: [x.index_select(0, index)], (x,)),
     (lambda: [ops.fused_mul(x, y, bias)], lambda: [x * y + bias], (x, y, bias)),
     (lambda: [ops.list_mul([x, y, z])], lambda: [x * y * z], (x, y, z)),
+    (lambda: [ops.diag_view(x)], lambda: [x.diagonal()], (x,)),
 ]
 for ours, reference, inputs in pairs:
     for a, b in zip(grads(ours(), inputs), grads(reference(), inputs), strict=True):
         torch.testing.assert_close(a, b)
-print("gradients equal the torch-op reference: 6 ops")
+print("gradients equal the torch-op reference: 7 ops")
+
+# The view op's output is a view of its input, as torch.diagonal's is: it shares the version
+# counter, and an in-place update through it reaches the base's gradient (CopySlices).
+base = x.detach().clone()
+view = ops.diag_view(base)
+assert view._is_view() and view._base is base, (view._is_view(), view._base)
+view.mul_(3)
+assert view._version == base._version == 1, (view._version, base._version)
+torch.testing.assert_close(base.diagonal(), x.detach().diagonal() * 3)
+
+
+def through_view(diag):
+    a = x.clone()
+    diag(a).mul_(2)
+    return torch.autograd.grad((a * y.detach()).sum(), [x])[0]
+
+
+torch.testing.assert_close(through_view(ops.diag_view), through_view(torch.diagonal))
+print("view op: a view of its base; in-place through it reaches the base's gradient")
 
 out = ops.scaled_tanh(x, 1.5)
 assert out.grad_fn.name() == "agops::ScaledTanhBackward0", out.grad_fn.name()

@@ -36,6 +36,15 @@ at::Tensor list_mul_cpu(at::TensorList tensors) {
   return result;
 }
 
+// A view: the result shares self's storage.
+at::Tensor diag_view_cpu(const at::Tensor& self) {
+  return self.diagonal();
+}
+
+at::Tensor diag_view_copy_cpu(const at::Tensor& self) {
+  return self.diagonal().clone();
+}
+
 }  // namespace
 
 TORCH_LIBRARY(agops, m) {
@@ -46,6 +55,8 @@ TORCH_LIBRARY(agops, m) {
   m.def("take_rows(Tensor self, Tensor index) -> Tensor");
   m.def("fused_mul(Tensor x, Tensor y, Tensor? bias=None) -> Tensor");
   m.def("list_mul(Tensor[] tensors) -> Tensor");
+  m.def("diag_view(Tensor(a) self) -> Tensor(a)");
+  m.def("diag_view_copy(Tensor self) -> Tensor");
 }
 
 TORCH_LIBRARY_IMPL(agops, CPU, m) {
@@ -56,4 +67,6 @@ TORCH_LIBRARY_IMPL(agops, CPU, m) {
   m.impl("scaled_tanh.out", TORCH_FN(scaled_tanh_out_cpu));
   m.impl("fused_mul", TORCH_FN(fused_mul_cpu));
   m.impl("list_mul", TORCH_FN(list_mul_cpu));
+  m.impl("diag_view", TORCH_FN(diag_view_cpu));
+  m.impl("diag_view_copy", TORCH_FN(diag_view_copy_cpu));
 }

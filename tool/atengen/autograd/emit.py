@@ -12,8 +12,12 @@ The same code serves three uses (an AutogradTarget says which):
   lists under ``autograd:``, above the backend's own forward kernels;
 - aten itself: ``Autograd`` kernels for selected aten operators, registered over torch's own.
 
-Not generated yet (an error names the entry): view ops, keys other than Default, conditions in
-output_differentiability, outputs that are tensor lists, forward formulas of tensor lists.
+View ops of custom namespaces get an ADInplaceOrView kernel that makes their output a view of
+the aliased input; aten's view ops keep torch's kernels.
+
+Not generated yet (an error names the entry): in-place view ops, views returning several
+tensors, keys other than Default, conditions in output_differentiability, outputs that are
+tensor lists, forward formulas of tensor lists.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from atengen.autograd.kernels import (
     handle_var,
     inplace_or_view_kernel,
     out_kernel,
+    view_kernel,
 )
 from atengen.autograd.model import DEFAULT_KEY, DerivativesModel, FunctionDerivatives
 from atengen.autograd.nodes import manual_helpers, node, unsupported
@@ -60,6 +65,7 @@ class _Shard:
     inplace: list[dict]
     linear: dict[str, dict]
     helpers: set[str]
+    views: bool = False
 
 
 def _linear_call(f: NativeFunction, op: OpRef) -> dict:
@@ -103,13 +109,15 @@ def autograd_files(
     chosen: dict[int, FunctionDerivatives] = {
         id(fd.func): fd
         for fd in derivatives.functions
-        if target.wants(fd.func) and not fd.func.is_view_op
+        # View ops need an ADInplaceOrView kernel that makes the output a view: generated for
+        # custom namespaces; torch's own aten kernels below ours are not replaced.
+        if target.wants(fd.func) and (target.inplace_or_view or not fd.func.is_view_op)
     }
     files = []
     for (_, shard_name), functions in sharding.group(fd.func for fd in chosen.values()):
         shard = _Shard({}, {}, [], [], {}, set())
         for f in functions:
-            _add_function(shard, chosen[id(f)], out_infos.get(id(f)), target)
+            _add_function(shard, chosen[id(f)], out_infos.get(id(f)), target, model)
         if not (shard.kernels or shard.inplace):
             continue
         text = render(
@@ -124,6 +132,7 @@ def autograd_files(
             ],
             linear_calls=list(shard.linear.values()),
             manual_helpers=sorted(shard.helpers),
+            views=shard.views,
             nodes=list(shard.nodes.values()),
             kernels=shard.kernels,
             inplace_kernels=shard.inplace,
@@ -136,7 +145,11 @@ def autograd_files(
 
 
 def _add_function(
-    shard: _Shard, fd: FunctionDerivatives, out_infos: dict | None, target: AutogradTarget
+    shard: _Shard,
+    fd: FunctionDerivatives,
+    out_infos: dict | None,
+    target: AutogradTarget,
+    model: OperatorModel,
 ) -> None:
     f = fd.func
     op = op_ref(f)
@@ -156,14 +169,24 @@ def _add_function(
         return
     if len(fd.infos) > 1:
         raise unsupported(info, "dispatch keys other than Default")
+    if f.is_view_op:
+        if f.kind is not SchemaKind.functional:
+            raise unsupported(info, "in-place view ops")
+        shard.ops[op.name + "." + op.overload] = op
+        shard.inplace.append(view_kernel(f, info, op))
+        shard.views = True
     forward = (fd.forward_derivatives or {}).get(DEFAULT_KEY, ())
     shard.helpers |= manual_helpers(info, forward)
     shard.ops[op.name + "." + op.overload] = op
     if info.has_derivatives and info.op not in shard.nodes:
         shard.nodes[info.op] = node(info, target.namespace)
+    # auto_linear formulas call the op itself; a view_copy op's (the view's formulas) the view.
+    group = model.view_group_of.get(id(info.func))
+    linear_ops = [info.func] + ([group.view] if group and group.view_copy is info.func else [])
     for x in forward:
-        if not op.aten_call and f"{target.namespace}::{info.func.name.name}" in x.formula:
-            linear = op_ref(info.func)
-            shard.ops[linear.name + "." + linear.overload] = linear
-            shard.linear[handle_var(linear)] = _linear_call(info.func, linear)
+        for g in linear_ops:
+            if not op.aten_call and f"{target.namespace}::{g.name.name}(" in x.formula:
+                linear = op_ref(g)
+                shard.ops[linear.name + "." + linear.overload] = linear
+                shard.linear[handle_var(linear)] = _linear_call(g, linear)
     shard.kernels.append(autograd_kernel(fd, info, op))

@@ -245,7 +245,39 @@ def inplace_or_view_kernel(f: NativeFunction, op: OpRef) -> dict | None:
         *(f"torch::autograd::impl::bump_version({m});" for m in mutated),
         _return_of(names),
     ]
-    return _kernel_data(f, "inplace_or_view", body)
+    why = "bump the version counters of what it mutates, so that saved tensors can tell"
+    return {**_kernel_data(f, "inplace_or_view", body), "why": why + " they were overwritten"}
+
+
+def view_kernel(f: NativeFunction, info: DifferentiabilityInfo, op: OpRef) -> dict:
+    """ADInplaceOrView kernel of a view op (`Tensor(a) self -> Tensor(a)`): its output becomes
+    a differentiable view of the aliased input, so that autograd sees in-place updates through
+    either of them and replays the view (as_strided) where it must."""
+    returns = f.func.returns
+    if len(returns) != 1 or returns[0].annotation is None or str(returns[0].type) != "Tensor":
+        raise unsupported(info, "view ops that do not return exactly one Tensor")
+    aliases = returns[0].annotation.alias_set
+    bases = [
+        a.name
+        for a in f.func.arguments.flat_non_out
+        if a.annotation is not None and a.annotation.alias_set == aliases
+    ]
+    if len(bases) != 1 or str(f.func.arguments.flat_non_out[0].type) != "Tensor":
+        raise unsupported(info, "view ops whose output aliases no single Tensor input")
+    _, _, call_args = _signature(f)
+    body = [
+        "auto _tmp = ([&]() {",
+        "  at::AutoDispatchBelowADInplaceOrView guard;",
+        f"  return {redispatch(op, 'ks & c10::after_ADInplaceOrView_keyset', call_args)};",
+        "})();",
+        "return torch::autograd::as_view(",
+        f"    /*base=*/{bases[0]}, /*tensor=*/_tmp, /*is_bw_differentiable=*/true,",
+        "    /*is_fw_differentiable=*/true, /*view_func=*/nullptr, /*rev_view_func=*/nullptr,",
+        "    at::GradMode::is_enabled() ? torch::autograd::CreationMeta::DEFAULT",
+        "                               : torch::autograd::CreationMeta::NO_GRAD_MODE);",
+    ]
+    why = "make its output a differentiable view of its base"
+    return {**_kernel_data(f, "inplace_or_view", body), "why": why}
 
 
 def _return_of(names: tuple[str, ...]) -> str:

@@ -307,8 +307,8 @@ at::Tensor shift_autograd(c10::DispatchKeySet ks, const at::Tensor & self, const
   return _result;
 }
 
-// ADInplaceOrView kernel of myops::scale.out: bump the version counters of
-// what it mutates, so that saved tensors can tell they were overwritten.
+// ADInplaceOrView kernel of myops::scale.out:
+// bump the version counters of what it mutates, so that saved tensors can tell they were overwritten.
 at::Tensor & scale_out_inplace_or_view(c10::DispatchKeySet ks, const at::Tensor & self, double factor, at::Tensor & out) {
   {
     at::AutoDispatchBelowADInplaceOrView guard;
@@ -318,8 +318,8 @@ at::Tensor & scale_out_inplace_or_view(c10::DispatchKeySet ks, const at::Tensor 
   return out;
 }
 
-// ADInplaceOrView kernel of myops::scale_: bump the version counters of
-// what it mutates, so that saved tensors can tell they were overwritten.
+// ADInplaceOrView kernel of myops::scale_:
+// bump the version counters of what it mutates, so that saved tensors can tell they were overwritten.
 at::Tensor & scale__inplace_or_view(c10::DispatchKeySet ks, at::Tensor & self, double factor) {
   {
     at::AutoDispatchBelowADInplaceOrView guard;
