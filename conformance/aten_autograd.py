@@ -79,9 +79,9 @@ def select(model, derivatives) -> tuple[list[str], Counter]:
 
 
 def _reason(message: str) -> str:
-    helper = re.search(r"calls (\w+)\(\), a helper", message)
+    helper = re.search(r"(calls \w+\(\)|uses \w+), a (?:helper|name)", message)
     if helper:
-        return f"calls {helper.group(1)}() (not exported by the wheel)"
+        return f"{helper.group(1)} (not exported by the wheel)"
     feature = re.search(r"does not support (.*?) yet", message)
     what = feature.group(1) if feature else message
     return re.sub(r"'[^']*'", "'…'", what)

@@ -2,8 +2,9 @@
 compiled with g++ against the torch wheel together with the library's CPU kernels,
 loaded with torch.ops.load_library, then gradcheck/gradgradcheck (float64, forward
 AD and forward-over-reverse) on functional, in-place, two-output, multi-input (grad_input_mask),
-an op with non-differentiable arguments, and a view op (and its view_copy); gradients equal to
-the same math written with torch ops, and in-place updates through the view reach the base."""
+an op with non-differentiable arguments, output_differentiability, a forward-only entry and a
+view op (and its view_copy); gradients equal to the same math written with torch ops, and
+in-place updates through the view reach the base."""
 
 from __future__ import annotations
 
@@ -48,18 +49,24 @@ def test_generated_autograd_passes_gradcheck(tmp_path, summary: list[str]) -> No
     assert main(argv) == 0
     sources = sorted(out.glob("*.cpp"))
     assert [s.name for s in sources] == [
+        "Autograd_cube.cpp",
         "Autograd_diag_view.cpp",
         "Autograd_diag_view_copy.cpp",
         "Autograd_fused_mul.cpp",
         "Autograd_list_mul.cpp",
         "Autograd_mul_add.cpp",
         "Autograd_scaled_tanh.cpp",
+        "Autograd_sort_rows.cpp",
         "Autograd_take_rows.cpp",
     ]
     text = "".join(s.read_text() for s in sources)
     assert "TORCH_LIBRARY_IMPL(agops, Autograd, m)" in text
     assert "TORCH_LIBRARY_IMPL(agops, ADInplaceOrView, m)" in text
-    assert "torch::autograd::generated" not in text  # our nodes live in agops::autograd_generated
+    # Our nodes live in agops::autograd_generated; of libtorch's namespace only exported helpers.
+    assert "namespace torch" not in text
+    assert "torch::autograd::generated::" not in text.replace(
+        "using torch::autograd::generated::details::not_implemented;", ""
+    )
 
     all_sources = [AGOPS / "kernels.cpp", *sources]
     objects = [tmp_path / f"{s.stem}.o" for s in all_sources]
@@ -85,14 +92,17 @@ def test_generated_autograd_passes_gradcheck(tmp_path, summary: list[str]) -> No
 
     run = run_script("check_agops_autograd.py", str(lib))
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
-    assert run.stdout.count("gradcheck+gradgradcheck ok:") == 10, run.stdout
-    assert "gradients equal the torch-op reference: 7 ops" in run.stdout
+    assert run.stdout.count("gradcheck+gradgradcheck ok:") == 11, run.stdout
+    assert "gradients equal the torch-op reference: 8 ops" in run.stdout
+    assert "output_differentiability and a forward-only entry ok" in run.stdout
     assert "view op: a view of its base; in-place through it reaches" in run.stdout
+    assert "opcheck (every test) ok: scaled_tanh, mul_add, fused_mul" in run.stdout
+    assert "opcheck ok: diag_view (schema, autograd registration, fake tensor)" in run.stdout
     assert "grad_input_mask ok" in run.stdout
     assert "forward AD without a formula is refused" in run.stdout
     assert "out= errors as torch and bumps the version counter" in run.stdout
     assert "node name, leaf check and version counter ok" in run.stdout
     summary.append(
-        "autograd codegen: agops (9 ops, 7 generated files) compiled against the wheel; "
+        "autograd codegen: agops (11 ops, 9 generated files) compiled against the wheel; "
         "gradcheck+gradgradcheck (forward AD, fwd-over-rev) pass and gradients equal torch ops"
     )

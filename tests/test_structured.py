@@ -252,6 +252,21 @@ gm = make_fx(torch.func.functionalize(mutating, remove="mutations_and_views"))(a
 ops = [str(n.target) for n in gm.graph.nodes if n.op == "call_function"]
 report("functionalize", ops=ops,
        equal=all(torch.equal(p, q) for p, q in zip(gm(a.clone()), mutating(a.clone()))))
+
+# Dynamic shapes: TensorIterator's C++ meta needs concrete sizes, so a library author adds the
+# SymInt-aware fake kernels torch.library asks of custom ops (after every check above, which ran
+# on the generated Meta kernel). Then opcheck passes whole.
+def muladd_fake(self, other, alpha=1):
+    shape = torch.broadcast_shapes(self.shape, other.shape)
+    return self.new_empty(shape, dtype=torch.result_type(self, other))
+torch.library.register_fake("structured_ops::muladd")(muladd_fake)
+torch.library.register_fake("structured_ops::muladd_")(lambda self, other, alpha=1: self)
+torch.library.register_fake("structured_ops::muladd.out")(lambda self, other, alpha=1, *, out: out)
+report("opcheck_with_fakes", results={
+    "muladd": check(so.muladd.default, g, b, 2),
+    "muladd_": check(so.muladd_.default, a.clone(), g, 2),
+    "muladd.out": check(so.muladd.out, g, b, 2, out=torch.empty(2, 3)),
+})
 """
 
 
@@ -328,6 +343,12 @@ def test_opcheck(run) -> None:
         assert "TensorIterator does not support symbolic shapes" in str(
             results[op]["test_aot_dispatch_dynamic"]
         ), results[op]
+    # With the SymInt-aware fake kernels a custom-op author registers, every test passes for all
+    # three variants.
+    with_fakes = run[0]["opcheck_with_fakes"]["results"]
+    assert set(with_fakes) == {"muladd", "muladd_", "muladd.out"}
+    for op, result in with_fakes.items():
+        assert result and all(v == "SUCCESS" for v in result.values()), (op, result)
 
 
 def test_mutating_variants_functionalize(run) -> None:

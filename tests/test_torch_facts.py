@@ -148,13 +148,14 @@ def test_autograd_helpers_are_split_by_what_libtorch_exports():
     # and a local type used as a constructor) are defined in the header itself.
     inline = set(re.findall(r"^inline\s[^(]*?(\w+)\(", details, re.M))
     declared = set(re.findall(r"[\s*&>](\w+)\(", details)) - {"OptTensor", "range", "size"}
+    declared |= set(re.findall(r"^extern [^;(]*?(\w+);", details, re.M))  # variables
     symbols = subprocess.run(
         ["nm", "-DC", "--defined-only", str(root / "lib" / "libtorch_cpu.so")],
         capture_output=True,
         text=True,
         check=True,
     ).stdout
-    exported = set(re.findall(r"torch::autograd::generated::details::(\w+)\(", symbols))
+    exported = set(re.findall(r"torch::autograd::generated::details::(\w+)\b", symbols))
     assert inline == {"wrap_opt_if"}
     assert tf.AUTOGRAD_HELPERS_CALLABLE == (exported | inline) & declared, sorted(
         tf.AUTOGRAD_HELPERS_CALLABLE ^ ((exported | inline) & declared)

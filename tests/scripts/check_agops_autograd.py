@@ -26,6 +26,10 @@ cases = {
         lambda a, b, c: ops.list_mul([a, b, c]),
         (x, y, z),
     ),
+    "sort_rows (output_differentiability: [True, False])": (
+        lambda a: ops.sort_rows(a)[0],
+        (x,),
+    ),
     "diag_view (view op, auto_linear)": (ops.diag_view, (x,)),
     "diag_view_copy (its view_copy, matched to the view's entry)": (ops.diag_view_copy, (x,)),
     "diag_view, then in-place through the view": (
@@ -69,11 +73,26 @@ pairs = [
     (lambda: [ops.fused_mul(x, y, bias)], lambda: [x * y + bias], (x, y, bias)),
     (lambda: [ops.list_mul([x, y, z])], lambda: [x * y * z], (x, y, z)),
     (lambda: [ops.diag_view(x)], lambda: [x.diagonal()], (x,)),
+    (lambda: [ops.sort_rows(x)[0]], lambda: [x.sort(-1)[0]], (x,)),
 ]
 for ours, reference, inputs in pairs:
     for a, b in zip(grads(ours(), inputs), grads(reference(), inputs), strict=True):
         torch.testing.assert_close(a, b)
-print("gradients equal the torch-op reference: 7 ops")
+print("gradients equal the torch-op reference: 8 ops")
+
+# output_differentiability [True, False]: the indices never require grad, as torch.sort's.
+values, indices = ops.sort_rows(x)
+assert values.requires_grad and not indices.requires_grad
+torch.testing.assert_close(indices, x.sort(-1)[1])
+
+# A forward-only entry: forward AD is checked, and a backward pass raises torch's error.
+assert gradcheck(ops.cube, (x,), check_forward_ad=True, check_backward_ad=False)
+try:
+    ops.cube(x).sum().backward()
+    raise AssertionError("the backward of a forward-only op must fail")
+except RuntimeError as e:
+    assert "the derivative for 'agops::cube backward' is not implemented" in str(e), e
+print("output_differentiability and a forward-only entry ok")
 
 # The view op's output is a view of its input, as torch.diagonal's is: it shares the version
 # counter, and an in-place update through it reaches the base's gradient (CopySlices).
@@ -134,3 +153,28 @@ before = out._version
 ops.scaled_tanh.out(x.detach(), 1.5, out=out)
 assert out._version == before + 1
 print("out= errors as torch and bumps the version counter:", ours)
+
+# opcheck, all of it: schema, autograd registration, and the fake-tensor / AOT dispatch tests,
+# with the fake kernels a library author registers from Python (agops has no Meta kernels).
+torch.library.register_fake("agops::scaled_tanh")(lambda self, factor: torch.empty_like(self))
+torch.library.register_fake("agops::mul_add")(
+    lambda x, y: (torch.empty_like(x * y), torch.empty_like(x + y))
+)
+torch.library.register_fake("agops::fused_mul")(
+    lambda x, y, bias=None: torch.empty_like(x * y if bias is None else x * y + bias)
+)
+torch.library.register_fake("agops::diag_view")(lambda self: self.diagonal())
+opchecks = {
+    "scaled_tanh": (ops.scaled_tanh.default, (x, 1.5)),
+    "mul_add": (ops.mul_add.default, (x, y)),
+    "fused_mul": (ops.fused_mul.default, (x, y, bias)),
+}
+for op, args in opchecks.values():
+    torch.library.opcheck(op, args)
+print("opcheck (every test) ok:", ", ".join(opchecks))
+# A custom view op: torch's Python functionalization, which test_aot_dispatch_dynamic runs,
+# refuses custom operators whose outputs alias ("Found a custom (non-ATen) operator whose output
+# has alias annotations"), so that test is left out.
+view_checks = ("test_schema", "test_autograd_registration", "test_faketensor")
+torch.library.opcheck(ops.diag_view.default, (x,), test_utils=view_checks)
+print("opcheck ok: diag_view (schema, autograd registration, fake tensor)")

@@ -329,10 +329,12 @@ AUTOGRAD_HELPERS_CALLABLE = frozenset(
     update_wrapped_number wrap_opt_if
     """.split()
 )
-# The helpers that header declares but libtorch_cpu does not export: a formula calling one would
-# compile and then fail to link (or to load), so the generator refuses it up front.
+# The helpers (and the one variable, kCudnnDoubleBackwardMsg) that header declares but
+# libtorch_cpu does not export: a formula using one would compile and then fail to link (or to
+# load), so the generator refuses it up front.
 AUTOGRAD_HELPERS_NOT_EXPORTED = frozenset(
     """
+    kCudnnDoubleBackwardMsg
     _convolution_jvp _cudnn_convolution_backward _cudnn_ctc_loss_backward
     _euclidean_dist_backward _fused_dropout_backward _grouped_mm_mat1_backward
     _grouped_mm_mat2_backward _miopen_ctc_loss_backward _nested_from_padded_backward

@@ -45,6 +45,15 @@ at::Tensor diag_view_copy_cpu(const at::Tensor& self) {
   return self.diagonal().clone();
 }
 
+std::tuple<at::Tensor, at::Tensor> sort_rows_cpu(const at::Tensor& self) {
+  auto [values, indices] = self.sort(-1);
+  return {values, indices};
+}
+
+at::Tensor cube_cpu(const at::Tensor& self) {
+  return self.pow(3);
+}
+
 }  // namespace
 
 TORCH_LIBRARY(agops, m) {
@@ -57,6 +66,8 @@ TORCH_LIBRARY(agops, m) {
   m.def("list_mul(Tensor[] tensors) -> Tensor");
   m.def("diag_view(Tensor(a) self) -> Tensor(a)");
   m.def("diag_view_copy(Tensor self) -> Tensor");
+  m.def("sort_rows(Tensor self) -> (Tensor values, Tensor indices)");
+  m.def("cube(Tensor self) -> Tensor");
 }
 
 TORCH_LIBRARY_IMPL(agops, CPU, m) {
@@ -69,4 +80,6 @@ TORCH_LIBRARY_IMPL(agops, CPU, m) {
   m.impl("list_mul", TORCH_FN(list_mul_cpu));
   m.impl("diag_view", TORCH_FN(diag_view_cpu));
   m.impl("diag_view_copy", TORCH_FN(diag_view_copy_cpu));
+  m.impl("sort_rows", TORCH_FN(sort_rows_cpu));
+  m.impl("cube", TORCH_FN(cube_cpu));
 }

@@ -146,14 +146,18 @@ def _property_re(p: _Property, name: str) -> re.Pattern[str]:
     return re.compile(rf"{before}{p.prefix}(?<![\w.]){re.escape(name)}{p.call}")
 
 
-# A call of a free function: not a method (`x.f(`, `p->f(`) nor qualified (`at::f(`), except by
-# the helpers' own namespace.
-_FREE_CALL_RE = re.compile(r"(?:(?<![\w.:>])|(?<=details::))(\w+)\s*\(")
+# A free name: not a member (`x.f`, `p->f`) nor qualified (`at::f`), except by the helpers' own
+# namespace; `(` after it makes it a call.
+_FREE_NAME_RE = re.compile(r"(?:(?<![\w.:>])|(?<=details::))([A-Za-z_]\w*)(\s*\()?")
+_STRING_RE = re.compile(r'"(?:[^"\\]|\\.)*"')
 
 
-def free_calls(formula: str) -> set[str]:
-    """The names of the free functions a formula calls."""
-    return set(_FREE_CALL_RE.findall(formula))
+def free_names(formula: str) -> dict[str, bool]:
+    """The free names a formula uses (string literals aside), each with whether it calls it."""
+    names: dict[str, bool] = {}
+    for name, call in _FREE_NAME_RE.findall(_STRING_RE.sub('""', formula)):
+        names[name] = names.get(name, False) or bool(call)
+    return names
 
 
 def check_forbidden_calls(formula: str) -> None:

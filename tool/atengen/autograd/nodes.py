@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from atengen.autograd.formulas import free_calls, uses
+from atengen.autograd.formulas import free_names, uses
 from atengen.autograd.model import DifferentiabilityInfo, ForwardDerivative, SavedAttribute
 from atengen.errors import AtengenError
 from atengen.torch_facts import AUTOGRAD_HELPERS_CALLABLE, AUTOGRAD_HELPERS_NOT_EXPORTED
@@ -41,21 +41,23 @@ def unsupported(info: DifferentiabilityInfo, what: str) -> AtengenError:
 def manual_helpers(
     info: DifferentiabilityInfo, forward: tuple[ForwardDerivative, ...]
 ) -> frozenset[str]:
-    """The helpers of torch's FunctionsManual.h that info's formulas call; an error for one the
+    """The helpers of torch's FunctionsManual.h that info's formulas use; an error for one the
     wheel does not export, which would otherwise surface as an undefined symbol at load time."""
-    called = set()
+    used = set()
     for formula in [d.formula for d in info.derivatives] + [x.formula for x in forward]:
-        calls = free_calls(formula)
-        missing = sorted(calls & AUTOGRAD_HELPERS_NOT_EXPORTED)
+        names = free_names(formula)
+        missing = sorted(names.keys() & AUTOGRAD_HELPERS_NOT_EXPORTED)
         if missing:
+            name = missing[0]
+            what = f"calls {name}(), a helper" if names[name] else f"uses {name}, a name"
             raise AtengenError(
                 info.loc,
-                f"a formula of '{info.name}' calls {missing[0]}(), a helper of "
-                "torch/csrc/autograd/FunctionsManual.h that the torch wheel does not export; "
-                "write the formula with at:: operators instead",
+                f"a formula of '{info.name}' {what} of torch/csrc/autograd/FunctionsManual.h "
+                "that the torch wheel does not export; write the formula with at:: operators "
+                "instead",
             )
-        called |= calls & AUTOGRAD_HELPERS_CALLABLE
-    return frozenset(called)
+        used |= names.keys() & AUTOGRAD_HELPERS_CALLABLE
+    return frozenset(used)
 
 
 @dataclass(frozen=True)
