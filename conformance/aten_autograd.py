@@ -22,6 +22,7 @@ Prints counts, every mismatch, and `RESULT ok` or `RESULT mismatches`; exits 1 o
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime
 import json
 import os
@@ -190,7 +191,7 @@ def main(argv: list[str] | None = None) -> int:
         lib = build(model, derivatives, chosen, workdir, args.shards, args.jobs)
         import torch
 
-        with opinfo_grads._quiet():  # "Overriding a previously registered kernel", per op
+        with _c_stderr_silenced():  # torch's C++ "Overriding a previously registered kernel"
             torch.ops.load_library(str(lib))
         not_ours = _dispatch_checks(chosen)
         tally = opinfo_grads.compare(samples)
@@ -220,6 +221,20 @@ def main(argv: list[str] | None = None) -> int:
     if args.write:
         _append_results(lines, argv if argv is not None else sys.argv[1:])
     return 1 if mismatches else 0
+
+
+@contextlib.contextmanager
+def _c_stderr_silenced():
+    """Sends file descriptor 2 to /dev/null: C++ warnings bypass sys.stderr."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    try:
+        with open(os.devnull, "w") as null:
+            os.dup2(null.fileno(), 2)
+            yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
 
 
 def _root(name: str) -> str:
