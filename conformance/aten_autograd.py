@@ -26,7 +26,6 @@ import contextlib
 import datetime
 import json
 import os
-import platform
 import re
 import subprocess
 import sys
@@ -250,14 +249,10 @@ def _append_results(lines: list[str], argv: list[str]) -> None:
         ["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"], capture_output=True, text=True
     ).stdout.strip()
     stamp = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
-    cpu = next(
-        (
-            ln.split(":", 1)[1].strip()
-            for ln in Path("/proc/cpuinfo").read_text().splitlines()
-            if ln.startswith("model name")
-        ),
-        platform.machine(),
-    )
+    sys.path.insert(0, str(REPO / "benchmarks"))
+    from common import cpu_model  # the benchmarks' helper, so both results files agree
+
+    cpu = cpu_model()
     with open(RESULTS, "a") as f:
         f.write(
             f"\n## aten Autograd kernels vs torch's, {stamp}\n\n"

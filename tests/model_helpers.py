@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import io
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -104,3 +105,10 @@ def run_benchmark_tiny(script: str, *args: str) -> str:
     )
     assert proc.returncode == 0, proc.stderr[-2000:]
     return proc.stdout
+
+
+def printed_ratio(stdout: str, name: str) -> float:
+    """The value of the one ``RATIO <name> <value>`` line a benchmark printed (for run_all.py)."""
+    lines = re.findall(rf"^RATIO {re.escape(name)} (\d+(?:\.\d+)?)$", stdout, re.M)
+    assert len(lines) == 1, stdout
+    return float(lines[0])

@@ -30,6 +30,7 @@ from hypothesis import HealthCheck, Phase, given, seed, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 from tests.fuzz import harness, strategies  # noqa: E402
+from tests.fuzz.entry_points import YAML_AND_FLAGS  # noqa: E402
 
 ENTRIES = ("schema", "check", "generate", "backend", "lazy", "autograd")
 
@@ -74,21 +75,7 @@ def run_entry(entry: str, inputs: int, seed_value: int, budget_s: float, progres
         def body(y):
             one_cli(harness.check_case(y), y)
     else:
-        strategy, case = {
-            "generate": (
-                (strategies.op_yaml(), strategies.GENERATE_FLAGS),
-                harness.generate_case,
-            ),
-            "backend": (
-                (strategies.backend_yaml(), strategies.BACKEND_FLAGS),
-                harness.backend_case,
-            ),
-            "lazy": ((strategies.lazy_yaml(), strategies.LAZY_FLAGS), harness.lazy_case),
-            "autograd": (
-                (strategies.derivatives_yaml(), strategies.AUTOGRAD_FLAGS),
-                harness.autograd_case,
-            ),
-        }[entry]
+        strategy, case = YAML_AND_FLAGS[entry]
 
         def body(y, flags):
             one_cli(case(y, flags), f"{flags} {y}")

@@ -11,6 +11,7 @@ from __future__ import annotations
 from hypothesis import HealthCheck, given, settings
 
 from tests.fuzz import harness, strategies
+from tests.fuzz.entry_points import YAML_AND_FLAGS
 
 FIXED_SLICE = settings(
     max_examples=60,
@@ -28,29 +29,21 @@ def test_check_keeps_the_invariants(op_yaml):
     assert not verdict.problems, verdict.problems
 
 
-@FIXED_SLICE
-@given(strategies.op_yaml(), strategies.GENERATE_FLAGS)
-def test_generate_keeps_the_invariants(op_yaml, flags):
-    verdict = harness.generate_case(op_yaml, flags)
-    assert not verdict.problems, verdict.problems
+def _keeps_the_invariants(entry: str):
+    """The CI test of one (YAML, flags) entry point of tests/fuzz/entry_points.py."""
+    strategy, case = YAML_AND_FLAGS[entry]
+
+    @FIXED_SLICE
+    @given(*strategy)
+    def test(yaml_text, flags):
+        verdict = case(yaml_text, flags)
+        assert not verdict.problems, verdict.problems
+
+    test.__name__ = test.__qualname__ = f"test_{entry}_keeps_the_invariants"
+    return test
 
 
-@FIXED_SLICE
-@given(strategies.backend_yaml(), strategies.BACKEND_FLAGS)
-def test_backend_keeps_the_invariants(backend_yaml, flags):
-    verdict = harness.backend_case(backend_yaml, flags)
-    assert not verdict.problems, verdict.problems
-
-
-@FIXED_SLICE
-@given(strategies.lazy_yaml(), strategies.LAZY_FLAGS)
-def test_lazy_keeps_the_invariants(lazy_yaml, flags):
-    verdict = harness.lazy_case(lazy_yaml, flags)
-    assert not verdict.problems, verdict.problems
-
-
-@FIXED_SLICE
-@given(strategies.derivatives_yaml(), strategies.AUTOGRAD_FLAGS)
-def test_autograd_keeps_the_invariants(derivatives_yaml, flags):
-    verdict = harness.autograd_case(derivatives_yaml, flags)
-    assert not verdict.problems, verdict.problems
+test_generate_keeps_the_invariants = _keeps_the_invariants("generate")
+test_backend_keeps_the_invariants = _keeps_the_invariants("backend")
+test_lazy_keeps_the_invariants = _keeps_the_invariants("lazy")
+test_autograd_keeps_the_invariants = _keeps_the_invariants("autograd")

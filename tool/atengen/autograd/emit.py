@@ -172,7 +172,6 @@ def _add_function(
     if f.is_view_op:
         if f.kind is not SchemaKind.functional:
             raise unsupported(info, "in-place view ops")
-        shard.ops[op.name + "." + op.overload] = op
         shard.inplace.append(view_kernel(f, info, op))
         shard.views = True
     forward = (fd.forward_derivatives or {}).get(DEFAULT_KEY, ())

@@ -258,11 +258,11 @@ def view_kernel(f: NativeFunction, info: DifferentiabilityInfo, op: OpRef) -> di
         raise unsupported(info, "view ops that do not return exactly one Tensor")
     aliases = returns[0].annotation.alias_set
     bases = [
-        a.name
+        a
         for a in f.func.arguments.flat_non_out
         if a.annotation is not None and a.annotation.alias_set == aliases
     ]
-    if len(bases) != 1 or str(f.func.arguments.flat_non_out[0].type) != "Tensor":
+    if len(bases) != 1 or str(bases[0].type) != "Tensor":
         raise unsupported(info, "view ops whose output aliases no single Tensor input")
     _, _, call_args = _signature(f)
     body = [
@@ -271,7 +271,7 @@ def view_kernel(f: NativeFunction, info: DifferentiabilityInfo, op: OpRef) -> di
         f"  return {redispatch(op, 'ks & c10::after_ADInplaceOrView_keyset', call_args)};",
         "})();",
         "return torch::autograd::as_view(",
-        f"    /*base=*/{bases[0]}, /*tensor=*/_tmp, /*is_bw_differentiable=*/true,",
+        f"    /*base=*/{bases[0].name}, /*tensor=*/_tmp, /*is_bw_differentiable=*/true,",
         "    /*is_fw_differentiable=*/true, /*view_func=*/nullptr, /*rev_view_func=*/nullptr,",
         "    at::GradMode::is_enabled() ? torch::autograd::CreationMeta::DEFAULT",
         "                               : torch::autograd::CreationMeta::NO_GRAD_MODE);",
