@@ -34,6 +34,7 @@ from atengen.cli.lazy_command import (
     is_lazy_yaml,
     lazy_backend_files,
     lazy_codegen_options,
+    with_backend_model,
 )
 from atengen.errors import AtengenError, Location
 from atengen.lazy.options import LazyOptions
@@ -129,13 +130,8 @@ def backend_options(args: argparse.Namespace) -> BackendOptions:
 
 
 def run_backend(opts: BackendOptions) -> None:
-    from atengen.autograd.load import load_derivatives
-    from atengen.backend.emit import header_file, registration_files
-    from atengen.backend.kernel_check import check_kernels
-    from atengen.backend.model import resolve_backend
     from atengen.backend.spec import check_include_prefix, load_backend_yaml
     from atengen.emit.output import write_outputs
-    from atengen.emit.shards import Sharding
     from atengen.model.operator_model import load_model
 
     spec = load_backend_yaml(opts.backend_yaml, lazy=opts.lazy is not None)
@@ -143,7 +139,25 @@ def run_backend(opts: BackendOptions) -> None:
         print(warning, file=sys.stderr)
     if opts.output_dir is not None:
         check_include_prefix(opts.include_prefix)
-    model = load_model(opts.inputs.op_yaml, opts.inputs.tags_yaml)
+    if opts.derivatives_yaml is None:
+        trees = with_backend_model(opts.inputs, spec, lambda m: _backend_trees(opts, spec, m))
+    else:  # the derivatives YAML is matched against the whole op YAML
+        trees = _backend_trees(opts, spec, load_model(opts.inputs.op_yaml, opts.inputs.tags_yaml))
+    stamps = [] if opts.check_stamp is None else [(opts.check_stamp, _STAMP_TEXT)]
+    # One all-or-nothing write: a stamp that cannot be written leaves no sources either.
+    write_outputs(trees, stamps)
+
+
+def _backend_trees(
+    opts: BackendOptions, spec: BackendYaml, model: OperatorModel
+) -> list[tuple[str, list[GeneratedFile]]]:
+    """Every checked output file by directory, nothing written yet."""
+    from atengen.autograd.load import load_derivatives
+    from atengen.backend.emit import header_file, registration_files
+    from atengen.backend.kernel_check import check_kernels
+    from atengen.backend.model import resolve_backend
+    from atengen.emit.shards import Sharding
+
     autograd_sources: list[GeneratedFile] = []
     if opts.derivatives_yaml is not None:
         derivatives = load_derivatives(opts.derivatives_yaml, model)
@@ -175,16 +189,13 @@ def run_backend(opts: BackendOptions) -> None:
     if opts.impl_paths:
         kernel_sources = {p: read_text(p, "kernel source", lenient=True) for p in opts.impl_paths}
         check_kernels(backend, {**kernel_sources, **generated})
-    trees = []
-    if opts.output_dir is not None:
-        if sources is None:
-            headers = [header_file(backend, opts.include_prefix)]
-            sources = registration_files(backend, Sharding(opts.shards), opts.include_prefix)
-        header_dir = opts.header_output_dir or opts.output_dir  # merged when they are one
-        trees = [(opts.output_dir, sources + autograd_sources), (header_dir, headers)]
-    stamps = [] if opts.check_stamp is None else [(opts.check_stamp, _STAMP_TEXT)]
-    # One all-or-nothing write: a stamp that cannot be written leaves no sources either.
-    write_outputs(trees, stamps)
+    if opts.output_dir is None:
+        return []
+    if sources is None:
+        headers = [header_file(backend, opts.include_prefix)]
+        sources = registration_files(backend, Sharding(opts.shards), opts.include_prefix)
+    header_dir = opts.header_output_dir or opts.output_dir  # merged when they are one
+    return [(opts.output_dir, sources + autograd_sources), (header_dir, headers)]
 
 
 def _with_generated_autograd(

@@ -15,10 +15,12 @@ rendered before anything is written.
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 from dataclasses import dataclass, fields
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from atengen.cli.common import YamlInputs, add_shards_flag, add_yaml_flags, read_text, yaml_inputs
+from atengen.errors import AtengenError
 from atengen.lazy.options import LazyOptions
 
 # The generator itself is imported by the functions that run it (see atengen.cli.main).
@@ -31,6 +33,8 @@ if TYPE_CHECKING:
 
 # The LazyOptions fields that are C++ names or include paths: one flag each, same name
 # (include_prefix is shared with `atengen backend`, which has its own flag for it).
+T = TypeVar("T")
+
 _NAME_FIELDS = tuple(
     f.name for f in fields(LazyOptions) if f.type in ("str", str) and f.name != "include_prefix"
 )
@@ -102,14 +106,43 @@ def run_lazy(opts: LazyCommandOptions) -> None:
     from atengen.backend.spec import load_backend_yaml
     from atengen.emit.output import write_trees
     from atengen.emit.shards import Sharding
-    from atengen.model.operator_model import load_model
 
     spec = load_backend_yaml(opts.backend_yaml, lazy=True)
-    model = load_model(opts.inputs.op_yaml, opts.inputs.tags_yaml)
-    _, files = lazy_backend_files(
-        spec, model, opts.codegen, Sharding(opts.shards), opts.shape_inference_file
+    sharding = Sharding(opts.shards)
+    _, files = with_backend_model(
+        opts.inputs,
+        spec,
+        lambda model: lazy_backend_files(
+            spec, model, opts.codegen, sharding, opts.shape_inference_file
+        ),
     )
     write_trees([(opts.output_dir, files)])
+
+
+def with_backend_model(
+    inputs: YamlInputs, spec: BackendYaml, generate: Callable[[OperatorModel], T]
+) -> T:
+    """``generate(model)``, with the model of only the op YAML entries the backend names
+    (atengen.model.subset: the same functions, groups and view groups, for a fraction of the
+    time) where that is exact; else, and again after any error, with the whole op YAML, so that
+    errors are those of the whole file (an unknown op's did-you-mean draws on every name)."""
+    from atengen.model.operator_model import load_model
+    from atengen.model.subset import load_model_subset
+
+    named = [
+        e.name
+        for entries in (spec.supported, spec.autograd, spec.structured, spec.symint)
+        + (spec.full_codegen, spec.ir_gen)
+        for e in entries
+    ]
+    # The backend's keys: resolving it checks that no op of the whole file uses them.
+    model = load_model_subset(inputs.op_yaml, inputs.tags_yaml, named, absent_words=spec.keys)
+    if model is not None:
+        try:
+            return generate(model)
+        except AtengenError:
+            pass  # generated again below, from the whole file
+    return generate(load_model(inputs.op_yaml, inputs.tags_yaml))
 
 
 def lazy_backend_files(

@@ -6,6 +6,7 @@ CLI use. It reports every error it can find in one pass.
 
 from __future__ import annotations
 
+import contextlib
 import gc
 from collections import Counter
 from dataclasses import dataclass, field
@@ -66,16 +67,22 @@ class OperatorModel:
 
 
 def load_model(op_yaml: str, tags_yaml: str) -> OperatorModel:
-    # Loading creates ~200,000 objects and no reference cycles. Left running, the
-    # cyclic GC walks the growing heap ~150 times for nothing, a tenth of the
-    # time; so it is paused, and its one young-generation pass over what was
-    # built runs at the end instead (inside this call, so it is paid here).
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
+    with gc_paused():
         valid_tags = parse_tags_yaml(load_yaml(tags_yaml), tags_yaml)
         doc = load_yaml(op_yaml)
         return build_model(doc, op_yaml, valid_tags)
+
+
+@contextlib.contextmanager
+def gc_paused():
+    """Loading creates ~200,000 objects and no reference cycles. Left running, the
+    cyclic GC walks the growing heap ~150 times for nothing, a tenth of the
+    time; so it is paused, and its one young-generation pass over what was
+    built runs at the end instead (inside the block, so it is paid there)."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
     finally:
         if was_enabled:
             gc.enable()

@@ -37,14 +37,21 @@ def _resolve_tag(value: str) -> str:
     return _RESOLVER.resolve(yaml.ScalarNode, value, _PLAIN)
 
 
-def load(text: str, path: str):
-    """The document's value, with the same values and lines ``yaml.compose`` would give."""
+def load(text: str, path: str, first_line: int = 1, scalars: dict | None = None):
+    """The document's value, with the same values and lines ``yaml.compose`` would give.
+
+    For pieces of a larger file: ``first_line`` is the line number of the text's first line,
+    and ``scalars`` a dict the pieces share to cache plain scalars' values in.
+    """
     try:
-        return _Builder(path).build(_BaseLoader(text))
+        builder = _Builder(path, first_line - 1, {} if scalars is None else scalars)
+        return builder.build(_BaseLoader(text))
     except yaml.MarkedYAMLError as e:
-        raise _yaml_error(e, path) from None
+        raise _yaml_error(e, path, first_line) from None
     except yaml.YAMLError as e:  # reader errors (bad characters) carry no mark object
-        raise AtengenError(Location(path, 1), f"invalid YAML: {_one_line(str(e))}") from None
+        raise AtengenError(
+            Location(path, first_line), f"invalid YAML: {_one_line(str(e))}"
+        ) from None
 
 
 class _Open:
@@ -61,17 +68,20 @@ class _Open:
 
 
 class _Builder:
-    def __init__(self, path: str):
+    def __init__(self, path: str, line_offset: int, plain_values: dict[str, object]):
         self.path = path
+        self.line_offset = line_offset
         # anchor -> (value, line, node count); a collection's anchor is set when it ends.
         self.anchors: dict[str, tuple[object, int, int]] = {}
         self.open_anchors: set[str] = set()
         self.expanded = 0  # nodes added by aliases so far
         # plain scalar -> its value: op YAMLs repeat a few words (CPU, True) thousands of times
-        self.plain_values: dict[str, object] = {}
+        self.plain_values = plain_values
 
     def error(self, event, message: str) -> AtengenError:
-        return AtengenError(Location(self.path, event.start_mark.line + 1), message)
+        return AtengenError(
+            Location(self.path, event.start_mark.line + 1 + self.line_offset), message
+        )
 
     def build(self, parser):
         parser.get_event()  # StreamStart
@@ -90,10 +100,11 @@ class _Builder:
     def node(self, parser):
         """The value of the node that starts at the parser's next event."""
         stack: list[_Open] = []
+        line_offset = self.line_offset
         while True:
             event = parser.get_event()
             kind = type(event)
-            line = event.start_mark.line + 1
+            line = event.start_mark.line + 1 + line_offset
             if kind is yaml.ScalarEvent:
                 value, size = self.scalar(event), 1
                 if event.anchor is not None:
@@ -196,9 +207,9 @@ class _Builder:
             raise self.error(event, f"YAML tags ({tag}) are not supported here")
 
 
-def _yaml_error(e: yaml.MarkedYAMLError, path: str) -> AtengenError:
+def _yaml_error(e: yaml.MarkedYAMLError, path: str, first_line: int) -> AtengenError:
     mark = e.problem_mark or e.context_mark
-    line = mark.line + 1 if mark is not None else 1
+    line = mark.line + first_line if mark is not None else first_line
     problem = e.problem or "syntax error"
     if "'\\t'" in problem or "\t" in problem:
         problem = "tab character; YAML indentation must use spaces"

@@ -1,0 +1,1 @@
+"""Compiled templates: see atengen.emit.templates."""
