@@ -22,7 +22,6 @@ Prints counts, every mismatch, and `RESULT ok` or `RESULT mismatches`; exits 1 o
 from __future__ import annotations
 
 import argparse
-import contextlib
 import datetime
 import json
 import os
@@ -38,6 +37,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "tool"))
 sys.path.insert(0, str(REPO / "conformance"))
+from loading import load_library_quietly  # noqa: E402
 
 RESULTS = REPO / "conformance" / "RESULTS.md"
 CPP_NAMESPACE = "atengen_aten"
@@ -188,10 +188,7 @@ def main(argv: list[str] | None = None) -> int:
         workdir = args.workdir or Path(tmp)
         workdir.mkdir(parents=True, exist_ok=True)
         lib = build(model, derivatives, chosen, workdir, args.shards, args.jobs)
-        import torch
-
-        with _c_stderr_silenced():  # torch's C++ "Overriding a previously registered kernel"
-            torch.ops.load_library(str(lib))
+        load_library_quietly(str(lib))
         not_ours = _dispatch_checks(chosen)
         tally = opinfo_grads.compare(samples)
 
@@ -220,20 +217,6 @@ def main(argv: list[str] | None = None) -> int:
     if args.write:
         _append_results(lines, argv if argv is not None else sys.argv[1:])
     return 1 if mismatches else 0
-
-
-@contextlib.contextmanager
-def _c_stderr_silenced():
-    """Sends file descriptor 2 to /dev/null: C++ warnings bypass sys.stderr."""
-    sys.stderr.flush()
-    saved = os.dup(2)
-    try:
-        with open(os.devnull, "w") as null:
-            os.dup2(null.fileno(), 2)
-            yield
-    finally:
-        os.dup2(saved, 2)
-        os.close(saved)
 
 
 def _root(name: str) -> str:
