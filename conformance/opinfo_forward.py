@@ -44,6 +44,8 @@ from loading import load_library_quietly  # noqa: E402
 RESULTS = REPO / "conformance" / "RESULTS.md"
 SEED = 20261123
 # Their values are whatever the allocator returned; torch's own test suite skips comparing them.
+# Samples per OpInfo traced through functionalization (each one is a make_fx trace).
+FUNCTIONALIZE_SAMPLES = 2
 UNINITIALIZED = frozenset(
     {"empty", "empty_like", "new_empty", "empty_strided", "new_empty_strided", "empty_permuted"}
 )
@@ -77,13 +79,13 @@ def quiet():
 # One side: run every sample, record what came out.
 
 
-def describe(value, with_values: bool):
+def describe(value, with_values: bool, with_strides: bool = True):
     """A comparable record of a result: tensors by metadata and a hash of their bytes."""
     import torch
 
     if isinstance(value, torch.Tensor):
         meta = (str(value.dtype), tuple(value.shape), str(value.layout), str(value.device))
-        if value.layout == torch.strided:
+        if value.layout == torch.strided and with_strides:
             meta += (tuple(value.stride()),)
         if not with_values or value.device.type == "meta":
             return ("tensor", meta)
@@ -100,7 +102,8 @@ def describe(value, with_values: bool):
         data = t.view(torch.uint8).numpy().tobytes() if t.numel() else b""
         return ("tensor", meta, hashlib.sha1(data).hexdigest())
     if isinstance(value, list | tuple):
-        return (type(value).__name__, tuple(describe(v, with_values) for v in value))
+        items = tuple(describe(v, with_values, with_strides) for v in value)
+        return (type(value).__name__, items)
     if isinstance(
         value, torch.dtype | torch.device | torch.Size | bool | int | float | complex | str
     ):
@@ -192,6 +195,7 @@ def run_side(
                     records[f"{key}|meta"] = error_of(e)
                 else:
                     records[f"{key}|meta"] = call(op, meta_sample, with_values=False)[0]
+        records.update(functionalize_records(op, values))
         try:
             with quiet():
                 errors = list(op.error_inputs("cpu"))
@@ -200,6 +204,74 @@ def run_side(
         for i, ei in enumerate(errors):
             records[f"{op.name}|error_input|{i}"] = call(op, ei.sample_input, with_values=True)[0]
     return {"opinfos": len(chosen), "served": served, "records": records}
+
+
+def functionalize_records(op, with_values: bool) -> dict[str, object]:
+    """`make_fx(functionalize(f))` of each of the first samples (the OpInfo's first float dtype):
+    f calls the function variant, and the in-place variant on a clone of the input (so that
+    the mutation is the graph's own, not an input's). Recorded: the graph's ops in order, the
+    mutating ones among them, and the graph's result run again (replay)."""
+    import torch
+
+    dtypes = sorted(op.supported_dtypes("cpu"), key=str)
+    floats = [d for d in dtypes if d.is_floating_point]
+    dtype = torch.float32 if torch.float32 in dtypes else (floats or dtypes or [None])[0]
+    if dtype is None:
+        return {}
+    torch.manual_seed(SEED)
+    try:
+        with quiet():
+            samples = list(op.sample_inputs("cpu", dtype))[:FUNCTIONALIZE_SAMPLES]
+    except Exception as e:  # noqa: BLE001
+        return {f"{op.name}|{dtype}|functionalize|samples": error_of(e)}
+    records = {}
+    variants = {"function": op.op, "inplace": op.inplace_variant}
+    for i, sample in enumerate(samples):
+        for variant, fn in variants.items():
+            if fn is not None and isinstance(sample.input, torch.Tensor):
+                key = f"{op.name}|{dtype}|{i}|functionalize_{variant}"
+                records[key] = _functionalized(fn, sample, variant == "inplace", with_values)
+    return records
+
+
+def _functionalized(fn, sample, mutate_a_clone: bool, with_values: bool):
+    import torch
+    from torch.fx.experimental.proxy_tensor import make_fx
+    from torch.utils._pytree import tree_flatten, tree_unflatten
+
+    leaves, spec = tree_flatten((sample.input, sample.args, sample.kwargs))
+    where = [i for i, x in enumerate(leaves) if isinstance(x, torch.Tensor)]
+
+    def f(*tensors):
+        filled = list(leaves)
+        for i, t in zip(where, tensors, strict=True):
+            filled[i] = t
+        inp, args, kwargs = tree_unflatten(filled, spec)
+        if mutate_a_clone:
+            inp = inp.clone()
+        return fn(inp, *args, **kwargs)
+
+    inputs = [leaves[i].detach().clone() for i in where]
+    try:
+        with quiet():
+            torch.manual_seed(SEED)
+            graph = make_fx(torch.func.functionalize(f, remove="mutations_and_views"))(*inputs)
+            torch.manual_seed(SEED)
+            # Without strides: the graph returns view_copy results where eager returns views.
+            eager = describe(f(*[t.clone() for t in inputs]), with_values, with_strides=False)
+            torch.manual_seed(SEED)
+            replay = describe(graph(*[t.clone() for t in inputs]), with_values, with_strides=False)
+    except Exception as e:  # noqa: BLE001
+        return error_of(e)
+    ops = [str(n.target) for n in graph.graph.nodes if n.op == "call_function"]
+    mutating = [
+        str(n.target)
+        for n in graph.graph.nodes
+        if n.op == "call_function"
+        and getattr(n.target, "_schema", None) is not None
+        and n.target._schema.is_mutable
+    ]
+    return ("graph", tuple(ops), tuple(mutating), replay == eager)
 
 
 def _served(op, marker: str) -> bool:
@@ -228,12 +300,26 @@ def compare(reference: dict, ours: dict) -> dict:
     kinds = Counter()
     mismatches = []
     for key in sorted(set(ref) | set(got)):
-        kind = key.rsplit("|", 1)[1] if "|error_input|" not in key else "error_input"
+        kind = "error_input" if "|error_input|" in key else key.rsplit("|", 1)[1]
         kinds[kind] += 1
         if ref.get(key) != got.get(key):
             mismatches.append(
                 f"{key}: torch {ref.get(key)!r:.300}; generated {got.get(key)!r:.300}"
             )
+    graphs = {k: v for k, v in got.items() if "|functionalize_" in k and v[0] == "graph"}
+    functionalization = {
+        "graphs": len(graphs),
+        "graphs_equal_to_torchs": sum(1 for k, v in graphs.items() if ref.get(k) == v),
+        # Each with whether torch's own functionalization leaves the same mutation or mismatch.
+        "graphs_with_mutating_ops": {
+            k: {"ops": list(v[2]), "torch_too": ref.get(k) == v}
+            for k, v in sorted(graphs.items())
+            if v[2]
+        },
+        "graphs_replaying_unequal": {
+            k: {"torch_too": ref.get(k) == v} for k, v in sorted(graphs.items()) if not v[3]
+        },
+    }
     errors_equal = sum(
         1 for k, v in ref.items() if "|error_input|" in k and v == got.get(k) and v[0] == "error"
     )
@@ -243,6 +329,7 @@ def compare(reference: dict, ours: dict) -> dict:
         "records": len(ref),
         "by_kind": dict(sorted(kinds.items())),
         "error_inputs_raising_equal": errors_equal,
+        "functionalization": functionalization,
         "mismatches": len(mismatches),
         "mismatch_list": mismatches,
     }

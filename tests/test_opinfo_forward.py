@@ -39,3 +39,9 @@ def test_opinfo_samples_equal_with_the_generated_library(aten_generated, tmp_pat
     assert kinds["function"] >= 1000 and kinds["meta"] == kinds["function"]
     assert kinds["inplace"] >= 300 and kinds["out"] >= 600
     assert kinds["error_input"] >= 50 and counts["error_inputs_raising_equal"] >= 50
+    # Functionalization through the generated Functionalize kernels: the same graphs as torch's
+    # own; any mutation left or replay that differs is torch's own too.
+    fn = counts["functionalization"]
+    assert fn["graphs"] >= 100 and fn["graphs_equal_to_torchs"] == fn["graphs"]
+    assert all(g["torch_too"] for g in fn["graphs_with_mutating_ops"].values())
+    assert fn["graphs_replaying_unequal"] == {}
