@@ -66,7 +66,8 @@ def test_one_op_edit_changes_only_its_shards(tmp_path, shards):
     assert r.returncode == 0, r.stderr
     base = tree(out)
     # one file per (key, shard): CPU for all four roots, CEA for alpha and the
-    # generated beta.out, Meta for gamma, Functionalize for beta_ and beta.out
+    # generated beta.out, Meta for gamma and for the in-place beta_ (no Meta kernel of its
+    # own: the no-op in-place Meta kernel), Functionalize for beta_ and beta.out
     if shards == "0":
         assert set(base) == {
             "RegisterCPU_alpha.cpp",
@@ -76,6 +77,7 @@ def test_one_op_edit_changes_only_its_shards(tmp_path, shards):
             "RegisterCompositeExplicitAutograd_alpha.cpp",
             "RegisterCompositeExplicitAutograd_beta.cpp",
             "RegisterMeta_gamma.cpp",
+            "RegisterMeta_beta.cpp",
             "RegisterFunctionalize_beta.cpp",
         }
 

@@ -163,3 +163,30 @@ def test_autograd_helpers_are_split_by_what_libtorch_exports():
     assert tf.AUTOGRAD_HELPERS_NOT_EXPORTED == declared - exported - inline, sorted(
         tf.AUTOGRAD_HELPERS_NOT_EXPORTED ^ (declared - exported - inline)
     )
+
+
+def test_unexported_native_kernels_are_the_ones_libtorch_lacks(installed_model):
+    """Every plain (not structured) at::native kernel the wheel's op YAML names for a CPU-side
+    key is exported by libtorch_cpu, except the listed ones. (A link of every generated
+    registration with --no-undefined finds exactly these, conformance/RESULTS.md.)"""
+    import re
+    import subprocess
+    from pathlib import Path
+
+    lib = Path(torch.__file__).parent / "lib" / "libtorch_cpu.so"
+    symbols = subprocess.run(
+        ["nm", "-DC", "--defined-only", str(lib)], capture_output=True, text=True, check=True
+    ).stdout
+    exported = set(re.findall(r"at::native::(\w+)\(", symbols))
+    cpu_side = set(tf.SERVABLE_KEYS) - tf.CUDA_KEYS - {tf.FUNCTIONALIZE_KEY}
+    named = {
+        kernel.kernel
+        for f in installed_model.functions
+        if f.namespace == "aten"
+        for key, kernel in f.dispatch.items()
+        if key in cpu_side and not kernel.structured
+    }
+    assert len(named) > 1500 and len(exported) > 2000
+    assert tf.NATIVE_KERNELS_NOT_EXPORTED == named - exported, sorted(
+        tf.NATIVE_KERNELS_NOT_EXPORTED ^ (named - exported)
+    )

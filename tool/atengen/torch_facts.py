@@ -257,6 +257,17 @@ FUNCTIONAL_BACKEND_EXTRA_OPS = frozenset(
 # `device_check: ExactSame`, which would make every .to()/.cpu() fail a same-device check.
 CROSS_DEVICE_COPY_OPS = frozenset({"_copy_from", "_copy_from_and_resize"})
 
+# --- Kernels the wheel cannot be linked against ----------------------------------------------
+
+# at::native kernels that the op YAML names for a CPU-side key but libtorch_cpu does not export
+# (CPU-less builds, kernels defined inline in a .cpp): a generated registration calling one would
+# compile and then fail to load with an undefined symbol. Those (op, key) registrations are
+# left out, so torch's own stays. Checked against `nm -DC --defined-only` and the whole op YAML
+# by tests/test_torch_facts.py.
+NATIVE_KERNELS_NOT_EXPORTED = frozenset(
+    {"_grouped_mm", "is_vulkan_available", "rms_norm_composite", "rms_norm_symint"}
+)
+
 # --- Structured kernels -----------------------------------------------------------------------
 
 # The meta classes libtorch_cpu exports (`at::meta::structured_<name>`, named by the functional

@@ -23,6 +23,7 @@ from atengen.emit.wrappers import (
     Wrapper,
     direct_wrapper,
     generated_wrapper,
+    inplace_meta_wrapper,
     make_wrapper,
     structured_wrapper,
 )
@@ -35,6 +36,7 @@ from atengen.model.functionalization import (
 )
 from atengen.model.native_function import NativeFunction, root_name
 from atengen.model.operator_model import OperatorModel
+from atengen.model.schema import SchemaKind
 
 
 def wrappers_for(model: OperatorModel, f: NativeFunction, key: str) -> Wrapper | None:
@@ -55,13 +57,37 @@ def wrappers_for(model: OperatorModel, f: NativeFunction, key: str) -> Wrapper |
         # inplace variants that compute shapes with meta() and call the out= op.
         if key == "CompositeExplicitAutogradNonFunctional" and f is not group.out:
             return structured_wrapper(f, group, key, "out_op")
+    if key == "Meta" and _needs_inplace_meta(f):
+        return inplace_meta_wrapper(f)
     if f.generated:
         if key != "CompositeExplicitAutograd" or group is None:
             return None
         return generated_wrapper(f, group, key)
-    if key in f.dispatch:
+    if key in f.dispatch and not calls_unexported_kernel(f, key):
         return direct_wrapper(f, key)
     return None
+
+
+def _needs_inplace_meta(f: NativeFunction) -> bool:
+    """An in-place op (one result) without a Meta kernel, or a composite one that would
+    decompose on meta tensors, gets the no-op Meta kernel of inplace_meta_wrapper."""
+    return (
+        f.kind is SchemaKind.inplace
+        and len(f.func.returns) == 1
+        and "Meta" not in f.dispatch
+        and not any(k in f.dispatch for k in tf.COMPOSITE_KEYS)
+    )
+
+
+def calls_unexported_kernel(f: NativeFunction, key: str) -> bool:
+    """Would f's kernel for key be an at::native function the wheel does not export? Such a
+    registration is left out (torch's own stays): it would not load."""
+    kernel = f.dispatch.get(key)
+    return (
+        f.namespace == "aten"
+        and kernel is not None
+        and kernel.kernel in tf.NATIVE_KERNELS_NOT_EXPORTED
+    )
 
 
 def _functionalize_wrapper(model: OperatorModel, f: NativeFunction) -> Wrapper | None:
@@ -69,6 +95,8 @@ def _functionalize_wrapper(model: OperatorModel, f: NativeFunction) -> Wrapper |
     if plan is None:
         return None
     if isinstance(plan, DecomposePlan):
+        if calls_unexported_kernel(f, "CompositeImplicitAutograd"):
+            return None
         # Registered with its own composite kernel, so that it decomposes into
         # the views functionalization handles before functionalization sees it.
         w = direct_wrapper(f, "CompositeImplicitAutograd")

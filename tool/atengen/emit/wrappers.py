@@ -41,7 +41,7 @@ from atengen.model.schema import Argument, SchemaKind
 class Wrapper:
     """One C++ function registered for one (op, dispatch key)."""
 
-    # direct | structured | generated_out | generated_functional | view_copy |
+    # direct | structured | generated_out | generated_functional | view_copy | inplace_meta |
     # fz_mutation | fz_view (Functionalize kernels, see emit/functionalize.py)
     kind: str
     op_name: str  # `add.Tensor`: the name m.impl() registers
@@ -49,7 +49,7 @@ class Wrapper:
     returns: str
     params: tuple[str, ...]  # "const at::Tensor & self", ...
     # kind-specific fields, read by the template
-    call: str = ""  # direct: the kernel call expression
+    call: str = ""  # direct: the kernel call expression; inplace_meta: the mutated argument
     # direct kernels of custom namespaces: (C++ namespace, declaration), written
     # into the shard itself so its bytes depend only on its own operators
     kernel_decl: tuple[str, str] | None = None
@@ -144,6 +144,15 @@ def direct_wrapper(f: NativeFunction, key: str) -> Wrapper:
     return make_wrapper(
         f, key, "direct", call=call, device_check=check, device_guard=guard, kernel_decl=decl
     )
+
+
+def inplace_meta_wrapper(f: NativeFunction) -> Wrapper:
+    """The Meta kernel of an in-place op that has none of its own nor a composite one: an
+    in-place op changes no metadata, so on a meta tensor it has nothing to do; the kernel
+    checks that the mutated tensor is a meta tensor and returns it (torch's generated Meta
+    kernels for these ops do the same)."""
+    mutated = next(a for a in f.func.arguments.flat_all if a.is_write)
+    return make_wrapper(f, "Meta", "inplace_meta", call=mutated.name)
 
 
 def _device_handling(f: NativeFunction, key: str) -> tuple[tuple[str, ...], str]:

@@ -121,6 +121,13 @@ def root(context, missing=missing):
         elif (environment.getattr(l_1_w, 'kind') == 'view_copy'):
             pass
             yield str(context.call(environment.getattr((undefined(name='fz') if l_0_fz is missing else l_0_fz), 'view_copy'), l_1_w, _loop_vars=_loop_vars))
+        elif (environment.getattr(l_1_w, 'kind') == 'inplace_meta'):
+            pass
+            yield '  TORCH_CHECK_NOT_IMPLEMENTED('
+            yield str(environment.getattr(l_1_w, 'call'))
+            yield '.is_meta(),\n    "Cannot inplace into non-meta tensor with meta tensor argument");\n  return '
+            yield str(environment.getattr(l_1_w, 'call'))
+            yield ';\n'
         else:
             pass
             l_1_g = environment.getattr(l_1_w, 'generated')
@@ -189,4 +196,4 @@ def root(context, missing=missing):
         yield '}\n'
 
 blocks = {}
-debug_info = '1=26&3=30&4=32&5=34&6=38&8=41&10=45&11=47&12=49&13=52&15=56&17=59&19=63&20=65&21=67&22=69&26=73&28=78&29=80&32=82&33=88&36=91&37=95&40=102&41=105&43=107&44=110&45=112&46=114&47=115&48=117&49=118&50=120&51=121&52=123&54=126&55=128&56=131&58=133&59=137&61=142&62=145&64=152&66=156&67=160&69=165&70=168&77=173&79=176&80=180&81=184'
+debug_info = '1=26&3=30&4=32&5=34&6=38&8=41&10=45&11=47&12=49&13=52&15=56&17=59&19=63&20=65&21=67&22=69&26=73&28=78&29=80&32=82&33=88&36=91&37=95&40=102&41=105&43=107&44=110&45=112&46=114&47=115&48=117&49=118&50=120&51=121&52=123&53=124&54=127&56=129&58=133&59=135&60=138&62=140&63=144&65=149&66=152&68=159&70=163&71=167&73=172&74=175&81=180&83=183&84=187&85=191'
