@@ -105,6 +105,10 @@ STRUCTURED_DISPATCH_KEYS = frozenset({"CPU", "CUDA", "MPS", "XPU", "MTIA"})
 # ufunc_inner_loop entries generate kernels for these keys.
 UFUNC_DISPATCH_KEYS = ("CPU", "CUDA")
 
+# Factory ops (TensorOptions arguments) get a kernel here that picks the backend from their
+# dtype, layout and device, and redispatches.
+BACKEND_SELECT_KEY = "BackendSelect"
+
 # Keys the installed (CPU or CUDA) torch can serve, in the order their sources are generated.
 SERVABLE_KEYS = (
     "CPU",
@@ -129,6 +133,7 @@ SERVABLE_KEYS = (
     "MkldnnCPU",
     "ZeroTensor",
     FUNCTIONALIZE_KEY,
+    BACKEND_SELECT_KEY,
 )
 # MPS, XPU, MTIA, HPU and the like need a torch built for them, so their kernels are left out.
 UNSERVABLE_KEYS = frozenset(

@@ -21,10 +21,12 @@ from atengen.emit.shards import Sharding
 from atengen.emit.templates import render
 from atengen.emit.wrappers import (
     Wrapper,
+    backend_select_wrapper,
     direct_wrapper,
     generated_wrapper,
     inplace_meta_wrapper,
     make_wrapper,
+    needs_backend_select,
     structured_wrapper,
 )
 from atengen.errors import AtengenError, CannotGenerate
@@ -42,6 +44,8 @@ from atengen.model.schema import SchemaKind
 def wrappers_for(model: OperatorModel, f: NativeFunction, key: str) -> Wrapper | None:
     if key == tf.FUNCTIONALIZE_KEY:
         return _functionalize_wrapper(model, f)
+    if key == tf.BACKEND_SELECT_KEY:
+        return backend_select_wrapper(f) if needs_backend_select(f) else None
     if key == "CompositeExplicitAutogradNonFunctional":
         view_group = model.view_group_of.get(id(f))
         if is_generated_view_copy(f, view_group):
@@ -192,6 +196,8 @@ def _includes(namespace: str, native_roots: list[str], wrappers: list[Wrapper]) 
         includes.append("<ATen/core/op_registration/adaption.h>")
     if any(w.kind.startswith("fz_") for w in wrappers):
         includes.append('"atengen/functionalize.h"')
+    if any(w.kind == "backend_select" for w in wrappers):
+        includes.append("<ATen/core/dispatch/DispatchKeyExtractor.h>")
     includes += sorted({op.header for w in wrappers for op in w.op_refs() if op.header})
     if any(w.device_guard for w in wrappers):
         # device_of(), DeviceGuard and at::globalContext() (lazy device init)

@@ -42,7 +42,7 @@ class Wrapper:
     """One C++ function registered for one (op, dispatch key)."""
 
     # direct | structured | generated_out | generated_functional | view_copy | inplace_meta |
-    # fz_mutation | fz_view (Functionalize kernels, see emit/functionalize.py)
+    # backend_select | fz_mutation | fz_view (Functionalize kernels, see emit/functionalize.py)
     kind: str
     op_name: str  # `add.Tensor`: the name m.impl() registers
     cpp_name: str  # wrapper_CPU_add_Tensor
@@ -58,11 +58,14 @@ class Wrapper:
     structured: StructuredCall | None = None
     generated: GeneratedCall | None = None
     fz: MutationCall | ViewCall | ViewCopyCall | None = None
+    backend_select: BackendSelectCall | None = None
 
     def op_refs(self) -> tuple[OpRef, ...]:
         """The ops this wrapper calls through the dispatcher."""
         if self.fz is not None:
             return self.fz.ops()
+        if self.backend_select is not None:
+            return (self.backend_select.op,)
         if self.generated is not None:
             return (self.generated.target,)
         if self.structured is not None and self.structured.out_op is not None:
@@ -90,6 +93,17 @@ class StructuredCall:
     # custom namespaces: (C++ namespace, declaration) of the meta and impl classes the wrapper
     # derives from, written into the shard itself (as kernel_decl is)
     class_decls: tuple[tuple[str, str], ...] = ()
+
+
+@dataclass(frozen=True)
+class BackendSelectCall:
+    op: OpRef  # the op itself, redispatched past BackendSelect
+    redispatch: str  # aten: at::_ops::<op>::redispatch; "" for a custom op's typed handle
+    args: tuple[str, ...]  # every argument, in schema order
+    tensors: tuple[str, ...]  # the tensor-like ones, whose keys join the options' key
+    dtype: str
+    layout: str
+    device: str
 
 
 @dataclass(frozen=True)
@@ -153,6 +167,34 @@ def inplace_meta_wrapper(f: NativeFunction) -> Wrapper:
     kernels for these ops do the same)."""
     mutated = next(a for a in f.func.arguments.flat_all if a.is_write)
     return make_wrapper(f, "Meta", "inplace_meta", call=mutated.name)
+
+
+def needs_backend_select(f: NativeFunction) -> bool:
+    """Factory ops (TensorOptions arguments) but the `*_like` and `new_*` ones, whose tensor
+    argument already names the backend."""
+    name = str(f.name.name)
+    return (
+        f.func.arguments.tensor_options is not None
+        and not name.endswith("_like")
+        and not name.startswith("new_")
+    )
+
+
+def backend_select_wrapper(f: NativeFunction) -> Wrapper:
+    """The BackendSelect kernel of a factory op: the dispatch key its dtype, layout and device
+    name (joined with its tensor arguments' keys, past BackendSelect), then a redispatch."""
+    op = op_ref(f)
+    options = f.func.arguments.tensor_options
+    call = BackendSelectCall(
+        op=op,
+        redispatch=op.aten_call.removesuffix("::call") + "::redispatch" if op.aten_call else "",
+        args=tuple(a.name for a in f.func.arguments.flat_all),
+        tensors=tuple(a.name for a in f.func.arguments.flat_all if a.type.is_tensor_like()),
+        dtype=options.dtype.name,
+        layout=options.layout.name,
+        device=options.device.name,
+    )
+    return make_wrapper(f, torch_facts.BACKEND_SELECT_KEY, "backend_select", backend_select=call)
 
 
 def _device_handling(f: NativeFunction, key: str) -> tuple[tuple[str, ...], str]:
