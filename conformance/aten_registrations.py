@@ -8,9 +8,11 @@ sources` over its packaged ATen; atengen as `atengen generate --ops=all --keys=a
 and CUDA keys, and Functionalize). Each side's `m.impl("<op>", ...)` calls are read from its
 Register*.cpp files, per `TORCH_LIBRARY_IMPL(aten, <Key>, m)` block. For every key the script
 prints how many registrations each side has, the ones torchgen has and atengen lacks (missing)
-and the reverse (extra). A registration atengen leaves out because its kernel is an at::native
-function the wheel does not export (torch_facts.NATIVE_KERNELS_NOT_EXPORTED; it could not be
-loaded) is listed as left out, with the kernel, not counted as missing. A key for which atengen registers nothing, and leaves out on purpose
+and the reverse (extra). A registration atengen leaves out on purpose is listed as left out,
+with its reason, not counted as missing: its kernel is an at::native function the wheel does
+not export (torch_facts.NATIVE_KERNELS_NOT_EXPORTED; it could not be loaded), or it is the no-op
+Meta kernel of an in-place op that torch serves a Python meta kernel instead
+(torch_facts.INPLACE_OPS_WITH_PYTHON_META). A key for which atengen registers nothing, and leaves out on purpose
 (it needs a torch built for that device: torch_facts.UNSERVABLE_KEYS), is reported as such,
 with its count, not as missing.
 
@@ -83,18 +85,20 @@ def run_atengen(out: Path) -> dict[str, set[str]]:
     return dict(found)
 
 
-def unexported(model, key: str, op: str) -> str | None:
-    """The at::native kernel a registration of op for key would call, where the wheel does
-    not export it (atengen leaves such registrations out, torch's own stays)."""
+def left_out_reason(model, key: str, op: str) -> str | None:
+    """Why atengen leaves a registration torchgen makes out on purpose, or None."""
     from atengen import torch_facts
     from atengen.emit.registration import calls_unexported_kernel
 
     f = model.by_name.get(f"aten::{op}")
     if f is None:
         return None
-    if key == torch_facts.FUNCTIONALIZE_KEY:
-        key = "CompositeImplicitAutograd"  # a decomposing op's Functionalize kernel calls it
-    return f.dispatch[key].kernel if calls_unexported_kernel(f, key) else None
+    if key == "Meta" and op in torch_facts.INPLACE_OPS_WITH_PYTHON_META:
+        return "torch serves it a Python meta kernel, which a no-op Meta kernel would replace"
+    kernel_key = "CompositeImplicitAutograd" if key == torch_facts.FUNCTIONALIZE_KEY else key
+    if calls_unexported_kernel(f, kernel_key):  # (a decomposing op's Functionalize kernel too)
+        return f"at::native::{f.dispatch[kernel_key].kernel} is not exported by the wheel"
+    return None
 
 
 def compare(theirs: dict[str, set[str]], ours: dict[str, set[str]]) -> tuple[list[str], int]:
@@ -122,12 +126,9 @@ def compare(theirs: dict[str, set[str]], ours: dict[str, set[str]]) -> tuple[lis
             )
             continue
         missing, extra = sorted(t - o), sorted(o - t)
-        for name in [n for n in missing if unexported(model, key, n)]:
+        for name in [n for n in missing if left_out_reason(model, key, n)]:
             missing.remove(name)
-            left_out.append(
-                f"- left out {key}: {name} (at::native::{unexported(model, key, name)} is not "
-                "exported by the wheel)"
-            )
+            left_out.append(f"- left out {key}: {name} ({left_out_reason(model, key, name)})")
         missing_total += len(missing)
         extra_total += len(extra)
         lines.append(f"| {key} | {len(t)} | {len(o)} | {len(missing)} | {len(extra)} |")

@@ -94,12 +94,11 @@ def describe(value, with_values: bool, with_strides: bool = True):
             t = t.int_repr()
         elif t.layout != torch.strided:
             t = t.to_dense()
-        t = t.contiguous().reshape(-1)
-        if t.is_conj():
-            t = t.resolve_conj()
-        if t.is_neg():
-            t = t.resolve_neg()
-        data = t.view(torch.uint8).numpy().tobytes() if t.numel() else b""
+        t = t.resolve_conj().resolve_neg()
+        # A fresh 1-D copy: stride 1 even where the result is expanded (stride 0).
+        flat = torch.empty(t.numel(), dtype=t.dtype)
+        flat.copy_(t.reshape(-1))
+        data = flat.view(torch.uint8).numpy().tobytes() if t.numel() else b""
         return ("tensor", meta, hashlib.sha1(data).hexdigest())
     if isinstance(value, list | tuple):
         items = tuple(describe(v, with_values, with_strides) for v in value)
@@ -126,7 +125,10 @@ def call(fn, sample, *, with_values: bool, out=None):
             result = fn(sample.input, *sample.args, **kwargs)
     except Exception as e:  # noqa: BLE001 - a kernel's error is a result to compare
         return error_of(e), None
-    return describe(result, with_values), result
+    try:
+        return describe(result, with_values), result
+    except Exception as e:  # noqa: BLE001 - recorded (both sides), not a crash of the run
+        return ("undescribable", *error_of(e)[1:]), result
 
 
 def clone_sample(sample, device: str | None = None):

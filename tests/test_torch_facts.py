@@ -190,3 +190,34 @@ def test_unexported_native_kernels_are_the_ones_libtorch_lacks(installed_model):
     assert tf.NATIVE_KERNELS_NOT_EXPORTED == named - exported, sorted(
         tf.NATIVE_KERNELS_NOT_EXPORTED ^ (named - exported)
     )
+
+
+def test_inplace_ops_with_python_meta_are_the_ones_torch_serves_so(installed_model):
+    """Of the in-place aten ops that get the no-op Meta kernel (no Meta or composite kernel in
+    the YAML), exactly the listed ones have a Python meta kernel active in the dispatcher."""
+    from atengen.model.schema import SchemaKind
+
+    candidates = [
+        f
+        for f in installed_model.functions
+        if f.namespace == "aten"
+        and f.kind is SchemaKind.inplace
+        and len(f.func.returns) == 1
+        and "Meta" not in f.dispatch
+        and not any(k in f.dispatch for k in tf.COMPOSITE_KEYS)
+        and not f.generated
+        and not f.part_of_structured_group  # those get the structured Meta kernel
+    ]
+    python_meta = set()
+    for f in candidates:
+        meta = [
+            line
+            for line in torch._C._dispatch_dump(f"aten::{f.name}").splitlines()
+            if line.startswith("Meta:")
+        ]
+        if meta and "_meta_registrations.py" in meta[0]:
+            python_meta.add(str(f.name))
+    assert len(candidates) > 30
+    assert tf.INPLACE_OPS_WITH_PYTHON_META == python_meta, sorted(
+        tf.INPLACE_OPS_WITH_PYTHON_META ^ python_meta
+    )

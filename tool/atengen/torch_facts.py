@@ -273,6 +273,20 @@ NATIVE_KERNELS_NOT_EXPORTED = frozenset(
     {"_grouped_mm", "is_vulkan_available", "rms_norm_composite", "rms_norm_symint"}
 )
 
+# In-place aten ops without a Meta kernel in the op YAML for which the wheel registers a Python
+# meta kernel (torch/_meta_registrations.py) over its generated C++ no-op one: the Python kernel
+# checks shapes (broadcasting into self), which functionalization relies on. A no-op Meta kernel
+# in a library loaded later would replace it, so the generator leaves these out. Checked against
+# the dispatcher by tests/test_torch_facts.py.
+INPLACE_OPS_WITH_PYTHON_META = frozenset(
+    """
+    __ilshift__.Scalar __ilshift__.Tensor __irshift__.Scalar __irshift__.Tensor _philox_normal_
+    _philox_uniform_ addbmm_ bernoulli_.float cauchy_ exponential_ floor_divide_.Tensor
+    geometric_ hardswish_ hardtanh_ index_fill_.int_Scalar index_fill_.int_Tensor log_normal_
+    logit_ masked_fill_.Scalar masked_fill_.Tensor masked_scatter_ relu_ rrelu_with_noise_
+    """.split()
+)
+
 # --- Structured kernels -----------------------------------------------------------------------
 
 # The meta classes libtorch_cpu exports (`at::meta::structured_<name>`, named by the functional

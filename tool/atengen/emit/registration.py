@@ -74,12 +74,14 @@ def wrappers_for(model: OperatorModel, f: NativeFunction, key: str) -> Wrapper |
 
 def _needs_inplace_meta(f: NativeFunction) -> bool:
     """An in-place op (one result) without a Meta kernel, or a composite one that would
-    decompose on meta tensors, gets the no-op Meta kernel of inplace_meta_wrapper."""
+    decompose on meta tensors, gets the no-op Meta kernel of inplace_meta_wrapper (unless torch
+    serves it a Python meta kernel, which the no-op one would replace)."""
     return (
         f.kind is SchemaKind.inplace
         and len(f.func.returns) == 1
         and "Meta" not in f.dispatch
         and not any(k in f.dispatch for k in tf.COMPOSITE_KEYS)
+        and not (f.namespace == "aten" and str(f.name) in tf.INPLACE_OPS_WITH_PYTHON_META)
     )
 
 

@@ -121,10 +121,14 @@ def _suggested_autogen(f: NativeFunction) -> str:
 
 def is_generated_view_copy(f: NativeFunction, g: NativeFunctionsViewGroup | None) -> bool:
     """Whether f is a view_copy op that gets the generator's view-then-clone kernel under
-    CompositeExplicitAutogradNonFunctional (its YAML names the key but no one writes it)."""
+    CompositeExplicitAutogradNonFunctional (its YAML names the key but no one writes it).
+
+    Only a copy named `<view>_copy` is one: a differently named one (slice_scatter, the copy of
+    slice_inverse) has a kernel of its own, with its own semantics, which it keeps."""
     return (
         g is not None
         and f is g.view_copy
         and "view_copy" in f.tags
         and "CompositeExplicitAutogradNonFunctional" in f.dispatch
+        and f.name.name.base == f"{g.view.name.name.base}_copy"
     )
