@@ -102,7 +102,8 @@ def describe(value, with_values: bool, with_strides: bool = True):
         return ("tensor", meta, hashlib.sha1(data).hexdigest())
     if isinstance(value, list | tuple):
         items = tuple(describe(v, with_values, with_strides) for v in value)
-        return (type(value).__name__, items)
+        # A named tuple (torch.return_types.sort) is a tuple: a traced graph returns a plain one.
+        return ("tuple" if isinstance(value, tuple) else "list", items)
     if isinstance(
         value, torch.dtype | torch.device | torch.Size | bool | int | float | complex | str
     ):
