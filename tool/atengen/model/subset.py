@@ -52,7 +52,8 @@ def load_model_subset(
 ) -> OperatorModel | None:
     """The model of the families of ``op_names``, or None where only the whole file will do.
 
-    ``absent_words``: words (e.g. dispatch keys) that must not appear in the file at all.
+    ``absent_words``: words (e.g. dispatch keys) that must not appear in the file outside
+    whole-line comments.
     """
     try:
         with open(op_yaml, "rb") as f:
