@@ -22,7 +22,6 @@ Prints counts, every mismatch, and `RESULT ok` or `RESULT mismatches`; exits 1 o
 from __future__ import annotations
 
 import argparse
-import datetime
 import json
 import os
 import re
@@ -37,9 +36,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "tool"))
 sys.path.insert(0, str(REPO / "conformance"))
-from loading import load_library_quietly  # noqa: E402
+from shared import append_result, load_library_quietly  # noqa: E402
 
-RESULTS = REPO / "conformance" / "RESULTS.md"
 CPP_NAMESPACE = "atengen_aten"
 
 
@@ -228,21 +226,11 @@ def _by_count(item: tuple[str, int]) -> tuple[int, str]:
 
 
 def _append_results(lines: list[str], argv: list[str]) -> None:
-    commit = subprocess.run(
-        ["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"], capture_output=True, text=True
-    ).stdout.strip()
-    stamp = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
-    sys.path.insert(0, str(REPO / "benchmarks"))
-    from common import cpu_model  # the benchmarks' helper, so both results files agree
-
-    cpu = cpu_model()
-    with open(RESULTS, "a") as f:
-        f.write(
-            f"\n## aten Autograd kernels vs torch's, {stamp}\n\n"
-            f"- Command: `.venv/bin/python conformance/aten_autograd.py {' '.join(argv)}`\n"
-            f"- Commit: {commit}; machine: {cpu}, {os.cpu_count()} cores\n\n"
-            "```\n" + "\n".join(lines) + "\n```\n"
-        )
+    append_result(
+        "aten Autograd kernels vs torch's",
+        f".venv/bin/python conformance/aten_autograd.py {' '.join(argv)}",
+        ["```", *lines, "```"],
+    )
 
 
 if __name__ == "__main__":

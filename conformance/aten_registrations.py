@@ -23,7 +23,6 @@ Prints `RESULT ok` when nothing is missing or extra outside those keys, else
 from __future__ import annotations
 
 import argparse
-import datetime
 import os
 import re
 import subprocess
@@ -34,7 +33,8 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "tool"))
-RESULTS = REPO / "conformance" / "RESULTS.md"
+sys.path.insert(0, str(REPO / "conformance"))
+from shared import append_result  # noqa: E402
 
 BLOCK = re.compile(r"TORCH_LIBRARY_IMPL\(\s*aten\s*,\s*(\w+)\s*,\s*m\s*\)\s*\{")
 IMPL = re.compile(r'm\.impl\(\s*"([^"]+)"')
@@ -126,9 +126,9 @@ def compare(theirs: dict[str, set[str]], ours: dict[str, set[str]]) -> tuple[lis
             )
             continue
         missing, extra = sorted(t - o), sorted(o - t)
-        for name in [n for n in missing if left_out_reason(model, key, n)]:
-            missing.remove(name)
-            left_out.append(f"- left out {key}: {name} ({left_out_reason(model, key, name)})")
+        reasons = {n: left_out_reason(model, key, n) for n in missing}
+        left_out += [f"- left out {key}: {n} ({why})" for n, why in reasons.items() if why]
+        missing = [n for n in missing if not reasons[n]]
         missing_total += len(missing)
         extra_total += len(extra)
         lines.append(f"| {key} | {len(t)} | {len(o)} | {len(missing)} | {len(extra)} |")
@@ -153,16 +153,11 @@ def main() -> int:
     verdict = "ok" if differences == 0 else "differences"
     print(f"RESULT {verdict}")
     if args.write:
-        commit = subprocess.run(
-            ["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"], capture_output=True, text=True
-        ).stdout.strip()
-        stamp = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
-        with RESULTS.open("a") as f:
-            f.write(
-                f"\n## Registrations against torchgen's gen.py, {stamp}\n\n"
-                f"- Command: `.venv/bin/python conformance/aten_registrations.py --write`\n"
-                f"- Commit: {commit}\n\n" + "\n".join(lines) + "\n"
-            )
+        append_result(
+            "Registrations against torchgen's gen.py",
+            ".venv/bin/python conformance/aten_registrations.py --write",
+            lines,
+        )
     return 0 if differences == 0 else 1
 
 

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import datetime
 import hashlib
 import io
 import json
@@ -39,9 +38,9 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "conformance"))
-from loading import load_library_quietly  # noqa: E402
+from opinfo_grads import names_of  # noqa: E402
+from shared import append_result, load_library_quietly  # noqa: E402
 
-RESULTS = REPO / "conformance" / "RESULTS.md"
 SEED = 20261123
 # Their values are whatever the allocator returned; torch's own test suite skips comparing them.
 # Samples per OpInfo traced through functionalization (each one is a make_fx trace).
@@ -61,11 +60,6 @@ def roots_of(ops: str, ops_file: str | None) -> set[str] | None:
     else:
         names = ops.split(",")
     return {n.split(".")[0].rstrip("_") for n in names if n}
-
-
-def names_of(op) -> set[str]:
-    """The aten roots an OpInfo may call: its aten name, and the last part of its name."""
-    return {(op.aten_name or op.name).replace(".", "_"), op.name.split(".")[-1]}
 
 
 @contextlib.contextmanager
@@ -387,22 +381,15 @@ def main() -> int:
 
 
 def _write(args, result: dict) -> None:
-    commit = subprocess.run(
-        ["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"], capture_output=True, text=True
-    ).stdout.strip()
-    stamp = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
     selection = f"--ops_file={args.ops_file}" if args.ops_file else f"--ops={args.ops}"
     counts = {k: v for k, v in result.items() if k != "mismatch_list"}
-    lines = [
-        f"\n## OpInfo forward, meta and error inputs, {stamp}\n",
-        f"- Command: `.venv/bin/python conformance/opinfo_forward.py --library={args.library} "
-        f"{selection} --max_samples={args.max_samples} --write`",
-        f"- Commit: {commit}",
-        f"- Counts: `{json.dumps(counts)}`",
-    ]
-    lines += [f"- mismatch: {m}" for m in result["mismatch_list"]]
-    with RESULTS.open("a") as f:
-        f.write("\n".join(lines) + "\n")
+    append_result(
+        "OpInfo forward, meta and error inputs",
+        f".venv/bin/python conformance/opinfo_forward.py --library={args.library} {selection} "
+        f"--max_samples={args.max_samples} --write",
+        [f"- Counts: `{json.dumps(counts)}`"]
+        + [f"- mismatch: {m}" for m in result["mismatch_list"]],
+    )
 
 
 if __name__ == "__main__":
