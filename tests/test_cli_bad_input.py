@@ -129,7 +129,7 @@ def test_bad_flags_are_one_line_and_exit_2(tmp_path, monkeypatch, args, message)
 
 
 def test_the_process_entry_point_runs_the_same_main(tmp_path):
-    """`python -m atengen` (absl's app.run around main) exits with main's code and output."""
+    """`python -m atengen` exits with main's code and output."""
     r = run_cli_process("explode")
     assert (r.returncode, r.stderr) == (2, run_cli("explode").stderr)
     op = tmp_path / "ops.yaml"

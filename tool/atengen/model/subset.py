@@ -97,14 +97,16 @@ def _is_word_char(text: str, i: int) -> bool:
 
 
 class _Item:
-    __slots__ = ("start", "end", "line", "family", "entry")
+    __slots__ = ("start", "end", "line", "family", "entry", "entry_line", "read")
 
     def __init__(self, start: int, line: int, family: str | None):
         self.start = start
         self.end = 0  # set once the next item is found
         self.line = line
         self.family = family  # None: not recognized from its first line, always read
-        self.entry = None  # the parsed one-item list, once read
+        self.entry = None  # the parsed entry, once read
+        self.entry_line = 0
+        self.read = False
 
 
 def _items(text: str) -> list[_Item] | None:
@@ -131,40 +133,60 @@ def _build(
     text: str, items: list[_Item], families: set[str], path: str, valid_tags: frozenset[str]
 ) -> OperatorModel | None:
     scalars: dict[str, object] = {}
-
-    def read(it: _Item) -> bool:
-        if it.entry is None:
-            doc = full.load(text[it.start : it.end], path, first_line=it.line, scalars=scalars)
-            if not isinstance(doc, YamlList) or len(doc) != 1:
-                return False
-            it.entry = doc
-        return True
-
     # Items not named by their first line are read to learn their family.
-    for it in items:
-        if it.family is None:
-            if not read(it):
-                return None
-            func = it.entry[0].get("func") if isinstance(it.entry[0], dict) else None
-            if isinstance(func, str):
-                it.family = family_of(func.partition("(")[0].strip())
+    unnamed = [it for it in items if it.family is None]
+    if not _read(text, unnamed, path, scalars):
+        return None
+    for it in unnamed:
+        func = it.entry.get("func") if isinstance(it.entry, dict) else None
+        if isinstance(func, str):
+            it.family = family_of(func.partition("(")[0].strip())
     while True:
         # An item whose family is still unknown has no usable `func`: building reports it.
         selected = [it for it in items if it.family is None or it.family in families]
-        if not all(read(it) for it in selected):
+        if not _read(text, [it for it in selected if not it.read], path, scalars):
             return None
-        missing = _families_referenced([it.entry[0] for it in selected]) - families
+        missing = _families_referenced([it.entry for it in selected]) - families
         if not missing:
             break
         families |= missing
-    doc = YamlList(it.entry[0] for it in selected)
+    doc = YamlList(it.entry for it in selected)
     doc.line = 1
     doc.path = path
-    doc.item_lines = [it.entry.item_lines[0] for it in selected]
+    doc.item_lines = [it.entry_line for it in selected]
     model = build_model(doc, path, valid_tags)
     if _families_referenced_by(model.functions) - families:
         return None
     return model
+
+
+def _read(text: str, items: list[_Item], path: str, scalars: dict[str, object]) -> bool:
+    """Parses ``items`` (in file order) in one go: their texts at their own lines, blank lines
+    between, so that every line number is the file's. False unless that gives exactly one entry
+    per item, starting inside the item (an item cut out of a bigger construct would not)."""
+    if not items:
+        return True
+    parts: list[str] = []
+    spans: list[tuple[int, int]] = []  # each item's first line and the line after it
+    line = 1
+    for it in items:
+        parts.append("\n" * (it.line - line))
+        piece = text[it.start : it.end]
+        if not piece.endswith("\n"):
+            piece += "\n"
+        parts.append(piece)
+        line = it.line + piece.count("\n")
+        spans.append((it.line, line))
+    doc = full.load("".join(parts), path, scalars=scalars)
+    if not isinstance(doc, YamlList) or len(doc) != len(items):
+        return False
+    if not all(
+        first <= at < after for at, (first, after) in zip(doc.item_lines, spans, strict=True)
+    ):
+        return False
+    for it, entry, at in zip(items, doc, doc.item_lines, strict=True):
+        it.entry, it.entry_line, it.read = entry, at, True
+    return True
 
 
 def _families_referenced(entries: list[object]) -> set[str]:
