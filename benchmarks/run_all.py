@@ -44,6 +44,8 @@ TARGETS = {
     "P1": Target("P1 full codegen: atengen/torchgen --generate sources, wall", 0.1),
     "P2_rename": Target("P2 one-op edit (rename a kernel): compile CPU s", 0.1),
     "P2_add": Target("P2 one-op edit (add an op): compile CPU s", 0.1),
+    "P2_rename_buckets": Target("P2 rename a kernel, 4 buckets (//:aten_generated)", 0.1),
+    "P2_add_buckets": Target("P2 add an op, 4 buckets (//:aten_generated)", 0.1),
     "P3": Target("P3 full compile: CPU s", 1.2),
     "P4": Target("P4 peak RSS of one atengen compile action", 1024, " MB"),
     "P5": Target("P5 backend codegen (4 buckets): wall", None),
@@ -57,13 +59,20 @@ TARGETS = {
 BENCHMARKS = {
     "bench_model": ["model_load"],
     "bench_codegen": ["P1"],
-    "bench_incremental": ["P2_rename", "P2_add", "P3", "P4"],
+    "bench_incremental": ["P2_rename", "P2_add", "P2_rename_buckets", "P2_add_buckets", "P3", "P4"],
     "bench_backend": ["P5"],
     "bench_lazy": ["P8"],
     "bench_derivatives": ["derivatives"],
     "bench_functionalization": ["functionalization_edit", "functionalization_full"],
 }
-NOT_IN_TINY = {"P2_add", "P3", "P4", "functionalization_full"}
+NOT_IN_TINY = {
+    "P2_add",
+    "P2_rename_buckets",
+    "P2_add_buckets",
+    "P3",
+    "P4",
+    "functionalization_full",
+}
 
 
 @dataclass

@@ -88,6 +88,32 @@ def test_shared_library_links_torch_dynamically(aten_generated: AtenGenerated) -
     assert "at::native::structured_add_out::impl" not in defined
 
 
+def dependency_files(bin_dir: Path, library: str) -> dict[str, list[str]]:
+    """Source name -> the paths its compile's GCC dependency file (.d) names."""
+    found = {}
+    for path in (bin_dir / "_pic_dotd" / library).rglob("*.d"):
+        text = path.read_text().replace("\\\n", " ")
+        found[path.name.split(".")[0]] = text.split(":", 1)[1].split()
+    return found
+
+
+def test_sources_compile_with_the_precompiled_header(aten_generated: AtenGenerated) -> None:
+    """GCC used //:aten_generated_pch for every generated source: their .d files name no header
+    it holds (a source that parsed ATen/core/Tensor.h itself would), and name the stamp that
+    makes them recompile when the .gch changes (pch.bzl)."""
+    pch_dir = aten_generated.bin / "aten_generated_pch_pch"
+    gch = pch_dir / "aten_generated_pch.h.gch"
+    assert gch.stat().st_size > 10_000_000, gch
+    stamp = (pch_dir / "aten_generated_pch_stamp.h").read_text()
+    assert re.fullmatch(r"// [0-9a-f]{64}\n", stamp), stamp
+    deps = dependency_files(aten_generated.bin, "aten_generated_objects")
+    sources = {p.stem for p in aten_generated.cpu_tree.glob("*.cpp")}
+    assert set(deps) == sources, sorted(set(deps) ^ sources)
+    for name, paths in sorted(deps.items()):
+        assert not [p for p in paths if p.endswith("ATen/core/Tensor.h")], name
+        assert any(p.endswith("/aten_generated_pch_stamp.h") for p in paths), (name, paths[:5])
+
+
 # Ops of aten_ops.txt that the comparison does not call, with the reason. (None so far: every
 # selected op has a deterministic call in tests/scripts/load_and_compare.py; `empty` compares
 # shapes only.)

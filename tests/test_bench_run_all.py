@@ -66,7 +66,7 @@ def test_results_entry_format(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -
             "bench_incremental",
             ".venv/bin/python benchmarks/bench_incremental.py",
             0,
-            {"P2_rename": 0.2, "P2_add": 0.04, "P3": 1.1, "P4": 1500.0},
+            {"P2_rename": 0.2, "P2_add": 0.04, "P2_rename_buckets": 0.3, "P3": 1.1, "P4": 1500.0},
         ),
         run_all.Outcome("bench_lazy", ".venv/bin/python benchmarks/bench_lazy.py", 1, {}),
     ]
@@ -98,6 +98,8 @@ def test_results_entry_format(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -
         ["0.050x", "<= 0.1x", "met"],
         ["0.200x", "<= 0.1x", "not met"],
         ["0.040x", "<= 0.1x", "met"],
+        ["0.300x", "<= 0.1x", "not met"],
+        ["not printed", "<= 0.1x", "not measured"],
         ["1.100x", "<= 1.2x", "met"],
         ["1500 MB", "<= 1024 MB", "not met"],
         ["failed (exit 1)", "<= 0.2x", "not measured"],

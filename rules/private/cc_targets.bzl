@@ -4,6 +4,7 @@ alwayslink archive of the compiled sources, and lib<name>.so for torch.ops.load_
 
 load("@bazel_tools//tools/cpp:toolchain_utils.bzl", "find_cpp_toolchain")
 load("@rules_cc//cc:defs.bzl", "cc_binary", "cc_library")
+load(":pch.bzl", "aten_pch", "pch_copts")
 
 def labels(names):
     """Labels resolved in rules_aten's repository, whichever workspace calls the macro."""
@@ -83,7 +84,7 @@ archive, with --whole-archive.""",
     toolchains = ["@bazel_tools//tools/cpp:toolchain_type"],
 )
 
-def aten_archive_library(name, srcs, deps, copts, visibility, tags):
+def aten_archive_library(name, srcs, deps, copts, visibility, tags, pch = False):
     """Target `name`: the sources compiled by the cc_library `<name>_objects`, as its archive.
 
     Args:
@@ -93,12 +94,25 @@ def aten_archive_library(name, srcs, deps, copts, visibility, tags):
       copts: extra compiler options.
       visibility: visibility of `name`; `<name>_objects` is private.
       tags: tags of both targets.
+      pch: every source starts with the precompiled header `<name>_pch` (pch.bzl) of the
+        headers the generated sources include first.
     """
+    pch_deps, all_copts = [], list(copts)
+    if pch:
+        aten_pch(
+            name = name + "_pch",
+            deps = deps,
+            copts = copts,
+            visibility = ["//visibility:private"],
+            tags = tags,
+        )
+        pch_deps = [":" + name + "_pch"]
+        all_copts += pch_copts(name + "_pch")
     cc_library(
         name = name + "_objects",
         srcs = srcs,
-        deps = deps,
-        copts = copts,
+        deps = deps + pch_deps,
+        copts = all_copts,
         alwayslink = True,
         # Only the archive lib<name>_objects.lo, which `name` passes on.
         linkstatic = True,
