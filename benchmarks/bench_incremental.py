@@ -1,7 +1,7 @@
 """P2/P3/P4: compile CPU seconds and peak RSS, atengen vs torchgen, on the same YAML.
 
     .venv/bin/python benchmarks/bench_incremental.py [--op _prelu_kernel] [--keys CPU,Meta,...]
-        [--shards 4] [-j 2] [--skip-full] [--write] [--tiny]
+        [--shards auto] [-j 2] [--skip-full] [--write] [--tiny]
 
 Both generators run on a copy of torch's packaged YAML. torchgen writes its own headers too,
 so both sides compile against torchgen's freshly generated ATen/ops headers (put first on the
@@ -10,10 +10,11 @@ include path, before the wheel's), with the same g++ flags.
 - P2 (one-op edit): rename the CPU kernel of --op, regenerate both, and compile only the
   registration sources whose bytes changed (torchgen: its Register<Key>*.cpp for the compared
   keys; atengen: its shards). Then the same for adding an op (a copy of --op under a new name).
-  atengen's side twice: one source per operator and key (--shards=0, aten_codegen()'s default;
-  RATIO P2_rename, P2_add) and --shards buckets per key (//:aten_generated's; P2_*_buckets).
+  atengen's side twice: one source per operator and key (--shards=0; RATIO P2_rename, P2_add)
+  and --shards (default auto, the default of aten_codegen() and //:aten_generated;
+  P2_rename_buckets, P2_add_buckets).
 - P3 (full compile): compile every registration source of the compared keys on both sides
-  (atengen with --shards buckets per key). Skipped with --skip-full.
+  (atengen with --shards). Skipped with --skip-full.
 - P4: the peak RSS of each compile action (GNU time).
 
 atengen's sources compile as aten_codegen compiles them (rules/private/pch.bzl): each starts
@@ -47,6 +48,7 @@ from common import (
     REPO,
     TINY_DEFINES,
     TINY_HELP,
+    PrecompiledHeaders,
     ops_include_root,
     package_dir,
     print_ratio,
@@ -71,7 +73,7 @@ def run_torchgen(src: Path, out: Path) -> Path:
     return aten
 
 
-def run_atengen(src: Path, out: Path, keys: str, shards: int) -> Path:
+def run_atengen(src: Path, out: Path, keys: str, shards: int | str) -> Path:
     env = dict(os.environ, PYTHONPATH=str(REPO / "tool"))
     subprocess.run(
         [
@@ -103,38 +105,6 @@ def compile_flags(
     ]  # fmt: skip
 
 
-PCH_INCLUDES = ("<ATen/core/Tensor.h>", "<torch/library.h>", '"atengen/runtime.h"')
-
-
-class PrecompiledHeaders:
-    """atengen's compile flags: `flags` plus -include of a precompiled header built with them."""
-
-    def __init__(self, tmp: Path):
-        self.tmp = tmp
-        self.built: dict[tuple[str, ...], tuple[Path, float, float]] = {}
-
-    def flags(self, flags: list[str]) -> list[str]:
-        header, _, _ = self.build(flags)
-        return [*flags, "-include", str(header), "-Werror=invalid-pch"]
-
-    def build(self, flags: list[str]) -> tuple[Path, float, float]:
-        """(header, CPU seconds, peak RSS MB) of the precompiled header for `flags`."""
-        key = tuple(flags)
-        if key not in self.built:
-            d = self.tmp / f"pch{len(self.built)}"
-            d.mkdir()
-            header = d / "atengen_pch.h"
-            header.write_text("".join(f"#include {h}\n" for h in PCH_INCLUDES))
-            name, cpu, rss, ok, err = compile_one(
-                header, [*flags, "-x", "c++-header"], d / "atengen_pch.h.gch"
-            )
-            if not ok:
-                raise SystemExit(f"precompiling {name} failed: {err}")
-            print(f"  atengen: precompiled header {cpu:.1f} CPU s {rss:.0f} MB")
-            self.built[key] = (header, cpu, rss)
-        return self.built[key]
-
-
 def digests(d: Path, pattern: str) -> dict[str, str]:
     return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in d.glob(pattern)}
 
@@ -144,12 +114,10 @@ def torchgen_sources(aten: Path, keys: list[str]) -> list[Path]:
     return sorted(p for p in aten.iterdir() if rx.match(p.name))
 
 
-def compile_one(
-    src: Path, flags: list[str], output: Path | None = None
-) -> tuple[str, float, float, bool, str]:
+def compile_one(src: Path, flags: list[str]) -> tuple[str, float, float, bool, str]:
     with tempfile.NamedTemporaryFile(suffix=".o") as obj, tempfile.NamedTemporaryFile() as tf:
         cmd = ["/usr/bin/time", "-f", "%U %S %M", "-o", tf.name, "g++", *flags, "-c", str(src)]
-        r = subprocess.run([*cmd, "-o", str(output or obj.name)], capture_output=True, text=True)
+        r = subprocess.run([*cmd, "-o", obj.name], capture_output=True, text=True)
         user, system, rss = Path(tf.name).read_text().split()[-3:]
     err = next((x for x in r.stderr.splitlines() if ": error:" in x), "")
     return src.name, float(user) + float(system), int(rss) / 1024, r.returncode == 0, err
@@ -191,7 +159,7 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--op", default="_prelu_kernel")
     p.add_argument("--keys", default=KEYS)
-    p.add_argument("--shards", type=int, default=4)
+    p.add_argument("--shards", default="auto", help="auto (aten_codegen's default) or N")
     p.add_argument("-j", "--jobs", type=int, default=2)
     p.add_argument("--skip-full", action="store_true")
     p.add_argument("--write", action="store_true")
@@ -212,8 +180,8 @@ def main() -> None:
 
         base_src = source(tmp / "src0")
         tg0 = run_torchgen(base_src, tmp / "tg0")
-        # P2 at aten_codegen()'s default (one source per operator and key) and, but for --tiny,
-        # at //:aten_generated's (--shards buckets per key).
+        # P2 with one source per operator and key and, but for --tiny, with --shards (the
+        # default sharding of aten_codegen() and //:aten_generated).
         p2_shards = (0,) if args.tiny else (0, args.shards)
         ag0 = {n: run_atengen(base_src, tmp / f"ag0_{n}", args.keys, n) for n in p2_shards}
 

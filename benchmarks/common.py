@@ -8,7 +8,9 @@ import os
 import platform
 import re
 import shutil
+import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -113,3 +115,41 @@ def ops_include_root(tg_aten: Path, root: Path, names: tuple[str, ...] = ("ops",
             link.parent.mkdir(parents=True, exist_ok=True)
             link.symlink_to(tg_aten / name)
     return root
+
+
+# What every generated source includes first: aten_codegen precompiles them (rules/private/pch.bzl).
+PCH_INCLUDES = ("<ATen/core/Tensor.h>", "<torch/library.h>", '"atengen/runtime.h"')
+
+
+class PrecompiledHeaders:
+    """Compile flags as aten_codegen's: `flags` plus -include of a GCC precompiled header of
+    PCH_INCLUDES built with the same flags, once per set of flags. `-Werror=invalid-pch`: a header
+    GCC cannot use fails the compile instead of being parsed silently."""
+
+    def __init__(self, tmp: Path):
+        self.tmp = tmp
+        self.built: dict[tuple[str, ...], tuple[Path, float, float]] = {}
+
+    def flags(self, flags: list[str]) -> list[str]:
+        header, _, _ = self.build(flags)
+        return [*flags, "-include", str(header), "-Werror=invalid-pch"]
+
+    def build(self, flags: list[str]) -> tuple[Path, float, float]:
+        """(header, CPU seconds, peak RSS MB) of the precompiled header for `flags`."""
+        key = tuple(flags)
+        if key not in self.built:
+            d = self.tmp / f"pch{len(self.built)}"
+            d.mkdir()
+            header = d / "atengen_pch.h"
+            header.write_text("".join(f"#include {h}\n" for h in PCH_INCLUDES))
+            with tempfile.NamedTemporaryFile() as tf:
+                cmd = ["/usr/bin/time", "-f", "%U %S %M", "-o", tf.name, "g++", *flags]
+                cmd += ["-x", "c++-header", "-c", str(header), "-o", f"{header}.gch"]
+                r = subprocess.run(cmd, capture_output=True, text=True)
+                user, system, rss_kb = Path(tf.name).read_text().split()[-3:]
+            if r.returncode != 0:
+                raise SystemExit(f"precompiling {header} failed:\n{r.stderr[-2000:]}")
+            cpu, rss = float(user) + float(system), int(rss_kb) / 1024
+            print(f"  precompiled header {cpu:.1f} CPU s {rss:.0f} MB", flush=True)
+            self.built[key] = (header, cpu, rss)
+        return self.built[key]

@@ -1,12 +1,14 @@
 """Compile every generated registration source against the wheel; report what fails.
 
-    .venv/bin/python benchmarks/full_compile.py [--ops all] [--shards 64] [-j 2]
+    .venv/bin/python benchmarks/full_compile.py [--ops all] [--shards auto] [--nopch] [-j 2]
         [--keys auto] [--cuda] [--report benchmarks/full_compile_report.md] [--tiny]
 
 1. `atengen generate` for the selection (CPU-side keys; CUDA keys too with --cuda, compiled
    with the CUDA toolkit's include path).
 2. g++ compiles each file with the flags Bazel uses here (-std=c++20 -fPIC, the wheel's ABI
-   define), measuring CPU seconds and peak RSS of each compile (GNU time).
+   define) and, as aten_codegen does unless --nopch, the precompiled header of the headers every
+   source starts with (built first, and counted: its CPU seconds and RSS are a row of the
+   report), measuring CPU seconds and peak RSS of each compile (GNU time).
 3. For every file that fails, its operators are regenerated one per file and compiled one by
    one, so each failure is attributed to an (operator, key) with its first error.
 
@@ -29,7 +31,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from common import REPO, package_dir
+from common import REPO, PrecompiledHeaders, package_dir
 
 TINY_SELECTION = {"ops": "_prelu_kernel", "keys": "CPU", "shards": 0}
 
@@ -49,7 +51,7 @@ def compile_flags(cuda_dir: str | None) -> list[str]:
     return flags
 
 
-def generate(out: Path, ops: str, keys: str, shards: int, cuda: bool) -> None:
+def generate(out: Path, ops: str, keys: str, shards: int | str, cuda: bool) -> None:
     cmd = [
         sys.executable,
         "-m",
@@ -99,15 +101,19 @@ def roots_of(src: Path) -> list[str]:
     return [r.strip() for r in m.group(1).split(",")] if m else []
 
 
+PCH_ROW = "(precompiled header)"
+
+
 def key_of(name: str) -> str:
-    return name[len("Register") :].split("_", 1)[0]
+    return name if name == PCH_ROW else name[len("Register") :].split("_", 1)[0]
 
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--ops", default="all")
     p.add_argument("--keys", default="auto")
-    p.add_argument("--shards", type=int, default=64)
+    p.add_argument("--shards", default="auto", help="auto (aten_codegen's default) or N")
+    p.add_argument("--nopch", action="store_true", help="compile without the precompiled header")
     p.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 2)
     p.add_argument("--cuda", action="store_true", help="also compile CUDA-key sources")
     p.add_argument("--cuda_dir", default=os.environ.get("CUDA_HOME", "/usr/local/cuda"))
@@ -134,13 +140,19 @@ def main() -> None:
         start = time.time()
         generate(out, args.ops, args.keys, args.shards, args.cuda)
         files = sorted(out.rglob("*.cpp"))
-        results = compile_all(files, flags, args.jobs)
+        pch_row = []
+        if not args.nopch:
+            pch = PrecompiledHeaders(Path(tmp))
+            _, cpu, rss = pch.build(flags)
+            flags = pch.flags(flags)
+            pch_row = [{"file": PCH_ROW, "ok": True, "cpu_s": cpu, "rss_mb": rss}]
+        results = pch_row + compile_all(files, flags, args.jobs)
         failed = [
             Path(next(f for f in files if f.name == r["file"])) for r in results if not r["ok"]
         ]
         # Attribute failures: regenerate the failing files' operators one per file.
         attributed = []
-        if failed and args.shards:
+        if failed and args.shards != "0":
             roots = sorted({r for f in failed for r in roots_of(f)})
             keys = sorted({key_of(f.name) for f in failed})
             per_op = Path(tmp) / "per_op"
@@ -164,7 +176,8 @@ def write_report(args, results: list[dict], failures: list[dict], wall: float) -
         "# Full compile of generated registration sources",
         "",
         f"Command: `.venv/bin/python benchmarks/full_compile.py --ops {args.ops} --keys {args.keys} "
-        f"--shards {args.shards} -j {args.jobs}{' --cuda' if args.cuda else ''}`; wall {wall:.0f} s.",
+        f"--shards {args.shards}{' --nopch' if args.nopch else ''} -j {args.jobs}"
+        f"{' --cuda' if args.cuda else ''}`; wall {wall:.0f} s.",
         "",
         "| key | files | ok | CPU s | max RSS MB |",
         "|---|---|---|---|---|",

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from atengen.shard_settings import AUTO_OPERATORS_PER_BUCKET
 from tests.model_helpers import TAGS_YAML, run_cli, run_cli_process
 
 OPS = """\
@@ -60,7 +61,7 @@ def changed(a: dict[str, str], b: dict[str, str]) -> set[str]:
     return {k for k in a.keys() | b.keys() if a.get(k) != b.get(k)}
 
 
-@pytest.mark.parametrize("shards", ["0", "3"])
+@pytest.mark.parametrize("shards", ["0", "3", "auto"])
 def test_one_op_edit_changes_only_its_shards(tmp_path, shards):
     r, out = generate(tmp_path, OPS, "base", f"--shards={shards}")
     assert r.returncode == 0, r.stderr
@@ -108,6 +109,52 @@ def test_one_op_edit_changes_only_its_shards(tmp_path, shards):
     assert len(diff) == 1
     if shards == "0":
         assert diff == {"RegisterCPU_delta.cpp"} and "RegisterCPU_delta.cpp" not in tree(out4)
+
+
+def cpu_ops(names: list[str]) -> str:
+    return "".join(
+        f"- func: {n}(Tensor self) -> Tensor\n  dispatch:\n    CPU: {n}_cpu\n" for n in names
+    )
+
+
+def bucket_files(out: Path, key: str) -> list[str]:
+    return sorted(p.name for p in out.glob(f"Register{key}_*.cpp"))
+
+
+# Operators of one key -> buckets: the fewest, a power of two, with at most K on average.
+K = AUTO_OPERATORS_PER_BUCKET
+
+
+@pytest.mark.parametrize(
+    "count, buckets",
+    [(1, 1), (K, 1), (K + 1, 2), (2 * K, 2), (2 * K + 1, 4), (4 * K, 4), (4 * K + 1, 8)],
+)
+def test_auto_sharding_sizes_each_key(tmp_path, count, buckets):
+    names = [f"op{i:03d}" for i in range(count)]
+    # Three of them also have a Meta kernel: that key gets its own, smaller count.
+    yaml = cpu_ops(names).replace("CPU: op000_cpu", "CPU: op000_cpu\n    Meta: op000_meta")
+    r, out = generate(tmp_path, yaml, "ops", "--shards=auto")
+    assert r.returncode == 0, r.stderr
+    cpu = bucket_files(out, "CPU")
+    registered = {n for f in cpu for n in names if f'm.impl("{n}"' in (out / f).read_text()}
+    assert registered == set(names)
+    # Empty buckets are not written; with K/2 or more per bucket on average none is empty here.
+    width = len(str(buckets - 1))
+    expected = [f"RegisterCPU_b{i:0{width}d}.cpp" for i in range(buckets)]
+    assert set(cpu) <= set(expected) and (count < K * buckets // 2 or set(cpu) == set(expected))
+    assert max(int(f.split("_b")[1].split(".")[0]) for f in cpu) < buckets
+    assert bucket_files(out, "Meta") == ["RegisterMeta_b0.cpp"]
+
+
+def test_auto_sharding_redraws_a_key_only_when_it_doubles(tmp_path):
+    """Adding an operator changes one file per key while the bucket count stays; the
+    (2K+1)th operator of a key doubles its buckets, and that key's files are drawn anew."""
+    names = [f"op{i:03d}" for i in range(2 * K + 1)]
+    _, before = generate(tmp_path, cpu_ops(names[: 2 * K - 1]), "before", "--shards=auto")
+    _, full = generate(tmp_path, cpu_ops(names[: 2 * K]), "full", "--shards=auto")
+    _, doubled = generate(tmp_path, cpu_ops(names), "doubled", "--shards=auto")
+    assert len(changed(tree(before), tree(full))) == 1
+    assert len(bucket_files(full, "CPU")) == 2 and len(bucket_files(doubled, "CPU")) == 4
 
 
 def test_shards_include_only_their_operators_headers(tmp_path):
@@ -230,3 +277,20 @@ def test_custom_namespace_gets_schemas_and_headers(tmp_path):
     )
     assert r.returncode == 1 and "need --header_output_dir" in r.stderr
     assert not (tmp_path / "x").exists()
+
+
+def test_autograd_takes_auto_sharding(tmp_path):
+    """aten_codegen passes its `shards` to the autograd action too: a two-operator library's
+    autograd kernels fit one bucket."""
+    data = Path(__file__).parent / "data" / "custom_ops"
+    r = run_cli(
+        "autograd",
+        f"--op_yaml={data / 'ops.yaml'}",
+        f"--derivatives_yaml={data / 'derivatives.yaml'}",
+        "--shards=auto",
+        f"--output_dir={tmp_path / 'o'}",
+    )
+    assert r.returncode == 0, r.stderr
+    assert sorted(p.name for p in (tmp_path / "o").iterdir()) == ["Autograd_b0.cpp"]
+    text = (tmp_path / "o" / "Autograd_b0.cpp").read_text()
+    assert "scale" in text and "shift" in text

@@ -3,7 +3,7 @@ module reaches into another module's private (underscore) names.
 
     yaml  <  model  <  emit  <  backend, lazy, autograd (siblings)  <  cli
 
-`errors`, `cached` and `torch_facts` are shared by every layer.
+`errors`, `cached`, `torch_facts` and `shard_settings` are shared by every layer.
 """
 
 from __future__ import annotations
@@ -16,7 +16,13 @@ from pathlib import Path
 from tests.import_graph import import_edges
 
 TOOL = Path(__file__).resolve().parent.parent / "tool"
-SHARED = {"atengen", "atengen.errors", "atengen.cached", "atengen.torch_facts"}
+SHARED = {
+    "atengen",
+    "atengen.errors",
+    "atengen.cached",
+    "atengen.torch_facts",
+    "atengen.shard_settings",
+}
 # What each layer may import besides SHARED and itself.
 ALLOWED = {
     "yaml": set(),

@@ -2,8 +2,8 @@
 external_backend_codegen: filegroups of its output groups, the generated headers' cc_library, the
 alwayslink archive of the compiled sources, and lib<name>.so for torch.ops.load_library."""
 
-load("@bazel_tools//tools/cpp:toolchain_utils.bzl", "find_cpp_toolchain")
 load("@rules_cc//cc:defs.bzl", "cc_binary", "cc_library")
+load(":cc_toolchain.bzl", "cc_toolchain_and_features")
 load(":pch.bzl", "aten_pch", "pch_copts")
 
 def labels(names):
@@ -19,13 +19,7 @@ def torch_deps():
 def _aten_archive_impl(ctx):
     library = ctx.attr.library
     cc_info = library[CcInfo]
-    cc_toolchain = find_cpp_toolchain(ctx)
-    feature_configuration = cc_common.configure_features(
-        ctx = ctx,
-        cc_toolchain = cc_toolchain,
-        requested_features = ctx.features,
-        unsupported_features = ctx.disabled_features,
-    )
+    cc_toolchain, feature_configuration = cc_toolchain_and_features(ctx)
 
     # The library's own linker input, with the archive instead of the object files; the
     # library's deps are linked after it (from `deps`, the same list).

@@ -27,7 +27,7 @@ load(
     "labels",
     "torch_deps",
 )
-load(":generator_attrs.bzl", "generator_attrs", "shards_attr")
+load(":generator_attrs.bzl", "generator_attrs")
 load(":providers.bzl", "AtenCodegenInfo", "AtenOpsInfo")
 
 def _selection_args(ctx):
@@ -39,6 +39,14 @@ def _selection_args(ctx):
     if ctx.file.ops_file:
         return ["--ops_file=" + ctx.file.ops_file.path], [ctx.file.ops_file]
     return ["--ops=" + ",".join(ctx.attr.ops)], []
+
+def _shards_flag(ctx):
+    """The `shards` attribute, checked: "auto" or a bucket count."""
+    shards = ctx.attr.shards
+    if shards != "auto" and not shards.isdigit():
+        fail("shards must be \"auto\" or a number of buckets (0: one source per operator), " +
+             "not \"%s\"" % shards, attr = "shards")
+    return shards
 
 def _aten_codegen_impl(ctx):
     prefix = ctx.label.name + "/"
@@ -57,7 +65,7 @@ def _aten_codegen_impl(ctx):
     args.add("--tags_yaml=" + ctx.file.tags_yaml.path)
     args.add_all(selection)
     args.add("--keys=" + ",".join(ctx.attr.keys))
-    args.add("--shards=%d" % ctx.attr.shards)
+    args.add("--shards=" + _shards_flag(ctx))
     if not ctx.attr.functionalize:
         args.add("--nofunctionalize")
     args.add("--output_dir=" + cpu.path)
@@ -90,7 +98,7 @@ def _aten_codegen_impl(ctx):
         autograd_args.add("--op_yaml=" + ctx.file.op_yaml.path)
         autograd_args.add("--tags_yaml=" + ctx.file.tags_yaml.path)
         autograd_args.add("--derivatives_yaml=" + ctx.file.derivatives.path)
-        autograd_args.add("--shards=%d" % ctx.attr.shards)
+        autograd_args.add("--shards=" + _shards_flag(ctx))
         autograd_args.add("--output_dir=" + autograd.path)
         ctx.actions.run(
             executable = ctx.executable.tool,
@@ -163,7 +171,12 @@ path. Use the aten_codegen macro rather than this rule.""",
             providers = [AtenOpsInfo],
             doc = "An aten_ops_flag; when its value is non-empty it overrides ops and ops_file.",
         ),
-        "shards": shards_attr(),
+        "shards": attr.string(
+            default = "auto",
+            doc = "\"auto\": per dispatch key, the fewest hash buckets (a power of two) that " +
+                  "hold at most 48 operators on average; \"0\": one source per operator and " +
+                  "key; \"N\": N hash buckets per key.",
+        ),
     }),
 )
 
@@ -189,7 +202,7 @@ def aten_codegen(
         ops_file = None,
         ops_setting = None,
         keys = ["auto"],
-        shards = 0,
+        shards = "auto",
         functionalize = True,
         derivatives = None,
         deps = [],
@@ -220,7 +233,9 @@ def aten_codegen(
       ops_file: a file with the selection (overrides `ops`).
       ops_setting: an aten_ops_flag whose non-empty value overrides ops and ops_file.
       keys: dispatch keys, or ["auto"] for all the selection uses.
-      shards: 0 = one source per operator and key; N > 0 = N hash buckets per key.
+      shards: "auto" (the default): per dispatch key, the fewest hash buckets (a power of two)
+        that hold at most 48 operators on average, so sources stay small whatever the
+        selection; 0: one source per operator and key; N > 0: N hash buckets per key.
       functionalize: generate Functionalize-key kernels (mutations and views rewritten to
         functional and view_copy ops; see the README) into the CPU-side library.
       derivatives: a derivatives YAML (README, "Autograd"); the Autograd and ADInplaceOrView
@@ -247,7 +262,7 @@ def aten_codegen(
         ops_file = ops_file,
         ops_setting = ops_setting,
         keys = keys,
-        shards = shards,
+        shards = str(shards),
         functionalize = functionalize,
         derivatives = derivatives,
         cuda = use_cuda,

@@ -21,7 +21,7 @@ copts, and the include paths and defines of the same deps.
 """
 
 load("@bazel_tools//tools/build_defs/cc:action_names.bzl", "CPP_COMPILE_ACTION_NAME")
-load("@bazel_tools//tools/cpp:toolchain_utils.bzl", "find_cpp_toolchain")
+load(":cc_toolchain.bzl", "cc_toolchain_and_features")
 
 # What the generated sources include first, in this order.
 PCH_INCLUDES = [
@@ -61,13 +61,7 @@ def pch_copts(name):
 # buildifier: disable=native-cc-common
 # buildifier: disable=native-cc-info
 def _aten_pch_impl(ctx):
-    cc_toolchain = find_cpp_toolchain(ctx)
-    feature_configuration = cc_common.configure_features(
-        ctx = ctx,
-        cc_toolchain = cc_toolchain,
-        requested_features = ctx.features,
-        unsupported_features = ctx.disabled_features,
-    )
+    cc_toolchain, feature_configuration = cc_toolchain_and_features(ctx)
     deps = cc_common.merge_cc_infos(cc_infos = [d[CcInfo] for d in ctx.attr.deps]).compilation_context
 
     header = ctx.actions.declare_file("{}_pch/{}".format(ctx.label.name, pch_header_name(ctx.label.name)))

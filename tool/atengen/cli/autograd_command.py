@@ -27,7 +27,7 @@ class AutogradOptions:
     cpp_namespace: str | None  # default: the operator namespace
     output_dir: str | None  # None: check only
     ops: frozenset[str] | None  # op roots or overload names; None: every entry's
-    shards: int
+    shards: int | str  # a bucket count, or "auto" (atengen.emit.shards.Sharding.of)
 
 
 def add_autograd_command(commands) -> None:
@@ -39,7 +39,7 @@ def add_autograd_command(commands) -> None:
         help="The operator namespace to generate for (default: every namespace with an entry).",
     )
     p.add_argument("--ops", help="Comma-separated op roots or overload names (default: all).")
-    add_shards_flag(p)
+    add_shards_flag(p, allow_auto=True)
     p.add_argument(
         "--cpp_namespace", help="C++ namespace of the generated code (default: --namespace)."
     )
@@ -91,6 +91,6 @@ def run_autograd(opts: AutogradOptions) -> None:
             only=only,
         )
         files += autograd_files(
-            model, derivatives, target, Sharding(opts.shards), opts.derivatives_yaml
+            model, derivatives, target, Sharding.of(opts.shards), opts.derivatives_yaml
         )
     write_trees([(opts.output_dir, files)])

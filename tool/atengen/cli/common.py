@@ -8,6 +8,7 @@ import os
 from dataclasses import dataclass
 
 from atengen.errors import AtengenError, Location
+from atengen.shard_settings import AUTO, AUTO_OPERATORS_PER_BUCKET
 
 
 @dataclass(frozen=True)
@@ -54,13 +55,20 @@ def yaml_inputs(args: argparse.Namespace) -> YamlInputs:
     return YamlInputs(op_yaml, tags_yaml)
 
 
-def add_shards_flag(parser: argparse.ArgumentParser) -> None:
+def add_shards_flag(parser: argparse.ArgumentParser, *, allow_auto: bool = False) -> None:
+    help_text = "0 = one file per operator; N > 0 = N hash buckets per key"
+    if allow_auto:
+        help_text += f"; {AUTO} = buckets of at most {AUTO_OPERATORS_PER_BUCKET} operators on average, per key"
     parser.add_argument(
         "--shards",
-        type=_shard_count,
+        type=_shards_or_auto if allow_auto else _shard_count,
         default=0,
-        help="0 = one file per operator; N > 0 = N hash buckets per key.",
+        help=help_text + ".",
     )
+
+
+def _shards_or_auto(text: str) -> int | str:
+    return AUTO if text == AUTO else _shard_count(text)
 
 
 def _shard_count(text: str) -> int:

@@ -74,7 +74,7 @@ class GenerateOptions:
     inputs: YamlInputs
     ops: str  # `all`, or comma-separated op roots or names
     keys: tuple[str, ...] | None  # None: every servable key some selected op has a kernel for
-    shards: int
+    shards: int | str  # a bucket count, or "auto" (atengen.emit.shards.Sharding.of)
     functionalize: bool
     output_dir: str
     cuda_output_dir: str | None  # None: no CUDA keys
@@ -100,7 +100,7 @@ def add_generate_command(commands) -> None:
         default="auto",
         help="Comma-separated dispatch keys, or `auto` (every servable key).",
     )
-    add_shards_flag(p)
+    add_shards_flag(p, allow_auto=True)
     p.add_argument(
         "--functionalize",
         action="store_true",
@@ -157,7 +157,7 @@ def generate(opts: GenerateOptions) -> None:
         keys = list(opts.keys)
     if opts.cuda_output_dir is None:
         keys = [k for k in keys if k not in torch_facts.CUDA_KEYS]
-    sharding = Sharding(opts.shards)
+    sharding = Sharding.of(opts.shards)
     check_supported(functions)
     files = registration_files(model, functions, keys, sharding)
     files += schema_files(functions, sharding)

@@ -139,40 +139,31 @@ def registration_files(
     for key in keys:
         if key in tf.UNSERVABLE_KEYS or key not in tf.SERVABLE_KEYS:
             raise AtengenError(None, f"dispatch key '{key}' cannot be generated for this torch")
-    shards = sharding.group(functions)
     files = []
     for key in keys:
-        for (namespace, shard), fns in shards:
-            text = _shard_text(model, key, namespace, fns)
-            if text is None:
-                continue
+        wrapped = {id(f): w for f in functions if (w := _wrapper(model, f, key)) is not None}
+        # Only operators with a kernel for this key: a shard's bytes must not depend on
+        # operators it does not register (nor, with automatic sharding, their number).
+        key_functions = [f for f in functions if id(f) in wrapped]
+        for (namespace, shard), fns in sharding.group(key_functions):
+            text = _shard_text(key, namespace, [(f, wrapped[id(f)]) for f in fns])
             stem = shard if namespace == "aten" else f"{namespace}_{shard}"
             files.append(GeneratedFile(f"Register{key}_{stem}.cpp", text, key in tf.CUDA_KEYS))
     return files
 
 
-def _shard_text(
-    model: OperatorModel,
-    key: str,
-    namespace: str,
-    functions: list[NativeFunction],
-) -> str | None:
-    wrappers = []
-    roots = set()  # only operators with a kernel for this key: a shard's bytes
-    native_roots = set()  # must not depend on operators it does not register
-    for f in functions:
-        try:
-            w = wrappers_for(model, f, key)
-        except CannotGenerate as e:
-            raise AtengenError(f.loc, f"cannot generate {key} kernel for '{f.name}': {e}") from None
-        if w is not None:
-            wrappers.append(w)
-            roots.add(root_name(f))
-            if w.kind in ("direct", "structured"):  # they call at::native kernels
-                native_roots.add(root_name(f))
-    if not wrappers:
-        return None
-    roots = sorted(roots)
+def _wrapper(model: OperatorModel, f: NativeFunction, key: str) -> Wrapper | None:
+    try:
+        return wrappers_for(model, f, key)
+    except CannotGenerate as e:
+        raise AtengenError(f.loc, f"cannot generate {key} kernel for '{f.name}': {e}") from None
+
+
+def _shard_text(key: str, namespace: str, wrapped: list[tuple[NativeFunction, Wrapper]]) -> str:
+    wrappers = [w for _, w in wrapped]
+    roots = sorted({root_name(f) for f, _ in wrapped})
+    # Only these call at::native kernels, so only their headers are included.
+    native_roots = {root_name(f) for f, w in wrapped if w.kind in ("direct", "structured")}
     return render(
         "register_shard.cpp.j2",
         key=key,
