@@ -75,14 +75,6 @@ def registered_ops(out_dir: str) -> int:
     return len(names)
 
 
-def _commit() -> str:
-    """The checkout's commit, with `+changes` when the tree differs from it."""
-    git = ["git", "-C", str(REPO)]
-    head = subprocess.run([*git, "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
-    dirty = subprocess.run([*git, "status", "--porcelain"], capture_output=True, text=True)
-    return head.stdout.strip() + ("+changes" if dirty.stdout.strip() else "")
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reps", type=int, default=5)
@@ -132,7 +124,7 @@ def main() -> None:
             "P8 lazy-tensor codegen (torch_xla's backend YAML)",
             "bench_lazy.py",
             lines,
-            note=f"commit {_commit()}; median of {reps} fresh-process reps per side, alternating, "
+            note=f"median of {reps} fresh-process reps per side, alternating, "
             "after one "
             f"discarded warm-up rep; load average at the end "
             f"{' '.join(f'{x:.1f}' for x in os.getloadavg())}\n- Input: "

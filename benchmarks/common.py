@@ -40,14 +40,25 @@ def package_dir(name: str) -> Path:
 COMPILE_NOTE = "g++ -std=c++20 -fPIC (no -O), both sides against torchgen's regenerated headers"
 
 
+def checkout_commit() -> str:
+    """The checkout's commit, with `+changes` when the tree differs from it."""
+    git = ["git", "-C", str(REPO)]
+    head = subprocess.run([*git, "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
+    dirty = subprocess.run([*git, "status", "--porcelain"], capture_output=True, text=True)
+    return head.stdout.strip() + ("+changes" if dirty.stdout.strip() else "")
+
+
 def append_results(title: str, script: str, table: list[str], note: str = COMPILE_NOTE) -> None:
-    """Appends a dated section with the command line and a Markdown table to RESULTS.md."""
+    """Appends a dated section with the command line, the commit the run started on and a
+    Markdown table to RESULTS.md."""
     stamp = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
     cmd = " ".join(sys.argv[1:])
     with open(RESULTS, "a") as f:
         f.write(
             f"\n### {title}, {stamp}\n\n- Command: `.venv/bin/python benchmarks/{script} {cmd}`\n"
-            f"- Machine: nproc={os.cpu_count()}; {note}\n\n" + "\n".join(table) + "\n"
+            f"- Machine: nproc={os.cpu_count()}; commit {STARTED_AT_COMMIT}; {note}\n\n"
+            + "\n".join(table)
+            + "\n"
         )
 
 
@@ -153,3 +164,8 @@ class PrecompiledHeaders:
             print(f"  precompiled header {cpu:.1f} CPU s {rss:.0f} MB", flush=True)
             self.built[key] = (header, cpu, rss)
         return self.built[key]
+
+
+# The commit of the code a benchmark process runs, read when it starts (this module is imported
+# first), so that edits made while it runs do not change what its entry says it measured.
+STARTED_AT_COMMIT = checkout_commit()
