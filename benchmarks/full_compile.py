@@ -188,10 +188,12 @@ def write_report(args, results: list[dict], failures: list[dict], wall: float) -
             f"{sum(r['cpu_s'] for r in rs):.0f} | {max(r['rss_mb'] for r in rs):.0f} |"
         )
     total_cpu = sum(r["cpu_s"] for r in results)
+    sources = [r for r in results if r["file"] != PCH_ROW]
     lines += [
         "",
-        f"Total: {len(results)} files, {sum(r['ok'] for r in results)} compiled, "
-        f"{total_cpu:.0f} CPU s, peak RSS {max(r['rss_mb'] for r in results):.0f} MB.",
+        f"Total: {len(sources)} files, {sum(r['ok'] for r in sources)} compiled, "
+        f"{total_cpu:.0f} CPU s (the precompiled header included), "
+        f"peak RSS {max(r['rss_mb'] for r in results):.0f} MB.",
         "",
         f"## Failures ({len(failures)} operator/key files)",
         "",
