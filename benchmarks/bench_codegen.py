@@ -7,8 +7,10 @@ Each rep runs, in fresh processes and alternating:
                       --per-operator-headers
   torchgen (sources): the same with --generate sources (registration and other .cpp files only;
                       headers are what the wheel already ships)
-  atengen:            python -m atengen generate --output_dir=OUT --cuda_output_dir=OUT_CUDA
-                      (every op, every key the installed torch can serve, one file per op)
+  atengen:            python -m atengen generate --shards=auto --output_dir=OUT
+                      --cuda_output_dir=OUT_CUDA (every op, every key the installed torch can
+                      serve, Functionalize included, sharded as aten_codegen and
+                      //:aten_generated shard by default)
 Reported: the median wall time of each, and atengen's ratio to each torchgen run. The target
 (<= 0.1x) is judged against torchgen (sources), the like-for-like run: atengen writes no headers.
 `--tiny` (what CI runs): one rep, and both sides read a copy of torch's YAML cut down to the few
@@ -84,8 +86,8 @@ def main() -> None:
                     "--generate", "sources",
                 ],
                 "atengen": [
-                    sys.executable, "-m", "atengen", "generate", f"--output_dir={tmp}/ag",
-                    f"--cuda_output_dir={tmp}/ag_cuda", *yaml_flags,
+                    sys.executable, "-m", "atengen", "generate", "--shards=auto",
+                    f"--output_dir={tmp}/ag", f"--cuda_output_dir={tmp}/ag_cuda", *yaml_flags,
                 ],
             }  # fmt: skip
             for name, cmd in runs.items():

@@ -78,7 +78,7 @@ archive, with --whole-archive.""",
     toolchains = ["@bazel_tools//tools/cpp:toolchain_type"],
 )
 
-def aten_archive_library(name, srcs, deps, copts, visibility, tags, pch = False):
+def aten_archive_library(name, srcs, deps, copts, visibility, tags, pch_deps = None):
     """Target `name`: the sources compiled by the cc_library `<name>_objects`, as its archive.
 
     Args:
@@ -88,24 +88,26 @@ def aten_archive_library(name, srcs, deps, copts, visibility, tags, pch = False)
       copts: extra compiler options.
       visibility: visibility of `name`; `<name>_objects` is private.
       tags: tags of both targets.
-      pch: every source starts with the precompiled header `<name>_pch` (pch.bzl) of the
-        headers the generated sources include first.
+      pch_deps: if given, every source starts with the precompiled header `<name>_pch`
+        (pch.bzl), compiled against these deps: those of the headers it holds (torch's and the
+        runtime's), not the library's generated headers or kernels, which change with every
+        operator edit and would rebuild it, and with it every source.
     """
-    pch_deps, all_copts = [], list(copts)
-    if pch:
+    pch_target, all_copts = [], list(copts)
+    if pch_deps != None:
         aten_pch(
             name = name + "_pch",
-            deps = deps,
+            deps = pch_deps,
             copts = copts,
             visibility = ["//visibility:private"],
             tags = tags,
         )
-        pch_deps = [":" + name + "_pch"]
+        pch_target = [":" + name + "_pch"]
         all_copts += pch_copts(name + "_pch")
     cc_library(
         name = name + "_objects",
         srcs = srcs,
-        deps = deps + pch_deps,
+        deps = deps + pch_target,
         copts = all_copts,
         alwayslink = True,
         # Only the archive lib<name>_objects.lo, which `name` passes on.

@@ -277,7 +277,7 @@ def aten_codegen(
         srcs = [":{}_cpu_srcs".format(codegen)] + srcs,
         deps = library_deps + [":" + name + "_headers"] + deps,
         copts = copts,
-        pch = pch,
+        pch_deps = library_deps if pch else None,
         visibility = visibility,
         tags = tags,
     )

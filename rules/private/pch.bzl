@@ -11,13 +11,18 @@ header it finds and uses it when the flags it was built with fit; else it parses
 holds the same #includes, so the result is the same either way (-Winvalid-pch says when that
 happens).
 
+For the flags to fit, the header is compiled with the command line of a C++ compile of the
+library that includes it: the toolchain's features and flags, --copt/--cxxopt, the library's
+copts and -fPIC, and the include paths and defines of `deps`: the targets of the headers it
+holds (torch's, the runtime's). Not the library's generated headers or kernel libraries: they
+change with every operator edit, and would rebuild the .gch, and with it every source.
+
 GCC's dependency file (.d) does not name the .gch, nor any header inside it, and Bazel's action
 cache only looks at the inputs a compile's .d names: a new torch wheel would rebuild the .gch but
 not the sources compiled with the old one. So the action also writes `<name>_stamp.h`, a comment
 with the .gch's SHA-256, which the sources include right after it (read as text, so named in
-their .d): when the .gch changes, so does the stamp, and they recompile. For the flags to fit, the header is compiled with the command line of a C++ compile of
-the library that includes it: the toolchain's features and flags, --copt/--cxxopt, the library's
-copts, and the include paths and defines of the same deps.
+their .d): when the .gch changes, so does the stamp, and they recompile. (GCC does not write the
+same .gch bytes twice, so a rebuilt .gch always recompiles the sources.)
 """
 
 load("@bazel_tools//tools/build_defs/cc:action_names.bzl", "CPP_COMPILE_ACTION_NAME")
@@ -127,7 +132,7 @@ aten_pch = rule(
         "copts": attr.string_list(doc = "The copts of the library that uses it."),
         "deps": attr.label_list(
             providers = [CcInfo],  # buildifier: disable=native-cc-info
-            doc = "The deps of the library that uses it (include paths and defines).",
+            doc = "The targets of the headers it holds (their include paths and defines).",
         ),
         "_cc_toolchain": attr.label(default = Label("@bazel_tools//tools/cpp:current_cc_toolchain")),
     },
