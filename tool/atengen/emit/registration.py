@@ -141,7 +141,12 @@ def registration_files(
             raise AtengenError(None, f"dispatch key '{key}' cannot be generated for this torch")
     files = []
     for key in keys:
-        wrapped = {id(f): w for f in functions if (w := _wrapper(model, f, key)) is not None}
+        special = key in _KEYS_WITH_GENERATED_KERNELS
+        wrapped = {
+            id(f): w
+            for f in functions
+            if (special or _names_key(model, f, key)) and (w := _wrapper(model, f, key)) is not None
+        }
         # Only operators with a kernel for this key: a shard's bytes must not depend on
         # operators it does not register (nor, with automatic sharding, their number).
         key_functions = [f for f in functions if id(f) in wrapped]
@@ -150,6 +155,28 @@ def registration_files(
             stem = shard if namespace == "aten" else f"{namespace}_{shard}"
             files.append(GeneratedFile(f"Register{key}_{stem}.cpp", text, key in tf.CUDA_KEYS))
     return files
+
+
+# The keys wrappers_for can give a kernel that neither the function's nor its structured
+# group's dispatch names. For any other key, a function whose dispatch does not name it has none.
+_KEYS_WITH_GENERATED_KERNELS = frozenset(
+    {
+        tf.FUNCTIONALIZE_KEY,
+        tf.BACKEND_SELECT_KEY,
+        "Meta",
+        "CompositeExplicitAutograd",
+        "CompositeExplicitAutogradNonFunctional",
+    }
+)
+
+
+def _names_key(model: OperatorModel, f: NativeFunction, key: str) -> bool:
+    """A quick necessary condition for wrappers_for(model, f, key) outside
+    _KEYS_WITH_GENERATED_KERNELS: a whole-YAML run asks it of ~3,000 functions for ~20 keys."""
+    if key in f.dispatch:
+        return True
+    group = model.group_of.get(id(f))
+    return group is not None and group.structured and key in group.out.dispatch
 
 
 def _wrapper(model: OperatorModel, f: NativeFunction, key: str) -> Wrapper | None:
