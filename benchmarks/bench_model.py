@@ -32,7 +32,7 @@ import sys
 import time
 from pathlib import Path
 
-from common import TINY_HELP, cpu_model, print_ratio, reject_tiny_write
+from common import STARTED_AT_COMMIT, TINY_HELP, cpu_model, print_ratio, reject_tiny_write
 
 REPO = Path(__file__).resolve().parent.parent
 TOOL = REPO / "tool"
@@ -193,7 +193,7 @@ def main(argv: list[str] | None = None) -> int:
                 f"### {stamp}{label}",
                 "",
                 f"- Command: `{f'python {rel} {flags}'.strip()}`",
-                f"- Machine: {machine()}",
+                f"- Machine: {machine()}; commit {STARTED_AT_COMMIT}",
                 f"- Software: {versions(args.python)}",
                 f"- YAML: `{args.op_yaml.name}` ({args.op_yaml.stat().st_size} bytes)",
                 "",
