@@ -105,7 +105,13 @@ PCH_ROW = "(precompiled header)"
 
 
 def key_of(name: str) -> str:
-    return name if name == PCH_ROW else name[len("Register") :].split("_", 1)[0]
+    """The report row of a source: its dispatch key; the precompiled header and the
+    kernel-signature sources (which serve every key) have rows of their own."""
+    if name == PCH_ROW:
+        return name
+    if name.startswith("Register"):
+        return name[len("Register") :].split("_", 1)[0]
+    return "(kernel signatures)"
 
 
 def main() -> None:

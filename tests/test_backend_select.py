@@ -57,6 +57,7 @@ def test_a_custom_factory_op_is_called_through_backend_select(tmp_path) -> None:
     assert main([*argv, f"--header_output_dir={inc}"]) == 0
     names = sorted(p.name for p in out.iterdir())
     assert names == [
+        "KernelSignatures_b0.cpp",
         "RegisterBackendSelect_bsops_filled.cpp",
         "RegisterCPU_bsops_filled.cpp",
         "RegisterSchema_bsops_filled.cpp",

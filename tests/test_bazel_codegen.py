@@ -63,9 +63,11 @@ def registrations(tree: Path) -> list[tuple[str, str, str, str]]:
 def test_generated_tree_covers_the_selection(aten_generated: AtenGenerated) -> None:
     files = sorted(p.name for p in aten_generated.cpu_tree.glob("*.cpp"))
     assert files, aten_generated.cpu_tree
-    # shards = "auto": per key, a power-of-two count of buckets of at most 16 operators on
-    # average; no key of the 50-op default selection needs more than 4 (b0..b3).
-    assert all(re.fullmatch(r"Register\w+_b[0-3]\.cpp", f) for f in files), files
+    # shards = "auto": per key, a power-of-two count of buckets of at most 48 operators on
+    # average, and of kernel-signature buckets of at most 32 signatures; the 50-op default
+    # selection needs no more than 4 of either (b0..b3).
+    assert all(re.fullmatch(r"(Register\w+|KernelSignatures)_b[0-3]\.cpp", f) for f in files), files
+    assert "KernelSignatures_b0.cpp" in files, files
     assert "RegisterCPU_b0.cpp" in files or "RegisterCPU_b1.cpp" in files, files
     regs = registrations(aten_generated.cpu_tree)
     assert {ns for ns, *_ in regs} == {"aten"}, regs
@@ -181,6 +183,8 @@ def test_cuda_library_compiles(summary: list[str]) -> None:
     tree = bin_dir / "aten_generated_codegen" / "cuda.cc"
     sources = sorted(p.stem for p in tree.glob("*.cpp"))
     assert any(s.startswith("RegisterCUDA_") for s in sources), sources
+    # The CUDA library instantiates its own kernels' signatures (kernel_signatures.py).
+    assert any(s.startswith("KernelSignatures_") for s in sources), sources
     assert {key for _, key, _, _ in registrations(tree)} >= {"CUDA"}
     archive = bin_dir / "libaten_generated_cuda_objects.lo"  # alwayslink: .lo
     members = subprocess.run(
@@ -340,7 +344,11 @@ def test_incremental_rebuilds(tmp_path: Path, summary: list[str]) -> None:
         # The compiled sources carry their kernel declarations inline, not as tree includes:
         # only the runtime's own headers are quoted.
         includes = {i for text in cpu0.values() for i in QUOTED_INCLUDE.findall(text)}
-        assert includes == {"atengen/runtime.h", "atengen/functionalize.h"}, includes
+        assert includes == {
+            "atengen/runtime.h",
+            "atengen/functionalize.h",
+            "atengen/kernel_signatures.h",
+        }, includes
         assert {"Autograd_scale.cpp", "Autograd_shift.cpp"} <= set(cpu0), sorted(cpu0)
         check_myops(ws)
         check_myops_autograd(ws, summary)
@@ -361,7 +369,8 @@ def test_incremental_rebuilds(tmp_path: Path, summary: list[str]) -> None:
         summary.append(f"incremental (a) rename a kernel: compiled {sorted(compiled(spawns))}")
         check_myops(ws)
 
-        # (b) Add an operator: only its new sources (and kernels.cpp) compile.
+        # (b) Add an operator: only its new sources (and kernels.cpp) compile, and the
+        # kernel-signature source that instantiates its signature, which no other op has.
         ws.edit(
             "ops.yaml",
             "    CompositeExplicitAutograd: shift_composite\n",
@@ -380,6 +389,7 @@ def test_incremental_rebuilds(tmp_path: Path, summary: list[str]) -> None:
         want = expected_compiles(cpu1, cpu2)
         assert want == {
             "kernels.cpp",
+            "KernelSignatures_b0.cpp",
             "RegisterCPU_myops_twice.cpp",
             "RegisterSchema_myops_twice.cpp",
         }

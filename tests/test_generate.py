@@ -68,9 +68,11 @@ def test_one_op_edit_changes_only_its_shards(tmp_path, shards):
     base = tree(out)
     # one file per (key, shard): CPU for all four roots, CEA for alpha and the
     # generated beta.out, Meta for gamma and for the in-place beta_ (no Meta kernel of its
-    # own: the no-op in-place Meta kernel), Functionalize for beta_ and beta.out
+    # own: the no-op in-place Meta kernel), Functionalize for beta_ and beta.out; and the
+    # kernel signatures' one file (the edits below bring no new signature)
     if shards == "0":
         assert set(base) == {
+            "KernelSignatures_b0.cpp",
             "RegisterCPU_alpha.cpp",
             "RegisterCPU_beta.cpp",
             "RegisterCPU_gamma.cpp",
@@ -109,6 +111,50 @@ def test_one_op_edit_changes_only_its_shards(tmp_path, shards):
     assert len(diff) == 1
     if shards == "0":
         assert diff == {"RegisterCPU_delta.cpp"} and "RegisterCPU_delta.cpp" not in tree(out4)
+
+
+def test_kernel_signatures_are_instantiated_once(tmp_path):
+    """Registration sources only declare atengen::kernel<Signature>; the KernelSignatures
+    files instantiate it, each signature once. An op that brings a new signature changes its
+    own shard and one signature file; one that shares a signature changes only its shard."""
+    r, out = generate(tmp_path, OPS, "base", "--shards=0")
+    assert r.returncode == 0, r.stderr
+    base = tree(out)
+    assert "atengen::kernel(&wrapper_CPU_delta)" in (out / "RegisterCPU_delta.cpp").read_text()
+    assert "TORCH_FN" not in "".join(p.read_text() for p in out.glob("*.cpp"))
+    signatures = [
+        line.split(" = ", 1)[1].rstrip(";")
+        for p in out.glob("KernelSignatures_*.cpp")
+        for line in p.read_text().splitlines()
+        if line.startswith("using atg_signature_")
+    ]
+    # alpha, delta and CEA's alpha: Tensor(Tensor); gamma; beta (SymInt); beta_ (in place,
+    # CPU and the no-op Meta kernel); beta.out (generated; Functionalize too).
+    assert sorted(signatures) == [
+        "at::Tensor & (at::Tensor &, c10::SymInt)",
+        "at::Tensor & (const at::Tensor &, c10::SymInt, at::Tensor &)",
+        "at::Tensor (const at::Tensor &)",
+        "at::Tensor (const at::Tensor &, c10::SymInt)",
+        "at::Tensor (const at::Tensor &, const at::Scalar &)",
+    ]
+
+    shared = OPS + "- func: zeta(Tensor self) -> Tensor\n  dispatch:\n    CPU: zeta_cpu\n"
+    r, out2 = generate(tmp_path, shared, "shared", "--shards=0")
+    assert r.returncode == 0, r.stderr
+    assert changed(base, tree(out2)) == {"RegisterCPU_zeta.cpp"}
+
+    new = (
+        OPS
+        + "- func: eta(Tensor self, float x, int[] y) -> Tensor\n  dispatch:\n    CPU: eta_cpu\n"
+    )
+    r, out3 = generate(tmp_path, new, "new", "--shards=0")
+    assert r.returncode == 0, r.stderr
+    diff = changed(base, tree(out3))
+    assert len(diff) == 2 and "RegisterCPU_eta.cpp" in diff, diff
+    (sig_file,) = diff - {"RegisterCPU_eta.cpp"}
+    assert sig_file.startswith("KernelSignatures_b"), diff
+    text = (out3 / sig_file).read_text()
+    assert "= at::Tensor (const at::Tensor &, double, at::IntArrayRef);" in text, text
 
 
 def cpu_ops(names: list[str]) -> str:

@@ -11,3 +11,9 @@ without importing the emitters) and atengen.emit.shards (which applies them)."""
 # `--shards=0` makes that ~1.3 s.
 AUTO = "auto"
 AUTO_OPERATORS_PER_BUCKET = 48
+
+# The kernel-signature sources (atengen.emit.kernel_signatures): the fewest power-of-two buckets
+# of at most this many signatures on average. A signature costs ~60 ms to instantiate (g++, no
+# -O), so a bucket compiles in ~1 s (the precompiled header) plus ~1-2 s; it recompiles only when
+# an edit brings or removes a signature of its own.
+AUTO_SIGNATURES_PER_BUCKET = 32

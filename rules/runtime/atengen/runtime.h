@@ -13,7 +13,23 @@
 #include <tuple>
 #include <vector>
 
+namespace torch {
+class CppFunction;
+}  // namespace torch
+
 namespace atengen {
+
+// What a registration source passes to m.impl() for a kernel of this C++
+// function type: torch::CppFunction(fn). Only declared here: each generated
+// library's KernelSignatures_*.cpp instantiate it, once per signature, from
+// "atengen/kernel_signatures.h". Defining it here would instantiate torch's
+// boxing and schema-inference templates in every source for every kernel
+// (most of what a registration source costs to compile), where the sources
+// of a whole op YAML share about a thousand signatures among four thousand
+// kernels. A plain function pointer, not TORCH_FN: that would make a distinct
+// instantiation per kernel. The price is one indirect call per dispatch.
+template <typename Signature>
+torch::CppFunction kernel(Signature* fn);
 
 // Typed handle to an operator, looked up once by the caller (a static).
 template <typename Signature>

@@ -12,12 +12,24 @@ def wrapper_name(key: str, f: NativeFunction) -> str:
 
 
 def wrapper_params(f: NativeFunction) -> tuple[str, ...]:
-    """The wrapper's parameters: exactly the dispatcher signature, so TORCH_FN can check it."""
-    return tuple(a.decl() for a in cpp_arguments(f.func, dispatcher_options(f)))
+    """The wrapper's parameters: exactly the dispatcher signature, so the dispatcher can check it."""
+    return wrapper_declaration(f)[1]
 
 
 def wrapper_returns(f: NativeFunction) -> str:
     return returns_type(f.func.returns, dispatcher_options(f))
+
+
+def wrapper_declaration(f: NativeFunction) -> tuple[str, tuple[str, ...], str]:
+    """(return type, parameters, C++ function type) of the wrapper, from one pass over the
+    arguments (a whole-YAML run makes ~8,000 wrappers). The function type,
+    `at::Tensor (const at::Tensor &)`, is what `atengen::kernel<Signature>` is instantiated for
+    (see emit/kernel_signatures.py)."""
+    opts = dispatcher_options(f)
+    args = cpp_arguments(f.func, opts)
+    returns = returns_type(f.func.returns, opts)
+    signature = f"{returns} ({', '.join(a.type for a in args)})"
+    return returns, tuple(a.decl() for a in args), signature
 
 
 def native_declaration(f: NativeFunction, kernel: str, *, symint: bool | None = None) -> str:

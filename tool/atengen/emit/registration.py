@@ -16,6 +16,7 @@ from collections.abc import Iterable
 
 from atengen import torch_facts as tf
 from atengen.emit.functionalize import mutation_call, view_call, view_copy_call
+from atengen.emit.kernel_signatures import signature_files
 from atengen.emit.output import GeneratedFile
 from atengen.emit.shards import Sharding
 from atengen.emit.templates import render
@@ -135,11 +136,13 @@ def registration_files(
     keys: list[str],
     sharding: Sharding,
 ) -> list[GeneratedFile]:
-    """One file per (key, namespace, shard) that registers at least one kernel."""
+    """One file per (key, namespace, shard) that registers at least one kernel, and the
+    kernel-signature files of the CPU-side and of the CUDA library (see kernel_signatures)."""
     for key in keys:
         if key in tf.UNSERVABLE_KEYS or key not in tf.SERVABLE_KEYS:
             raise AtengenError(None, f"dispatch key '{key}' cannot be generated for this torch")
     files = []
+    signatures: dict[bool, set[str]] = {False: set(), True: set()}
     for key in keys:
         special = key in _KEYS_WITH_GENERATED_KERNELS
         wrapped = {
@@ -150,10 +153,13 @@ def registration_files(
         # Only operators with a kernel for this key: a shard's bytes must not depend on
         # operators it does not register (nor, with automatic sharding, their number).
         key_functions = [f for f in functions if id(f) in wrapped]
+        signatures[key in tf.CUDA_KEYS].update(wrapped[id(f)].signature for f in key_functions)
         for (namespace, shard), fns in sharding.group(key_functions):
             text = _shard_text(key, namespace, [(f, wrapped[id(f)]) for f in fns])
             stem = shard if namespace == "aten" else f"{namespace}_{shard}"
             files.append(GeneratedFile(f"Register{key}_{stem}.cpp", text, key in tf.CUDA_KEYS))
+    for cuda in (False, True):
+        files += signature_files(signatures[cuda], cuda)
     return files
 
 

@@ -3,8 +3,8 @@
 Locals of the generated wrappers are prefixed `atg_` so that they cannot shadow an
 operator argument (ops have arguments named `target`, `result`, `out`, ...).
 
-A wrapper has exactly the dispatcher signature of its op (so ``TORCH_FN`` can
-check it against the registered schema) and adapts to the kernel's own API:
+A wrapper has exactly the dispatcher signature of its op (so that the dispatcher
+can check it against the registered schema) and adapts to the kernel's own API:
 ``at::native::<kernel>`` for ordinary kernels, the ``structured_<kernel>``
 meta/impl classes for structured ones, and our own bodies for the variants
 the generator invented.
@@ -24,9 +24,8 @@ from atengen.emit.calls import (
 )
 from atengen.emit.declarations import (
     dispatch_kernel_declaration,
+    wrapper_declaration,
     wrapper_name,
-    wrapper_params,
-    wrapper_returns,
 )
 from atengen.emit.device import device_handling
 from atengen.emit.functionalize import MutationCall, ViewCall, ViewCopyCall
@@ -48,6 +47,7 @@ class Wrapper:
     cpp_name: str  # wrapper_CPU_add_Tensor
     returns: str
     params: tuple[str, ...]  # "const at::Tensor & self", ...
+    signature: str  # the C++ function type: "at::Tensor (const at::Tensor &)"
     # kind-specific fields, read by the template
     call: str = ""  # direct: the kernel call expression; inplace_meta: the mutated argument
     # direct kernels of custom namespaces: (C++ namespace, declaration), written
@@ -117,12 +117,14 @@ class GeneratedCall:
 
 
 def make_wrapper(f: NativeFunction, key: str, kind: str, **kw) -> Wrapper:
+    returns, params, signature = wrapper_declaration(f)
     return Wrapper(
         kind=kind,
         op_name=str(f.name),
         cpp_name=wrapper_name(key, f),
-        returns=wrapper_returns(f),
-        params=wrapper_params(f),
+        returns=returns,
+        params=params,
+        signature=signature,
         **kw,
     )
 

@@ -121,8 +121,8 @@ at::Tensor & wrapper_CPU_add__Tensor(at::Tensor & self, const at::Tensor & other
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, CPU, m) {
-  m.impl("abs.out", TORCH_FN(wrapper_CPU_abs_out));
-  m.impl("add.Tensor", TORCH_FN(wrapper_CPU_add_Tensor));
-  m.impl("add.out", TORCH_FN(wrapper_CPU_add_out));
-  m.impl("add_.Tensor", TORCH_FN(wrapper_CPU_add__Tensor));
+  m.impl("abs.out", atengen::kernel(&wrapper_CPU_abs_out));
+  m.impl("add.Tensor", atengen::kernel(&wrapper_CPU_add_Tensor));
+  m.impl("add.out", atengen::kernel(&wrapper_CPU_add_out));
+  m.impl("add_.Tensor", atengen::kernel(&wrapper_CPU_add__Tensor));
 }

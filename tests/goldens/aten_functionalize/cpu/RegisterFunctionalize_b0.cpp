@@ -162,10 +162,10 @@ at::Tensor & wrapper_Functionalize_add__Tensor(at::Tensor & self, const at::Tens
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, Functionalize, m) {
-  m.impl("abs.out", TORCH_FN(wrapper_Functionalize_abs_out));
-  m.impl("abs_", TORCH_FN(wrapper_Functionalize_abs_));
-  m.impl("add.Scalar_out", TORCH_FN(wrapper_Functionalize_add_Scalar_out));
-  m.impl("add.out", TORCH_FN(wrapper_Functionalize_add_out));
-  m.impl("add_.Scalar", TORCH_FN(wrapper_Functionalize_add__Scalar));
-  m.impl("add_.Tensor", TORCH_FN(wrapper_Functionalize_add__Tensor));
+  m.impl("abs.out", atengen::kernel(&wrapper_Functionalize_abs_out));
+  m.impl("abs_", atengen::kernel(&wrapper_Functionalize_abs_));
+  m.impl("add.Scalar_out", atengen::kernel(&wrapper_Functionalize_add_Scalar_out));
+  m.impl("add.out", atengen::kernel(&wrapper_Functionalize_add_out));
+  m.impl("add_.Scalar", atengen::kernel(&wrapper_Functionalize_add__Scalar));
+  m.impl("add_.Tensor", atengen::kernel(&wrapper_Functionalize_add__Tensor));
 }

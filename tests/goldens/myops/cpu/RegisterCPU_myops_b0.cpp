@@ -31,7 +31,7 @@ at::Tensor wrapper_CPU_shift(const at::Tensor & self, const at::Scalar & amount,
 }  // namespace
 
 TORCH_LIBRARY_IMPL(myops, CPU, m) {
-  m.impl("scale", TORCH_FN(wrapper_CPU_scale));
-  m.impl("scale_", TORCH_FN(wrapper_CPU_scale_));
-  m.impl("shift", TORCH_FN(wrapper_CPU_shift));
+  m.impl("scale", atengen::kernel(&wrapper_CPU_scale));
+  m.impl("scale_", atengen::kernel(&wrapper_CPU_scale_));
+  m.impl("shift", atengen::kernel(&wrapper_CPU_shift));
 }

@@ -27,6 +27,6 @@ at::Tensor wrapper_CompositeExplicitAutograd_shift(const at::Tensor & self, cons
 }  // namespace
 
 TORCH_LIBRARY_IMPL(myops, CompositeExplicitAutograd, m) {
-  m.impl("scale.out", TORCH_FN(wrapper_CompositeExplicitAutograd_scale_out));
-  m.impl("shift", TORCH_FN(wrapper_CompositeExplicitAutograd_shift));
+  m.impl("scale.out", atengen::kernel(&wrapper_CompositeExplicitAutograd_scale_out));
+  m.impl("shift", atengen::kernel(&wrapper_CompositeExplicitAutograd_shift));
 }

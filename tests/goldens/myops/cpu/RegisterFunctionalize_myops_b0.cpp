@@ -57,6 +57,6 @@ at::Tensor & wrapper_Functionalize_scale_(at::Tensor & self, double factor) {
 }  // namespace
 
 TORCH_LIBRARY_IMPL(myops, Functionalize, m) {
-  m.impl("scale.out", TORCH_FN(wrapper_Functionalize_scale_out));
-  m.impl("scale_", TORCH_FN(wrapper_Functionalize_scale_));
+  m.impl("scale.out", atengen::kernel(&wrapper_Functionalize_scale_out));
+  m.impl("scale_", atengen::kernel(&wrapper_Functionalize_scale_));
 }

@@ -16,5 +16,5 @@ at::Tensor & wrapper_Meta_scale_(at::Tensor & self, double factor) {
 }  // namespace
 
 TORCH_LIBRARY_IMPL(myops, Meta, m) {
-  m.impl("scale_", TORCH_FN(wrapper_Meta_scale_));
+  m.impl("scale_", atengen::kernel(&wrapper_Meta_scale_));
 }

@@ -234,7 +234,7 @@ def root(context, missing=missing):
             pass
             yield '  m.impl("'
             yield str(environment.getattr(l_1_w, 'op_name'))
-            yield '", TORCH_FN('
+            yield '", atengen::kernel(&'
             yield str(environment.getattr(l_1_w, 'cpp_name'))
             yield '));\n'
         l_1_w = missing

@@ -1,0 +1,55 @@
+"""Sources that instantiate, once per C++ signature, the code that registers a kernel.
+
+Registering a kernel (``m.impl(name, fn)``) instantiates torch's boxing and
+schema-inference templates for the kernel's C++ function type; at -O0 that is
+most of a registration source's compile time (~60 ms per kernel), paid again in
+every source for every kernel, although the whole op YAML has about a thousand
+distinct signatures for four thousand registrations. So the registration
+sources call ``atengen::kernel(&wrapper)``, which ``atengen/runtime.h`` only
+declares, and the files written here instantiate it (explicit instantiation
+definitions, from ``atengen/kernel_signatures.h``) once per signature: a
+registration source then compiles in a fraction of the time, and editing an
+operator recompiles its own shard and, only when it brings a signature no other
+operator has, one of these.
+
+A signature goes to a bucket by a stable hash of its text, so a file depends
+only on the signatures in it; the bucket count is the fewest power of two that
+holds at most AUTO_SIGNATURES_PER_BUCKET signatures on average.
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import Iterable
+
+from atengen.emit.output import GeneratedFile
+from atengen.emit.templates import render
+from atengen.shard_settings import AUTO_SIGNATURES_PER_BUCKET
+
+
+def bucket_count(signatures: int) -> int:
+    buckets = 1
+    while signatures > buckets * AUTO_SIGNATURES_PER_BUCKET:
+        buckets *= 2
+    return buckets
+
+
+def signature_files(signatures: Iterable[str], cuda: bool) -> list[GeneratedFile]:
+    """`KernelSignatures_b<i>.cpp` files instantiating atengen::kernel for `signatures`
+    (for the CUDA library's tree when `cuda`)."""
+    unique = sorted(set(signatures))
+    if not unique:
+        return []
+    buckets = bucket_count(len(unique))
+    width = len(str(buckets - 1))
+    by_bucket: dict[int, list[str]] = {}
+    for s in unique:
+        by_bucket.setdefault(zlib.crc32(s.encode()) % buckets, []).append(s)
+    return [
+        GeneratedFile(
+            f"KernelSignatures_b{i:0{width}d}.cpp",
+            render("kernel_signatures.cpp.j2", signatures=sigs),
+            cuda,
+        )
+        for i, sigs in sorted(by_bucket.items())
+    ]
