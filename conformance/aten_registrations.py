@@ -6,7 +6,8 @@ what `atengen generate` registers for the same YAML.
 torchgen (the oracle, installed with the wheel) runs as `python -m torchgen.gen --generate
 sources` over its packaged ATen; atengen as `atengen generate --ops=all --keys=auto` (CPU-side
 and CUDA keys, and Functionalize). Each side's `m.impl("<op>", ...)` calls are read from its
-Register*.cpp files, per `TORCH_LIBRARY_IMPL(aten, <Key>, m)` block. For every key the script
+Register*.cpp files, per `TORCH_LIBRARY_IMPL(aten, <Key>, m)` block (atengen's
+`ATENGEN_LIBRARY_IMPL`, its equivalent). For every key the script
 prints how many registrations each side has, the ones torchgen has and atengen lacks (missing)
 and the reverse (extra). A registration atengen leaves out on purpose is listed as left out,
 with its reason, not counted as missing: its kernel is an at::native function the wheel does
@@ -36,7 +37,7 @@ sys.path.insert(0, str(REPO / "tool"))
 sys.path.insert(0, str(REPO / "conformance"))
 from shared import append_result  # noqa: E402
 
-BLOCK = re.compile(r"TORCH_LIBRARY_IMPL\(\s*aten\s*,\s*(\w+)\s*,\s*m\s*\)\s*\{")
+BLOCK = re.compile(r"(?:TORCH|ATENGEN)_LIBRARY_IMPL\(\s*aten\s*,\s*(\w+)\s*,\s*m\s*\)\s*\{")
 IMPL = re.compile(r'm\.impl\(\s*"([^"]+)"')
 
 

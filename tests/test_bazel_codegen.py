@@ -34,7 +34,9 @@ pytestmark = pytest.mark.bazel
 INCREMENTAL = REPO / "tests" / "incremental"
 CUSTOM_OPS = REPO / "tests" / "data" / "custom_ops"
 
-IMPL_BLOCK = re.compile(r"^TORCH_LIBRARY_IMPL\((\w+), (\w+), m\) \{\n(.*?)^\}", re.M | re.S)
+IMPL_BLOCK = re.compile(
+    r"^(?:TORCH|ATENGEN)_LIBRARY_IMPL\((\w+), (\w+), m\) \{\n(.*?)^\}", re.M | re.S
+)
 IMPL_LINE = re.compile(r'm\.impl\("([^"]+)"')
 QUOTED_INCLUDE = re.compile(r'^#include "([^"]+)"', re.M)
 
@@ -101,22 +103,33 @@ def dependency_files(bin_dir: Path, library: str) -> dict[str, list[str]]:
 
 
 def test_sources_compile_with_the_precompiled_header(aten_generated: AtenGenerated) -> None:
-    """GCC used //:aten_generated_pch for every generated source: their .d files name no header
-    it holds (a source that parsed ATen/core/Tensor.h itself would), and name the stamp that
-    makes them recompile when the .gch changes (pch.bzl)."""
-    pch_dir = aten_generated.bin / "aten_generated_pch_pch"
-    gch = pch_dir / "aten_generated_pch.h.gch"
-    assert gch.stat().st_size > 10_000_000, gch
-    stamp = (pch_dir / "aten_generated_pch_stamp.h").read_text()
-    assert re.fullmatch(r"// [0-9a-f]{64}\n", stamp), stamp
+    """GCC used one of //:aten_generated_pch (full) and //:aten_generated_pch_light for every
+    generated source, the one the source names: their .d files name no header it holds (a source
+    that parsed ATen/core/Tensor.h itself would), and name its stamp, which makes them recompile
+    when the .gch changes (pch.bzl). Registration sources that need no dispatcher take the light
+    one."""
+    stamps = {}
+    for kind, target in [("FULL", "aten_generated_pch"), ("LIGHT", "aten_generated_pch_light")]:
+        pch_dir = aten_generated.bin / f"{target}_pch"
+        gch = pch_dir / f"{target}.h.gch"
+        assert gch.stat().st_size > 10_000_000, gch
+        stamp = (pch_dir / f"{target}_stamp.h").read_text()
+        assert re.fullmatch(r"// [0-9a-f]{64}\n", stamp), stamp
+        stamps[kind] = f"/{target}_stamp.h"
     # (The output base may also hold .d files of earlier builds' sources, e.g. another --//:aten_ops.)
     deps = dependency_files(aten_generated.bin, "aten_generated_objects")
-    sources = sorted(p.stem for p in aten_generated.cpu_tree.glob("*.cpp"))
-    assert sources and not set(sources) - set(deps), sorted(set(sources) - set(deps))
-    for name in sources:
-        paths = deps[name]
-        assert not [p for p in paths if p.endswith("ATen/core/Tensor.h")], name
-        assert any(p.endswith("/aten_generated_pch_stamp.h") for p in paths), (name, paths[:5])
+    sources = sorted(aten_generated.cpu_tree.glob("*.cpp"))
+    names = [p.stem for p in sources]
+    assert names and not set(names) - set(deps), sorted(set(names) - set(deps))
+    kinds = {}
+    for path in sources:
+        paths = deps[path.stem]
+        kind = re.search(r"^#ifdef ATENGEN_PCH_(FULL|LIGHT)$", path.read_text(), re.M).group(1)
+        kinds.setdefault(kind, []).append(path.stem)
+        assert not [p for p in paths if p.endswith("ATen/core/Tensor.h")], path.stem
+        assert any(p.endswith(stamps[kind]) for p in paths), (path.stem, paths[:5])
+    assert any(n.startswith("RegisterCPU_") for n in kinds["LIGHT"]), kinds
+    assert any(n.startswith("KernelSignatures_") for n in kinds["FULL"]), kinds
 
 
 # Ops of aten_ops.txt that the comparison does not call, with the reason. (None so far: every

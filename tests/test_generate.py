@@ -114,13 +114,14 @@ def test_one_op_edit_changes_only_its_shards(tmp_path, shards):
 
 
 def test_kernel_signatures_are_instantiated_once(tmp_path):
-    """Registration sources only declare atengen::kernel<Signature>; the KernelSignatures
-    files instantiate it, each signature once. An op that brings a new signature changes its
+    """Registration sources only declare atengen::LibraryRef::impl<Signature>; the
+    KernelSignatures files instantiate it, each signature once. An op that brings a new signature changes its
     own shard and one signature file; one that shares a signature changes only its shard."""
     r, out = generate(tmp_path, OPS, "base", "--shards=0")
     assert r.returncode == 0, r.stderr
     base = tree(out)
-    assert "atengen::kernel(&wrapper_CPU_delta)" in (out / "RegisterCPU_delta.cpp").read_text()
+    delta = (out / "RegisterCPU_delta.cpp").read_text()
+    assert 'ATENGEN_LIBRARY_IMPL(aten, CPU, m) {\n  m.impl("delta", &wrapper_CPU_delta);' in delta
     assert "TORCH_FN" not in "".join(p.read_text() for p in out.glob("*.cpp"))
     signatures = [
         line.split(" = ", 1)[1].rstrip(";")

@@ -4,7 +4,7 @@ alwayslink archive of the compiled sources, and lib<name>.so for torch.ops.load_
 
 load("@rules_cc//cc:defs.bzl", "cc_binary", "cc_library")
 load(":cc_toolchain.bzl", "cc_toolchain_and_features")
-load(":pch.bzl", "aten_pch", "pch_copts")
+load(":pch.bzl", "aten_pch", "pch_defines", "pch_include_copts")
 
 def labels(names):
     """Labels resolved in rules_aten's repository, whichever workspace calls the macro."""
@@ -17,30 +17,31 @@ def torch_deps():
 # buildifier: disable=native-cc-common
 # buildifier: disable=native-cc-info
 def _aten_archive_impl(ctx):
-    library = ctx.attr.library
-    cc_info = library[CcInfo]
     cc_toolchain, feature_configuration = cc_toolchain_and_features(ctx)
 
-    # The library's own linker input, with the archive instead of the object files; the
-    # library's deps are linked after it (from `deps`, the same list).
+    # The libraries' own linker inputs, with their archives instead of the object files; the
+    # libraries' deps are linked after them (from `deps`, the same list).
     archives = []
     libraries = []
-    for linker_input in cc_info.linking_context.linker_inputs.to_list():
-        if linker_input.owner != library.label:
-            continue
-        for lib in linker_input.libraries:
-            libraries.append(cc_common.create_library_to_link(
-                actions = ctx.actions,
-                feature_configuration = feature_configuration,
-                cc_toolchain = cc_toolchain,
-                static_library = lib.static_library,
-                pic_static_library = lib.pic_static_library,
-                alwayslink = lib.alwayslink,
-            ))
-            archives += [f for f in [lib.pic_static_library, lib.static_library] if f]
+    for library in ctx.attr.libraries:
+        for linker_input in library[CcInfo].linking_context.linker_inputs.to_list():
+            if linker_input.owner != library.label:
+                continue
+            for lib in linker_input.libraries:
+                libraries.append(cc_common.create_library_to_link(
+                    actions = ctx.actions,
+                    feature_configuration = feature_configuration,
+                    cc_toolchain = cc_toolchain,
+                    static_library = lib.static_library,
+                    pic_static_library = lib.pic_static_library,
+                    alwayslink = lib.alwayslink,
+                ))
+                archives += [f for f in [lib.pic_static_library, lib.static_library] if f]
     linker_input = cc_common.create_linker_input(owner = ctx.label, libraries = depset(libraries))
     own = CcInfo(
-        compilation_context = cc_info.compilation_context,
+        compilation_context = cc_common.merge_cc_infos(
+            cc_infos = [library[CcInfo] for library in ctx.attr.libraries],
+        ).compilation_context,
         linking_context = cc_common.create_linking_context(linker_inputs = depset([linker_input])),
     )
     return [
@@ -53,7 +54,7 @@ def _aten_archive_impl(ctx):
 
 _aten_archive = rule(
     implementation = _aten_archive_impl,
-    doc = """A cc_library whose sources are tree artifacts, re-exported as its archive alone.
+    doc = """cc_libraries whose sources are tree artifacts, re-exported as their archives alone.
 
 Building it builds the archive; depending on it links the archive whole, then `deps`.
 
@@ -67,10 +68,10 @@ archive, with --whole-archive.""",
             providers = [CcInfo],  # buildifier: disable=native-cc-info
             doc = "The library's deps, linked after it.",
         ),
-        "library": attr.label(
+        "libraries": attr.label_list(
             mandatory = True,
             providers = [CcInfo],  # buildifier: disable=native-cc-info
-            doc = "A cc_library with alwayslink = True and linkstatic = True.",
+            doc = "cc_libraries with alwayslink = True and linkstatic = True.",
         ),
         "_cc_toolchain": attr.label(default = Label("@bazel_tools//tools/cpp:current_cc_toolchain")),
     },
@@ -78,50 +79,73 @@ archive, with --whole-archive.""",
     toolchains = ["@bazel_tools//tools/cpp:toolchain_type"],
 )
 
-def aten_archive_library(name, srcs, deps, copts, visibility, tags, pch_deps = None):
+def aten_archive_library(name, srcs, deps, copts, visibility, tags, generated_srcs = [], pch_deps = None):
     """Target `name`: the sources compiled by the cc_library `<name>_objects`, as its archive.
 
     Args:
       name: the target that others depend on (see _aten_archive).
-      srcs: sources, tree artifacts among them.
+      srcs: sources, hand-written or generated.
       deps: cc_library deps of the sources, linked after the archive.
       copts: extra compiler options.
-      visibility: visibility of `name`; `<name>_objects` is private.
-      tags: tags of both targets.
-      pch_deps: if given, every source starts with the precompiled header `<name>_pch`
-        (pch.bzl), compiled against these deps: those of the headers it holds (torch's and the
-        runtime's), not the library's generated headers or kernels, which change with every
-        operator edit and would rebuild it, and with it every source.
+      visibility: visibility of `name`; the other targets are private.
+      tags: tags of all targets.
+      generated_srcs: aten_codegen's generated sources (tree artifacts), which name the
+        precompiled header they start with (pch.bzl).
+      pch_deps: if given, the precompiled headers `<name>_pch` (full) and `<name>_pch_light` are
+        built against these deps: those of the headers they hold (torch's and the runtime's),
+        not the library's generated headers or kernels, which change with every operator edit
+        and would rebuild them, and with them every source. `generated_srcs` are offered both;
+        `srcs`, then compiled by `<name>_srcs_objects`, start with the full one.
     """
-    pch_target, all_copts = [], list(copts)
-    if pch_deps != None:
-        aten_pch(
-            name = name + "_pch",
-            deps = pch_deps,
-            copts = copts,
-            visibility = ["//visibility:private"],
-            tags = tags,
-        )
-        pch_target = [":" + name + "_pch"]
-        all_copts += pch_copts(name + "_pch")
-    cc_library(
-        name = name + "_objects",
-        srcs = srcs,
-        deps = deps + pch_target,
-        copts = all_copts,
-        alwayslink = True,
-        # Only the archive lib<name>_objects.lo, which `name` passes on.
-        linkstatic = True,
-        visibility = ["//visibility:private"],
-        tags = tags,
-    )
+    if pch_deps == None:
+        libraries = [_objects_library(name + "_objects", generated_srcs + srcs, deps, copts, tags)]
+    else:
+        full, light = name + "_pch", name + "_pch_light"
+        for pch, kind in [(full, "full"), (light, "light")]:
+            aten_pch(
+                name = pch,
+                kind = kind,
+                deps = pch_deps,
+                copts = copts,
+                visibility = ["//visibility:private"],
+                tags = tags,
+            )
+        libraries = [_objects_library(
+            name + "_objects",
+            generated_srcs,
+            deps + [":" + full, ":" + light],
+            copts + pch_defines(full, "full") + pch_defines(light, "light"),
+            tags,
+        )]
+        if srcs:
+            libraries.append(_objects_library(
+                name + "_srcs_objects",
+                srcs,
+                deps + [":" + full],
+                copts + pch_include_copts(full),
+                tags,
+            ))
     _aten_archive(
         name = name,
-        library = ":" + name + "_objects",
+        libraries = libraries,
         deps = deps,
         visibility = visibility,
         tags = tags,
     )
+
+def _objects_library(name, srcs, deps, copts, tags):
+    """A private cc_library of sources for _aten_archive; returns its label."""
+    cc_library(
+        name = name,
+        srcs = srcs,
+        deps = deps,
+        copts = copts,
+        alwayslink = True,
+        linkstatic = True,
+        visibility = ["//visibility:private"],
+        tags = tags,
+    )
+    return ":" + name
 
 def aten_shared_library(name, visibility, tags):
     """`lib<name>.so` of the library `name`, for torch.ops.load_library.

@@ -245,10 +245,11 @@ def aten_codegen(
       srcs: extra kernel sources compiled into N.
       cuda: generate and compile the CUDA keys' registrations (when a toolkit exists).
       copts: extra compiler options for N and N_cuda.
-      pch: compile N's sources (`srcs` too) with a precompiled header of the headers every
-        generated source starts with (ATen/core/Tensor.h, torch/library.h, atengen/runtime.h),
-        built once by the target N_pch: about 2 of the ~3.5 CPU seconds each source spends on
-        them. Tested with GCC; set False to compile without it.
+      pch: compile N's sources (`srcs` too) with GCC precompiled headers of the headers the
+        generated sources start with, built once by the targets N_pch (ATen/core/Tensor.h,
+        torch/library.h, atengen/runtime.h) and N_pch_light (the same without torch/library.h,
+        for the registration sources that need no dispatcher): see rules/private/pch.bzl.
+        Tested with GCC; set False to compile without them.
       visibility: visibility of the targets.
       tags: tags of the targets.
     """
@@ -274,7 +275,8 @@ def aten_codegen(
     library_deps = labels(["//rules/runtime"]) + torch_deps()
     aten_archive_library(
         name = name,
-        srcs = [":{}_cpu_srcs".format(codegen)] + srcs,
+        generated_srcs = [":{}_cpu_srcs".format(codegen)],
+        srcs = srcs,
         deps = library_deps + [":" + name + "_headers"] + deps,
         copts = copts,
         pch_deps = library_deps if pch else None,
@@ -285,7 +287,8 @@ def aten_codegen(
     if use_cuda:
         aten_archive_library(
             name = name + "_cuda",
-            srcs = [":{}_cuda_srcs".format(codegen)],
+            generated_srcs = [":{}_cuda_srcs".format(codegen)],
+            srcs = [],
             deps = library_deps + labels(["@local_cuda//:cuda_headers"]) + [":" + name + "_headers"] + deps,
             copts = copts,
             visibility = visibility,

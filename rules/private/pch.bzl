@@ -1,17 +1,27 @@
-"""aten_pch: a GCC precompiled header of the headers every generated source starts with.
+"""aten_pch: GCC precompiled headers of the headers the generated sources start with.
 
-Every generated source begins with <ATen/core/Tensor.h>, <torch/library.h> and
-"atengen/runtime.h". Parsing them costs about 3.4 CPU seconds per source, more than most shards'
-own code; a one-operator edit paid it again for the one source it recompiled, and a build of many
-small shards paid it per shard. Compiled once into `<name>.h.gch` by its own action (cached, and
-remote-cacheable, like any other), loading it costs about a third of that.
+Parsing torch's headers costs more than most generated sources' own code, so aten_codegen
+compiles them once per library, in two variants, each by its own action (cached, and
+remote-cacheable, like any other):
 
-A source uses it through `-include <name>.h` (pch_copts): GCC looks for `<name>.h.gch` beside the
-header it finds and uses it when the flags it was built with fit; else it parses `<name>.h`, which
-holds the same #includes, so the result is the same either way (-Winvalid-pch says when that
-happens).
+  full   <ATen/core/Tensor.h>, <torch/library.h>, "atengen/runtime.h": for the sources that
+         need the dispatcher (Functionalize and BackendSelect kernels, typed handles, the
+         kernel-signature and autograd sources) and for the library's own `srcs`;
+  light  <ATen/core/Tensor.h>, "atengen/runtime.h": for the other registration sources. Loading
+         the full one costs about 0.9 CPU s per source even when nothing of it is used (GCC
+         instantiates the dispatcher headers' pending templates at the end of every translation
+         unit); the light one about 0.2 s.
 
-For the flags to fit, the header is compiled with the command line of a C++ compile of the
+GCC uses a precompiled header only when it comes before the first C token, so one command line
+cannot offer both through `-include`. A generated source names its variant itself: it starts
+with `#include ATENGEN_PCH_<KIND>` and `#include ATENGEN_PCH_<KIND>_STAMP` inside
+`#ifdef ATENGEN_PCH_<KIND>`, and pch_defines() defines those macros for the library's generated
+sources (outside Bazel, without them, the lines do nothing). The library's `srcs` get the full one
+through `-include` (pch_include_copts()). GCC looks for `<header>.gch` beside the header it finds
+and uses it when the flags it was built with fit; else it parses the header, which holds the same
+#includes, so the result is the same either way (-Winvalid-pch says when that happens).
+
+For the flags to fit, a header is compiled with the command line of a C++ compile of the
 library that includes it: the toolchain's features and flags, --copt/--cxxopt, the library's
 copts and -fPIC, and the include paths and defines of `deps`: the targets of the headers it
 holds (torch's, the runtime's). Not the library's generated headers or kernel libraries: they
@@ -28,12 +38,18 @@ same .gch bytes twice, so a rebuilt .gch always recompiles the sources.)
 load("@bazel_tools//tools/build_defs/cc:action_names.bzl", "CPP_COMPILE_ACTION_NAME")
 load(":cc_toolchain.bzl", "cc_toolchain_and_features")
 
-# What the generated sources include first, in this order.
-PCH_INCLUDES = [
-    "<ATen/core/Tensor.h>",
-    "<torch/library.h>",
-    "\"atengen/runtime.h\"",
-]
+# What each variant holds, in the order the generated sources include them.
+PCH_INCLUDES = {
+    "full": [
+        "<ATen/core/Tensor.h>",
+        "<torch/library.h>",
+        "\"atengen/runtime.h\"",
+    ],
+    "light": [
+        "<ATen/core/Tensor.h>",
+        "\"atengen/runtime.h\"",
+    ],
+}
 
 def pch_header_name(name):
     """The header that `name`'s aten_pch target makes.
@@ -52,16 +68,37 @@ def pch_header_name(name):
 def _stamp_name(name):
     return name + "_stamp.h"
 
-def pch_copts(name):
-    """The compiler options that make a source start with the precompiled header of `name`.
+def pch_include_copts(name):
+    """The compiler options that make every source start with the precompiled header `name`.
 
     Args:
       name: the aten_pch target's name.
 
     Returns:
-      copts for the library's compile actions.
+      copts for a library's compile actions.
     """
     return ["-include", pch_header_name(name), "-include", _stamp_name(name), "-Winvalid-pch"]
+
+def pch_defines(name, kind):
+    """The compiler options that offer precompiled header `name` to the sources of its kind.
+
+    A generated source asks for a kind by name (see the file's doc).
+
+    Args:
+      name: the aten_pch target's name.
+      kind: its `kind`.
+
+    Returns:
+      copts for the generated sources' compile actions.
+    """
+    macro = "ATENGEN_PCH_" + kind.upper()
+
+    # copts are split like a shell command line: the escaped quotes reach GCC as quotes.
+    return [
+        "-D{}=\\\"{}\\\"".format(macro, pch_header_name(name)),
+        "-D{}_STAMP=\\\"{}\\\"".format(macro, _stamp_name(name)),
+        "-Winvalid-pch",
+    ]
 
 # buildifier: disable=native-cc-common
 # buildifier: disable=native-cc-info
@@ -70,7 +107,7 @@ def _aten_pch_impl(ctx):
     deps = cc_common.merge_cc_infos(cc_infos = [d[CcInfo] for d in ctx.attr.deps]).compilation_context
 
     header = ctx.actions.declare_file("{}_pch/{}".format(ctx.label.name, pch_header_name(ctx.label.name)))
-    ctx.actions.write(header, "".join(["#include {}\n".format(h) for h in PCH_INCLUDES]))
+    ctx.actions.write(header, "".join(["#include {}\n".format(h) for h in PCH_INCLUDES[ctx.attr.kind]]))
     gch = ctx.actions.declare_file(header.basename + ".gch", sibling = header)
     stamp = ctx.actions.declare_file(_stamp_name(ctx.label.name), sibling = header)
 
@@ -115,7 +152,7 @@ def _aten_pch_impl(ctx):
         inputs = depset([header], transitive = [deps.headers, cc_toolchain.all_files]),
         outputs = [gch, stamp],
         mnemonic = "AtenPch",
-        progress_message = "Precompiling the generated sources' headers for %{label}",
+        progress_message = "Precompiling the generated sources' headers (%s) for %%{label}" % ctx.attr.kind,
     )
     return [
         DefaultInfo(files = depset([header, gch, stamp])),
@@ -130,6 +167,11 @@ aten_pch = rule(
     doc = "A precompiled header of the generated sources' common headers (see pch.bzl).",
     attrs = {
         "copts": attr.string_list(doc = "The copts of the library that uses it."),
+        "kind": attr.string(
+            default = "full",
+            values = ["full", "light"],
+            doc = "Which headers it holds (PCH_INCLUDES).",
+        ),
         "deps": attr.label_list(
             providers = [CcInfo],  # buildifier: disable=native-cc-info
             doc = "The targets of the headers it holds (their include paths and defines).",

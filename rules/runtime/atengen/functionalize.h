@@ -26,6 +26,7 @@
 #include <utility>
 #include <vector>
 
+#include "atengen/dispatch.h"
 #include "atengen/runtime.h"
 
 namespace atengen::fz {

@@ -1,18 +1,35 @@
-// The definition of atengen::kernel (declared in "atengen/runtime.h"), for the
-// generated KernelSignatures_*.cpp sources only: they instantiate it once per
-// kernel signature of their library. Explicit instantiations are weak (COMDAT)
-// symbols, so libraries that share a signature link together.
+// Definitions of what "atengen/runtime.h" declares for ATENGEN_LIBRARY_IMPL,
+// for the generated KernelSignatures_*.cpp sources only: they instantiate
+// LibraryRef::impl once per kernel signature of their library, and
+// LibraryImplT<void>. Explicit instantiations are weak (COMDAT) symbols, so
+// sources and libraries that instantiate the same ones link together.
 #pragma once
 
 #include <torch/library.h>
+
+#include <memory>
 
 #include "atengen/runtime.h"
 
 namespace atengen {
 
 template <typename Signature>
-torch::CppFunction kernel(Signature* fn) {
-  return torch::CppFunction(fn);
+void LibraryRef::impl(const char* name, Signature* fn) {
+  library_->impl(name, torch::CppFunction(fn));
+}
+
+template <typename Unused>
+LibraryImplT<Unused>::LibraryImplT(
+    const char* ns, c10::DispatchKey key, InitFn* init, const char* file, uint32_t line) {
+  auto library = std::make_unique<torch::Library>(torch::Library::IMPL, ns, key, file, line);
+  LibraryRef ref(*library);
+  init(ref);
+  library_ = library.release();
+}
+
+template <typename Unused>
+LibraryImplT<Unused>::~LibraryImplT() {
+  delete library_;
 }
 
 }  // namespace atengen

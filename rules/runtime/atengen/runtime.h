@@ -3,47 +3,96 @@
 #pragma once
 
 // Only light headers here: every shard includes this file, and each header
-// costs every shard's compile (ATen/native/Resize.h alone adds ~3 s).
+// costs every shard's compile (ATen/native/Resize.h alone adds ~3 s). In
+// particular not the dispatcher's headers (torch/library.h,
+// ATen/core/dispatch/Dispatcher.h): a source that includes them pays about
+// 0.7 CPU s more even from a precompiled header, in templates GCC instantiates
+// at the end of every translation unit. Shards that call ops through typed
+// handles include "atengen/dispatch.h"; the code that needs torch/library.h is
+// compiled once per signature (see ATENGEN_LIBRARY_IMPL).
 #include <ATen/core/Tensor.h>
-#include <ATen/core/dispatch/Dispatcher.h>
+#include <ATen/ops/empty_ops.h>
+#include <ATen/ops/empty_strided_ops.h>
+#include <c10/core/DispatchKey.h>
 #include <c10/core/TensorOptions.h>
+#include <c10/macros/Macros.h>
 #include <c10/util/ArrayRef.h>
 
+#include <cstdint>
 #include <optional>
 #include <tuple>
 #include <vector>
 
 namespace torch {
-class CppFunction;
+class Library;
 }  // namespace torch
 
 namespace atengen {
 
-// What a registration source passes to m.impl() for a kernel of this C++
-// function type: torch::CppFunction(fn). Only declared here: each generated
-// library's KernelSignatures_*.cpp instantiate it, once per signature, from
+// What ATENGEN_LIBRARY_IMPL hands its body: the torch::Library being
+// registered into, with one operation, impl(name, fn), that registers the
+// kernel fn (a plain function pointer) for the operator `name`.
+//
+// impl<Signature> is only declared here: each generated library's
+// KernelSignatures_*.cpp instantiate it, once per C++ signature, from
 // "atengen/kernel_signatures.h". Defining it here would instantiate torch's
-// boxing and schema-inference templates in every source for every kernel
-// (most of what a registration source costs to compile), where the sources
-// of a whole op YAML share about a thousand signatures among four thousand
-// kernels. A plain function pointer, not TORCH_FN: that would make a distinct
-// instantiation per kernel. The price is one indirect call per dispatch.
-template <typename Signature>
-torch::CppFunction kernel(Signature* fn);
+// boxing and schema-inference templates in every source for every kernel (most
+// of what a registration source costs to compile), where the sources of a
+// whole op YAML share about a thousand signatures among four thousand kernels.
+// A function pointer, not TORCH_FN, for the same reason (TORCH_FN makes a
+// distinct instantiation per kernel); the price is one indirect call per
+// dispatch.
+class LibraryRef {
+ public:
+  explicit LibraryRef(torch::Library& library) : library_(&library) {}
 
-// Typed handle to an operator, looked up once by the caller (a static).
-template <typename Signature>
-c10::TypedOperatorHandle<Signature> find_op(const char* name, const char* overload) {
-  return c10::Dispatcher::singleton().findSchemaOrThrow(name, overload).typed<Signature>();
-}
+  template <typename Signature>
+  void impl(const char* name, Signature* fn);
 
-// at::empty / at::empty_strided through the dispatcher, without their headers.
+ private:
+  torch::Library* library_;
+};
+
+// A torch::Library of kind IMPL for the lifetime of a static object, as
+// TORCH_LIBRARY_IMPL's. A template only so that its members, defined in
+// "atengen/kernel_signatures.h", can be instantiated in every
+// KernelSignatures_*.cpp of every library as weak symbols.
+template <typename Unused = void>
+class LibraryImplT {
+ public:
+  using InitFn = void(LibraryRef&);
+  LibraryImplT(
+      const char* ns, c10::DispatchKey key, InitFn* init, const char* file, uint32_t line);
+  ~LibraryImplT();
+  LibraryImplT(const LibraryImplT&) = delete;
+  LibraryImplT& operator=(const LibraryImplT&) = delete;
+
+ private:
+  torch::Library* library_;  // owned
+};
+using LibraryImpl = LibraryImplT<>;
+
+}  // namespace atengen
+
+// TORCH_LIBRARY_IMPL(ns, k, m) without torch/library.h: the body registers
+// with m.impl("op.overload", &kernel).
+#define ATENGEN_LIBRARY_IMPL(ns, k, m) ATENGEN_LIBRARY_IMPL_(ns, k, m, C10_UID)
+#define ATENGEN_LIBRARY_IMPL_(ns, k, m, uid)                                              \
+  static void C10_CONCATENATE(ATENGEN_LIBRARY_IMPL_init_##ns##_##k##_, uid)(              \
+      ::atengen::LibraryRef&);                                                            \
+  static const ::atengen::LibraryImpl C10_CONCATENATE(                                    \
+      ATENGEN_LIBRARY_IMPL_static_init_##ns##_##k##_, uid)(                               \
+      #ns, ::c10::DispatchKey::k, &C10_CONCATENATE(ATENGEN_LIBRARY_IMPL_init_##ns##_##k##_, \
+                                                   uid),                                  \
+      __FILE__, __LINE__);                                                                \
+  void C10_CONCATENATE(ATENGEN_LIBRARY_IMPL_init_##ns##_##k##_, uid)(::atengen::LibraryRef & m)
+
+namespace atengen {
+
+// at::empty / at::empty_strided without their headers: at::_ops declares the
+// dispatcher entry points, compiled into libtorch.
 inline at::Tensor empty(at::IntArrayRef sizes, const at::TensorOptions& options) {
-  static const auto op = find_op<at::Tensor(
-      c10::SymIntArrayRef, std::optional<at::ScalarType>, std::optional<at::Layout>,
-      std::optional<at::Device>, std::optional<bool>, std::optional<at::MemoryFormat>)>(
-      "aten::empty", "memory_format");
-  return op.call(
+  return at::_ops::empty_memory_format::call(
       c10::fromIntArrayRefSlow(sizes), c10::optTypeMetaToScalarType(options.dtype_opt()),
       options.layout_opt(), options.device_opt(), options.pinned_memory_opt(),
       options.memory_format_opt());
@@ -51,11 +100,7 @@ inline at::Tensor empty(at::IntArrayRef sizes, const at::TensorOptions& options)
 
 inline at::Tensor empty_strided(
     at::IntArrayRef sizes, at::IntArrayRef strides, const at::TensorOptions& options) {
-  static const auto op = find_op<at::Tensor(
-      c10::SymIntArrayRef, c10::SymIntArrayRef, std::optional<at::ScalarType>,
-      std::optional<at::Layout>, std::optional<at::Device>, std::optional<bool>)>(
-      "aten::empty_strided", "");
-  return op.call(
+  return at::_ops::empty_strided::call(
       c10::fromIntArrayRefSlow(sizes), c10::fromIntArrayRefSlow(strides),
       c10::optTypeMetaToScalarType(options.dtype_opt()), options.layout_opt(),
       options.device_opt(), options.pinned_memory_opt());

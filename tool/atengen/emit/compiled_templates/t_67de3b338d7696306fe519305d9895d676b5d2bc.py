@@ -20,6 +20,7 @@ def root(context, missing=missing):
     l_0_sizes_and_options = resolve('sizes_and_options')
     l_0_nodes = resolve('nodes')
     l_0_kernels = resolve('kernels')
+    l_0_pch = missing
     try:
         t_1 = environment.filters['join']
     except KeyError:
@@ -47,7 +48,11 @@ def root(context, missing=missing):
     if (undefined(name='inplace_kernels') if l_0_inplace_kernels is missing else l_0_inplace_kernels):
         pass
         yield ' and ADInplaceOrView kernels'
-    yield '.\n#include <ATen/ATen.h>\n#include <ATen/core/dispatch/Dispatcher.h>\n#include <c10/core/impl/LocalDispatchKeySet.h>\n#include <torch/csrc/autograd/function.h>\n#include <torch/csrc/autograd/saved_variable.h>\n#include <torch/csrc/autograd/variable.h>\n'
+    yield '.\n'
+    l_0_pch = context.vars['pch'] = environment.get_template('pch.cpp.j2', 'autograd_shard.cpp.j2')._get_default_module(context)
+    context.exported_vars.discard('pch')
+    yield str(context.call(environment.getattr((undefined(name='pch') if l_0_pch is missing else l_0_pch), 'preamble'), 'FULL'))
+    yield '\n#include <ATen/ATen.h>\n#include <ATen/core/dispatch/Dispatcher.h>\n#include <c10/core/impl/LocalDispatchKeySet.h>\n#include <torch/csrc/autograd/function.h>\n#include <torch/csrc/autograd/saved_variable.h>\n#include <torch/csrc/autograd/variable.h>\n'
     if (undefined(name='views') if l_0_views is missing else l_0_views):
         pass
         yield '#include <torch/csrc/autograd/VariableTypeUtils.h>\n'
@@ -181,7 +186,7 @@ def root(context, missing=missing):
                     pass
                     yield str(l_3_v)
                     yield '_ix'
-                    yield str((', ' if (not environment.getattr(l_3_loop, 'last')) else cond_expr_undefined("the inline if-expression on line 208 in 'autograd_shard.cpp.j2' evaluated to false and no else section was defined.")))
+                    yield str((', ' if (not environment.getattr(l_3_loop, 'last')) else cond_expr_undefined("the inline if-expression on line 210 in 'autograd_shard.cpp.j2' evaluated to false and no else section was defined.")))
                 l_3_loop = l_3_v = missing
                 yield ' })) {\n    auto grad_input_mask = std::array<bool, '
                 yield str(t_2(environment.getattr(l_2_d, 'vars')))
@@ -310,4 +315,4 @@ def root(context, missing=missing):
         yield '}\n'
 
 blocks = {}
-debug_info = '1=37&2=39&3=45&10=51&13=54&22=58&34=60&35=64&39=68&40=72&42=76&43=80&47=83&50=86&52=88&53=90&55=92&56=95&57=97&61=105&63=107&145=110&170=115&172=119&173=123&176=125&179=127&180=131&183=135&184=139&188=143&191=145&192=149&194=152&195=156&200=161&201=164&202=167&203=169&206=176&208=179&209=187&210=189&211=193&214=197&215=200&216=204&217=206&226=215&228=219&229=225&230=236&231=240&235=245&237=249&238=253&239=255&240=266&241=270&248=276&250=278&251=282&252=286&255=294&257=297&258=299&259=303'
+debug_info = '1=38&2=40&3=46&4=52&5=54&12=56&15=59&24=63&36=65&37=69&41=73&42=77&44=81&45=85&49=88&52=91&54=93&55=95&57=97&58=100&59=102&63=110&65=112&147=115&172=120&174=124&175=128&178=130&181=132&182=136&185=140&186=144&190=148&193=150&194=154&196=157&197=161&202=166&203=169&204=172&205=174&208=181&210=184&211=192&212=194&213=198&216=202&217=205&218=209&219=211&228=220&230=224&231=230&232=241&233=245&237=250&239=254&240=258&241=260&242=271&243=275&250=281&252=283&253=287&254=291&257=299&259=302&260=304&261=308'

@@ -10,6 +10,7 @@ def root(context, missing=missing):
     l_0_namespace = resolve('namespace')
     l_0_roots = resolve('roots')
     l_0_schemas = resolve('schemas')
+    l_0_pch = missing
     try:
         t_1 = environment.filters['join']
     except KeyError:
@@ -21,7 +22,11 @@ def root(context, missing=missing):
     yield str((undefined(name='namespace') if l_0_namespace is missing else l_0_namespace))
     yield ' ops '
     yield str(t_1(context.eval_ctx, (undefined(name='roots') if l_0_roots is missing else l_0_roots), ', '))
-    yield '.\n#include <torch/library.h>\n\nTORCH_LIBRARY_FRAGMENT('
+    yield '.\n'
+    l_0_pch = context.vars['pch'] = environment.get_template('pch.cpp.j2', 'register_schema.cpp.j2')._get_default_module(context)
+    context.exported_vars.discard('pch')
+    yield str(context.call(environment.getattr((undefined(name='pch') if l_0_pch is missing else l_0_pch), 'preamble'), 'FULL'))
+    yield '\n#include <torch/library.h>\n\nTORCH_LIBRARY_FRAGMENT('
     yield str((undefined(name='namespace') if l_0_namespace is missing else l_0_namespace))
     yield ', m) {\n'
     for l_1_s in (undefined(name='schemas') if l_0_schemas is missing else l_0_schemas):
@@ -34,4 +39,4 @@ def root(context, missing=missing):
     yield '}\n'
 
 blocks = {}
-debug_info = '1=21&4=25&5=27&6=31'
+debug_info = '1=22&2=26&3=28&6=30&7=32&8=36'

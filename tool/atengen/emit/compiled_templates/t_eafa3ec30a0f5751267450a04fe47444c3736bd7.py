@@ -8,6 +8,7 @@ def root(context, missing=missing):
     cond_expr_undefined = Undefined
     if 0: yield None
     l_0_signatures = resolve('signatures')
+    l_0_pch = missing
     try:
         t_1 = environment.filters['length']
     except KeyError:
@@ -19,7 +20,11 @@ def root(context, missing=missing):
     yield str(t_1((undefined(name='signatures') if l_0_signatures is missing else l_0_signatures)))
     yield ' kernel signature'
     yield str(('s' if (t_1((undefined(name='signatures') if l_0_signatures is missing else l_0_signatures)) != 1) else cond_expr_undefined("the inline if-expression on line 1 in 'kernel_signatures.cpp.j2' evaluated to false and no else section was defined.")))
-    yield ',\n// instantiated once here for every registration source that registers a kernel of one of them.\n// Do not edit; regenerate from the op YAML.\n#include <ATen/core/Tensor.h>\n#include <torch/library.h>\n#include "atengen/runtime.h"\n#include "atengen/kernel_signatures.h"\n'
+    yield ',\n// instantiated once here for every registration source that registers a kernel of one of them.\n// Do not edit; regenerate from the op YAML.\n'
+    l_0_pch = context.vars['pch'] = environment.get_template('pch.cpp.j2', 'kernel_signatures.cpp.j2')._get_default_module(context)
+    context.exported_vars.discard('pch')
+    yield str(context.call(environment.getattr((undefined(name='pch') if l_0_pch is missing else l_0_pch), 'preamble'), 'FULL'))
+    yield '\n#include <ATen/core/Tensor.h>\n#include <torch/library.h>\n#include "atengen/runtime.h"\n#include "atengen/kernel_signatures.h"\n\ntemplate class atengen::LibraryImplT<void>;\n'
     l_1_loop = missing
     for l_1_s, l_1_loop in LoopContext((undefined(name='signatures') if l_0_signatures is missing else l_0_signatures), undefined):
         _loop_vars = {}
@@ -28,12 +33,12 @@ def root(context, missing=missing):
         yield str(environment.getattr(l_1_loop, 'index0'))
         yield ' = '
         yield str(l_1_s)
-        yield ';\ntemplate torch::CppFunction atengen::kernel<atg_signature_'
+        yield ';\ntemplate void atengen::LibraryRef::impl<atg_signature_'
         yield str(environment.getattr(l_1_loop, 'index0'))
-        yield '>(atg_signature_'
+        yield '>(const char*, atg_signature_'
         yield str(environment.getattr(l_1_loop, 'index0'))
         yield '*);\n'
     l_1_loop = l_1_s = missing
 
 blocks = {}
-debug_info = '1=19&8=24&10=28&11=32'
+debug_info = '1=20&4=24&5=26&12=29&14=33&15=37'

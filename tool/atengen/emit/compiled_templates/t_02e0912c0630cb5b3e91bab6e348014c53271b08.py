@@ -9,12 +9,13 @@ def root(context, missing=missing):
     if 0: yield None
     l_0_key = resolve('key')
     l_0_roots = resolve('roots')
+    l_0_pch_kind = resolve('pch_kind')
     l_0_includes = resolve('includes')
     l_0_kernel_declarations = resolve('kernel_declarations')
     l_0_class_declarations = resolve('class_declarations')
     l_0_wrappers = resolve('wrappers')
     l_0_namespace = resolve('namespace')
-    l_0_fz = l_0_st = missing
+    l_0_fz = l_0_st = l_0_pch = missing
     try:
         t_1 = environment.filters['join']
     except KeyError:
@@ -37,6 +38,10 @@ def root(context, missing=missing):
     context.exported_vars.discard('fz')
     l_0_st = context.vars['st'] = environment.get_template('structured_wrapper.cpp.j2', 'register_shard.cpp.j2')._get_default_module(context)
     context.exported_vars.discard('st')
+    l_0_pch = context.vars['pch'] = environment.get_template('pch.cpp.j2', 'register_shard.cpp.j2')._get_default_module(context)
+    context.exported_vars.discard('pch')
+    yield str(context.call(environment.getattr((undefined(name='pch') if l_0_pch is missing else l_0_pch), 'preamble'), (undefined(name='pch_kind') if l_0_pch_kind is missing else l_0_pch_kind)))
+    yield '\n'
     for l_1_inc in (undefined(name='includes') if l_0_includes is missing else l_0_includes):
         _loop_vars = {}
         pass
@@ -224,7 +229,7 @@ def root(context, missing=missing):
     yield '\n}  // namespace\n'
     if (undefined(name='wrappers') if l_0_wrappers is missing else l_0_wrappers):
         pass
-        yield '\nTORCH_LIBRARY_IMPL('
+        yield '\nATENGEN_LIBRARY_IMPL('
         yield str((undefined(name='namespace') if l_0_namespace is missing else l_0_namespace))
         yield ', '
         yield str((undefined(name='key') if l_0_key is missing else l_0_key))
@@ -234,11 +239,11 @@ def root(context, missing=missing):
             pass
             yield '  m.impl("'
             yield str(environment.getattr(l_1_w, 'op_name'))
-            yield '", atengen::kernel(&'
+            yield '", &'
             yield str(environment.getattr(l_1_w, 'cpp_name'))
-            yield '));\n'
+            yield ');\n'
         l_1_w = missing
         yield '}\n'
 
 blocks = {}
-debug_info = '1=32&3=36&4=38&5=40&6=44&8=47&10=51&11=53&12=55&13=58&15=62&17=65&19=69&20=71&21=73&22=75&26=79&28=85&29=87&32=89&33=95&36=98&37=102&40=109&41=112&43=114&44=117&45=119&46=121&47=122&48=124&49=125&50=127&51=128&52=130&53=131&54=133&55=135&57=138&58=144&62=149&64=155&65=158&67=165&68=167&70=169&71=172&73=174&75=178&76=180&77=183&79=185&80=189&82=194&83=197&85=204&87=208&88=212&90=217&91=220&98=225&100=228&101=232&102=236'
+debug_info = '1=33&3=37&4=39&5=41&6=43&7=45&8=49&10=52&12=56&13=58&14=60&15=63&17=67&19=70&21=74&22=76&23=78&24=80&28=84&30=90&31=92&34=94&35=100&38=103&39=107&42=114&43=117&45=119&46=122&47=124&48=126&49=127&50=129&51=130&52=132&53=133&54=135&55=136&56=138&57=140&59=143&60=149&64=154&66=160&67=163&69=170&70=172&72=174&73=177&75=179&77=183&78=185&79=188&81=190&82=194&84=199&85=202&87=209&89=213&90=217&92=222&93=225&100=230&102=233&103=237&104=241'
