@@ -18,9 +18,10 @@ include path, before the wheel's), with the same g++ flags.
 - P4: the peak RSS of each compile action (GNU time).
 
 atengen's sources compile as aten_codegen compiles them (rules/private/pch.bzl): each starts
-with a GCC precompiled header of the three headers every generated source includes first, built
-once per set of flags. P3 counts that build (its CPU seconds, and its RSS in P4); P2 does not: an
-edit of the op YAML leaves the header's inputs (the wheel's headers) unchanged, so Bazel keeps it.
+with the GCC precompiled header it names (the light one of Tensor.h and the runtime, or the full
+one that adds torch/library.h), both built once per set of flags. P3 counts those builds (their
+CPU seconds, and their RSS in P4); P2 does not: an edit of the op YAML leaves the headers' inputs
+(the wheel's headers) unchanged, so Bazel keeps them.
 `-Werror=invalid-pch`: a header GCC cannot use fails the run instead of being parsed silently.
 
 `--tiny` (what CI runs): both generators read a copy of torch's YAML cut down to --op's
@@ -229,7 +230,7 @@ def main() -> None:
             ratio = p3_ratio = ag["cpu_s"] / tg["cpu_s"]
             report.append(
                 f"| P3: full compile of {args.keys} | {tg['files']} files, {tg['cpu_s']:.0f} CPU s | "
-                f"{ag['files']} files (--shards={args.shards}) + precompiled header, "
+                f"{ag['files']} files (--shards={args.shards}) + precompiled headers, "
                 f"{ag['cpu_s']:.0f} CPU s | "
                 f"{ratio:.2f}x (target <= 1.2x) |"
             )

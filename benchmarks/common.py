@@ -128,41 +128,57 @@ def ops_include_root(tg_aten: Path, root: Path, names: tuple[str, ...] = ("ops",
     return root
 
 
-# What every generated source includes first: aten_codegen precompiles them (rules/private/pch.bzl).
-PCH_INCLUDES = ("<ATen/core/Tensor.h>", "<torch/library.h>", '"atengen/runtime.h"')
+# What the generated sources start with: aten_codegen precompiles each kind once (pch.bzl).
+PCH_INCLUDES = {
+    "full": ("<ATen/core/Tensor.h>", "<torch/library.h>", '"atengen/runtime.h"'),
+    "light": ("<ATen/core/Tensor.h>", '"atengen/runtime.h"'),
+}
 
 
 class PrecompiledHeaders:
-    """Compile flags as aten_codegen's: `flags` plus -include of a GCC precompiled header of
-    PCH_INCLUDES built with the same flags, once per set of flags. `-Werror=invalid-pch`: a header
-    GCC cannot use fails the compile instead of being parsed silently."""
+    """Compile flags as aten_codegen's: `flags` plus GCC precompiled headers of each kind of
+    PCH_INCLUDES, built with the same flags, once per set of flags, and offered to the generated
+    sources as aten_codegen offers them (ATENGEN_PCH_<KIND> defines; each source includes the
+    kind it names). `-Werror=invalid-pch`: a header GCC cannot use fails the compile instead of
+    being parsed silently."""
 
     def __init__(self, tmp: Path):
         self.tmp = tmp
-        self.built: dict[tuple[str, ...], tuple[Path, float, float]] = {}
+        self.built: dict[tuple[str, ...], tuple[list[str], float, float]] = {}
 
     def flags(self, flags: list[str]) -> list[str]:
-        header, _, _ = self.build(flags)
-        return [*flags, "-include", str(header), "-Werror=invalid-pch"]
+        defines, _, _ = self.build(flags)
+        return [*flags, *defines, "-Werror=invalid-pch"]
 
-    def build(self, flags: list[str]) -> tuple[Path, float, float]:
-        """(header, CPU seconds, peak RSS MB) of the precompiled header for `flags`."""
+    def build(self, flags: list[str]) -> tuple[list[str], float, float]:
+        """(the flags that offer them, CPU seconds, peak RSS MB) of the precompiled headers for
+        `flags`, both kinds together."""
         key = tuple(flags)
         if key not in self.built:
-            d = self.tmp / f"pch{len(self.built)}"
-            d.mkdir()
-            header = d / "atengen_pch.h"
-            header.write_text("".join(f"#include {h}\n" for h in PCH_INCLUDES))
-            with tempfile.NamedTemporaryFile() as tf:
-                cmd = ["/usr/bin/time", "-f", "%U %S %M", "-o", tf.name, "g++", *flags]
-                cmd += ["-x", "c++-header", "-c", str(header), "-o", f"{header}.gch"]
-                r = subprocess.run(cmd, capture_output=True, text=True)
-                user, system, rss_kb = Path(tf.name).read_text().split()[-3:]
-            if r.returncode != 0:
-                raise SystemExit(f"precompiling {header} failed:\n{r.stderr[-2000:]}")
-            cpu, rss = float(user) + float(system), int(rss_kb) / 1024
-            print(f"  precompiled header {cpu:.1f} CPU s {rss:.0f} MB", flush=True)
-            self.built[key] = (header, cpu, rss)
+            defines, cpu, rss = [], 0.0, 0.0
+            for kind, includes in PCH_INCLUDES.items():
+                d = self.tmp / f"pch{len(self.built)}_{kind}"
+                d.mkdir()
+                header = d / f"atengen_pch_{kind}.h"
+                header.write_text("".join(f"#include {h}\n" for h in includes))
+                (d / f"atengen_pch_{kind}_stamp.h").write_text("// stamp\n")
+                with tempfile.NamedTemporaryFile() as tf:
+                    cmd = ["/usr/bin/time", "-f", "%U %S %M", "-o", tf.name, "g++", *flags]
+                    cmd += ["-x", "c++-header", "-c", str(header), "-o", f"{header}.gch"]
+                    r = subprocess.run(cmd, capture_output=True, text=True)
+                    user, system, rss_kb = Path(tf.name).read_text().split()[-3:]
+                if r.returncode != 0:
+                    raise SystemExit(f"precompiling {header} failed:\n{r.stderr[-2000:]}")
+                cpu += float(user) + float(system)
+                rss = max(rss, int(rss_kb) / 1024)
+                macro = f"ATENGEN_PCH_{kind.upper()}"
+                defines += [
+                    f"-I{d}",
+                    f'-D{macro}="{header.name}"',
+                    f'-D{macro}_STAMP="atengen_pch_{kind}_stamp.h"',
+                ]
+            print(f"  precompiled headers {cpu:.1f} CPU s {rss:.0f} MB", flush=True)
+            self.built[key] = (defines, cpu, rss)
         return self.built[key]
 
 

@@ -6,9 +6,8 @@
 1. `atengen generate` for the selection (CPU-side keys; CUDA keys too with --cuda, compiled
    with the CUDA toolkit's include path).
 2. g++ compiles each file with the flags Bazel uses here (-std=c++20 -fPIC, the wheel's ABI
-   define) and, as aten_codegen does unless --nopch, the precompiled header of the headers every
-   source starts with (built first, and counted: its CPU seconds and RSS are a row of the
-   report), measuring CPU seconds and peak RSS of each compile (GNU time).
+   define) and, as aten_codegen does unless --nopch, the precompiled headers the sources start
+   with (built first, and counted: their CPU seconds and RSS are a row of the report), measuring CPU seconds and peak RSS of each compile (GNU time).
 3. For every file that fails, its operators are regenerated one per file and compiled one by
    one, so each failure is attributed to an (operator, key) with its first error.
 
@@ -101,7 +100,7 @@ def roots_of(src: Path) -> list[str]:
     return [r.strip() for r in m.group(1).split(",")] if m else []
 
 
-PCH_ROW = "(precompiled header)"
+PCH_ROW = "(precompiled headers)"
 
 
 def key_of(name: str) -> str:
@@ -119,7 +118,7 @@ def main() -> None:
     p.add_argument("--ops", default="all")
     p.add_argument("--keys", default="auto")
     p.add_argument("--shards", default="auto", help="auto (aten_codegen's default) or N")
-    p.add_argument("--nopch", action="store_true", help="compile without the precompiled header")
+    p.add_argument("--nopch", action="store_true", help="compile without the precompiled headers")
     p.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 2)
     p.add_argument("--cuda", action="store_true", help="also compile CUDA-key sources")
     p.add_argument("--cuda_dir", default=os.environ.get("CUDA_HOME", "/usr/local/cuda"))
@@ -198,7 +197,7 @@ def write_report(args, results: list[dict], failures: list[dict], wall: float) -
     lines += [
         "",
         f"Total: {len(sources)} files, {sum(r['ok'] for r in sources)} compiled, "
-        f"{total_cpu:.0f} CPU s (the precompiled header included), "
+        f"{total_cpu:.0f} CPU s (the precompiled headers included), "
         f"peak RSS {max(r['rss_mb'] for r in results):.0f} MB.",
         "",
         f"## Failures ({len(failures)} operator/key files)",

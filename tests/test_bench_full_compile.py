@@ -1,5 +1,5 @@
 """The tiny mode of benchmarks/full_compile.py runs: one op, one key, one file per op, compiled
-with g++ against torch's headers (and the precompiled header), and its report printed (written
+with g++ against torch's headers (and the precompiled headers), and its report printed (written
 to a temporary directory)."""
 
 from __future__ import annotations
@@ -23,12 +23,12 @@ def test_full_compile_tiny_mode() -> None:
     # One op for one key, one file per op: a single CPU file, and it compiles.
     assert rows == [("CPU", "1", "1")], stdout
     assert re.search(
-        r"^Total: 1 files, 1 compiled, \d+ CPU s \(the precompiled header included\), "
+        r"^Total: 1 files, 1 compiled, \d+ CPU s \(the precompiled headers included\), "
         r"peak RSS \d+ MB\.$",
         stdout,
         re.M,
     )
-    # Compiled as aten_codegen compiles: with the precompiled header, built first.
-    assert re.search(r"^\| \(precompiled header\) \| 1 \| 1 \| \d+ \| \d+ \|$", stdout, re.M)
+    # Compiled as aten_codegen compiles: with the precompiled headers, built first.
+    assert re.search(r"^\| \(precompiled headers\) \| 1 \| 1 \| \d+ \| \d+ \|$", stdout, re.M)
     assert "## Failures (0 operator/key files)" in stdout, stdout
     assert report.read_bytes() == before  # the checked-in report is left alone

@@ -29,7 +29,7 @@ def test_bench_incremental_tiny_mode(summary: list[str]) -> None:
     assert int(tg_files) == 1 and int(ag_files) >= 1, stdout
     assert "failed compiles" not in stdout, stdout
     assert "P3:" not in stdout and "P4:" not in stdout, stdout  # no full compile in --tiny
-    # atengen's side compiles with the precompiled header, as aten_codegen does.
-    assert re.search(r"^  precompiled header [\d.]+ CPU s \d+ MB$", stdout, re.M), stdout
+    # atengen's side compiles with the precompiled headers, as aten_codegen does.
+    assert re.search(r"^  precompiled headers [\d.]+ CPU s \d+ MB$", stdout, re.M), stdout
     assert printed_ratio(stdout, "P2_rename") == pytest.approx(float(ratio), abs=0.001)
     summary.append(f"bench_incremental --tiny: P2 rename atengen/torchgen {ratio}x (small YAML)")
