@@ -65,8 +65,8 @@ def registrations(tree: Path) -> list[tuple[str, str, str, str]]:
 def test_generated_tree_covers_the_selection(aten_generated: AtenGenerated) -> None:
     files = sorted(p.name for p in aten_generated.cpu_tree.glob("*.cpp"))
     assert files, aten_generated.cpu_tree
-    # shards = "auto": per key, a power-of-two count of buckets of at most 32 operators on
-    # average, and of kernel-signature buckets of at most 32 signatures; the 50-op default
+    # shards = "auto": per key, a power-of-two count of buckets of at most 48 operators on
+    # average, and of kernel-signature buckets of at most 64 signatures; the 50-op default
     # selection needs no more than 4 of either (b0..b3).
     assert all(re.fullmatch(r"(Register\w+|KernelSignatures)_b[0-3]\.cpp", f) for f in files), files
     assert "KernelSignatures_b0.cpp" in files, files

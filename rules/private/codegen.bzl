@@ -174,7 +174,7 @@ path. Use the aten_codegen macro rather than this rule.""",
         "shards": attr.string(
             default = "auto",
             doc = "\"auto\": per dispatch key, the fewest hash buckets (a power of two) that " +
-                  "hold at most 32 operators on average; \"0\": one source per operator and " +
+                  "hold at most 48 operators on average; \"0\": one source per operator and " +
                   "key; \"N\": N hash buckets per key.",
         ),
     }),
@@ -234,7 +234,7 @@ def aten_codegen(
       ops_setting: an aten_ops_flag whose non-empty value overrides ops and ops_file.
       keys: dispatch keys, or ["auto"] for all the selection uses.
       shards: "auto" (the default): per dispatch key, the fewest hash buckets (a power of two)
-        that hold at most 32 operators on average, so sources stay small whatever the
+        that hold at most 48 operators on average, so sources stay small whatever the
         selection; 0: one source per operator and key; N > 0: N hash buckets per key.
       functionalize: generate Functionalize-key kernels (mutations and views rewritten to
         functional and view_copy ops; see the README) into the CPU-side library.

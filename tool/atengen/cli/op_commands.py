@@ -141,18 +141,19 @@ def generate(opts: GenerateOptions) -> None:
     # The emitters are imported here, not at the top: see atengen.cli.main.
     from atengen.emit.custom_ops import check_supported, native_headers, schema_files
     from atengen.emit.output import write_trees
-    from atengen.emit.registration import keys_in_use, registration_files
+    from atengen.emit.registration import registration_files
     from atengen.emit.shards import Sharding
 
     model = load_model(opts.inputs.op_yaml, opts.inputs.tags_yaml)
     functions = select_functions(model, opts.ops)
     if opts.keys is None:
-        candidates = [
+        # Every servable key: registration_files writes files only for the keys the selection
+        # has kernels for.
+        keys = [
             k
             for k in torch_facts.SERVABLE_KEYS
             if opts.functionalize or k != torch_facts.FUNCTIONALIZE_KEY
         ]
-        keys = keys_in_use(model, functions, candidates)
     else:
         keys = list(opts.keys)
     if opts.cuda_output_dir is None:

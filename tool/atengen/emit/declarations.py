@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+
 from atengen.emit.cpp_types import TypeOptions, cpp_arguments, dispatcher_options, returns_type
 from atengen.model.native_function import NativeFunction
 
@@ -20,9 +22,14 @@ def wrapper_returns(f: NativeFunction) -> str:
     return returns_type(f.func.returns, dispatcher_options(f))
 
 
+# Cached per function: a function gets a wrapper for each of its keys (a whole-YAML run makes
+# ~8,000 wrappers of ~3,000 functions). NativeFunction compares by identity, and the cache holds
+# its keys, so an entry never outlives its function; the bound only caps what in-process runs of
+# the CLI (tests) keep alive.
+@functools.lru_cache(maxsize=16384)
 def wrapper_declaration(f: NativeFunction) -> tuple[str, tuple[str, ...], str]:
     """(return type, parameters, C++ function type) of the wrapper, from one pass over the
-    arguments (a whole-YAML run makes ~8,000 wrappers). The function type,
+    arguments. The function type,
     `at::Tensor (const at::Tensor &)`, is what `atengen::kernel<Signature>` is instantiated for
     (see emit/kernel_signatures.py)."""
     opts = dispatcher_options(f)

@@ -12,8 +12,6 @@ Which wrapper an (op, key) pair gets:
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-
 from atengen import torch_facts as tf
 from atengen.emit.functionalize import mutation_call, view_call, view_copy_call
 from atengen.emit.kernel_signatures import signature_files
@@ -115,29 +113,15 @@ def _functionalize_wrapper(model: OperatorModel, f: NativeFunction) -> Wrapper |
     return make_wrapper(f, tf.FUNCTIONALIZE_KEY, "fz_view", fz=view_call(plan))
 
 
-def keys_in_use(
-    model: OperatorModel,
-    functions: Iterable[NativeFunction],
-    candidates: Iterable[str] = tf.SERVABLE_KEYS,
-) -> list[str]:
-    """The candidate keys that at least one selected function has a wrapper for."""
-    candidates = list(candidates)
-    used = set()
-    for f in functions:
-        for key in candidates:
-            if key not in used and wrappers_for(model, f, key) is not None:
-                used.add(key)
-    return [k for k in candidates if k in used]
-
-
 def registration_files(
     model: OperatorModel,
     functions: list[NativeFunction],
     keys: list[str],
     sharding: Sharding,
 ) -> list[GeneratedFile]:
-    """One file per (key, namespace, shard) that registers at least one kernel, and the
-    kernel-signature files of the CPU-side and of the CUDA library (see kernel_signatures)."""
+    """One file per (key, namespace, shard) that registers at least one kernel (none for a key
+    no function has a kernel for), and the kernel-signature files of the CPU-side and of the
+    CUDA library (see kernel_signatures)."""
     for key in keys:
         if key in tf.UNSERVABLE_KEYS or key not in tf.SERVABLE_KEYS:
             raise AtengenError(None, f"dispatch key '{key}' cannot be generated for this torch")
