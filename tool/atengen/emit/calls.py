@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 from atengen.emit.cpp_types import dispatcher_options, function_type
@@ -35,6 +36,8 @@ class OpRef:
     header: str = ""  # <ATen/ops/add_ops.h>, for aten ops
 
 
+# Cached per function, as wrapper_declaration is (emit/declarations.py says why that is safe).
+@functools.lru_cache(maxsize=16384)
 def op_ref(f: NativeFunction) -> OpRef:
     aten = f.namespace == "aten"
     return OpRef(

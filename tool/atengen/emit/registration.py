@@ -127,13 +127,10 @@ def registration_files(
             raise AtengenError(None, f"dispatch key '{key}' cannot be generated for this torch")
     files = []
     signatures: dict[bool, set[str]] = {False: set(), True: set()}
+    naming = _functions_naming_keys(model, functions)
     for key in keys:
-        special = key in _KEYS_WITH_GENERATED_KERNELS
-        wrapped = {
-            id(f): w
-            for f in functions
-            if (special or _names_key(model, f, key)) and (w := _wrapper(model, f, key)) is not None
-        }
+        candidates = functions if key in _KEYS_WITH_GENERATED_KERNELS else naming.get(key, [])
+        wrapped = {id(f): w for f in candidates if (w := _wrapper(model, f, key)) is not None}
         # Only operators with a kernel for this key: a shard's bytes must not depend on
         # operators it does not register (nor, with automatic sharding, their number).
         key_functions = [f for f in functions if id(f) in wrapped]
@@ -160,13 +157,21 @@ _KEYS_WITH_GENERATED_KERNELS = frozenset(
 )
 
 
-def _names_key(model: OperatorModel, f: NativeFunction, key: str) -> bool:
-    """A quick necessary condition for wrappers_for(model, f, key) outside
-    _KEYS_WITH_GENERATED_KERNELS: a whole-YAML run asks it of ~3,000 functions for ~20 keys."""
-    if key in f.dispatch:
-        return True
-    group = model.group_of.get(id(f))
-    return group is not None and group.structured and key in group.out.dispatch
+def _functions_naming_keys(
+    model: OperatorModel, functions: list[NativeFunction]
+) -> dict[str, list[NativeFunction]]:
+    """Key -> the functions whose dispatch, or whose structured group's out= dispatch, names it,
+    in order: outside _KEYS_WITH_GENERATED_KERNELS only those can have a kernel for the key (a
+    whole-YAML run would otherwise ask wrappers_for of ~3,000 functions for ~20 keys)."""
+    naming: dict[str, list[NativeFunction]] = {}
+    for f in functions:
+        keys = set(f.dispatch)
+        group = model.group_of.get(id(f))
+        if group is not None and group.structured:
+            keys.update(group.out.dispatch)
+        for key in keys:
+            naming.setdefault(key, []).append(f)
+    return naming
 
 
 def _wrapper(model: OperatorModel, f: NativeFunction, key: str) -> Wrapper | None:
