@@ -30,7 +30,7 @@ def wrapper_returns(f: NativeFunction) -> str:
 def wrapper_declaration(f: NativeFunction) -> tuple[str, tuple[str, ...], str]:
     """(return type, parameters, C++ function type) of the wrapper, from one pass over the
     arguments. The function type,
-    `at::Tensor (const at::Tensor &)`, is what `atengen::kernel<Signature>` is instantiated for
+    `at::Tensor (const at::Tensor &)`, is what `atengen::LibraryRef::impl<Signature>` is instantiated for
     (see emit/kernel_signatures.py)."""
     opts = dispatcher_options(f)
     args = cpp_arguments(f.func, opts)

@@ -5,12 +5,13 @@ schema-inference templates for the kernel's C++ function type; at -O0 that is
 most of a registration source's compile time (~60 ms per kernel), paid again in
 every source for every kernel, although the whole op YAML has about a thousand
 distinct signatures for four thousand registrations. So the registration
-sources call ``atengen::kernel(&wrapper)``, which ``atengen/runtime.h`` only
-declares, and the files written here instantiate it (explicit instantiation
-definitions, from ``atengen/kernel_signatures.h``) once per signature: a
-registration source then compiles in a fraction of the time, and editing an
-operator recompiles its own shard and, only when it brings a signature no other
-operator has, one of these.
+sources register through ``ATENGEN_LIBRARY_IMPL``, whose
+``atengen::LibraryRef::impl<Signature>`` ``atengen/runtime.h`` only declares,
+and the files written here instantiate it (explicit instantiation definitions,
+from ``atengen/kernel_signatures.h``) once per signature: a registration source
+then compiles in a fraction of the time, and editing an operator recompiles its
+own shard and, only when it brings a signature no other operator has, one of
+these.
 
 A signature goes to a bucket by a stable hash of its text, so a file depends
 only on the signatures in it; the bucket count is the fewest power of two that
@@ -19,37 +20,27 @@ holds at most AUTO_SIGNATURES_PER_BUCKET signatures on average.
 
 from __future__ import annotations
 
-import zlib
 from collections.abc import Iterable
 
 from atengen.emit.output import GeneratedFile
+from atengen.emit.shards import Sharding, auto_bucket_count
 from atengen.emit.templates import render
 from atengen.shard_settings import AUTO_SIGNATURES_PER_BUCKET
 
 
-def bucket_count(signatures: int) -> int:
-    buckets = 1
-    while signatures > buckets * AUTO_SIGNATURES_PER_BUCKET:
-        buckets *= 2
-    return buckets
-
-
 def signature_files(signatures: Iterable[str], cuda: bool) -> list[GeneratedFile]:
-    """`KernelSignatures_b<i>.cpp` files instantiating atengen::kernel for `signatures`
+    """`KernelSignatures_b<i>.cpp` files instantiating LibraryRef::impl for `signatures`
     (for the CUDA library's tree when `cuda`)."""
     unique = sorted(set(signatures))
-    if not unique:
-        return []
-    buckets = bucket_count(len(unique))
-    width = len(str(buckets - 1))
-    by_bucket: dict[int, list[str]] = {}
+    sharding = Sharding(auto_bucket_count(len(unique), AUTO_SIGNATURES_PER_BUCKET))
+    by_bucket: dict[str, list[str]] = {}
     for s in unique:
-        by_bucket.setdefault(zlib.crc32(s.encode()) % buckets, []).append(s)
+        by_bucket.setdefault(sharding.shard_of(s), []).append(s)
     return [
         GeneratedFile(
-            f"KernelSignatures_b{i:0{width}d}.cpp",
+            f"KernelSignatures_{bucket}.cpp",
             render("kernel_signatures.cpp.j2", signatures=sigs),
             cuda,
         )
-        for i, sigs in sorted(by_bucket.items())
+        for bucket, sigs in sorted(by_bucket.items())
     ]

@@ -16,6 +16,14 @@ from atengen.model.native_function import NativeFunction, root_name
 from atengen.shard_settings import AUTO, AUTO_OPERATORS_PER_BUCKET
 
 
+def auto_bucket_count(count: int, per_bucket: int) -> int:
+    """The fewest buckets, a power of two, that hold at most `per_bucket` of `count` on average."""
+    buckets = 1
+    while count > buckets * per_bucket:
+        buckets *= 2
+    return buckets
+
+
 @dataclass(frozen=True)
 class Sharding:
     """``buckets == 0``: one shard per operator. Otherwise a fixed number of
@@ -41,12 +49,10 @@ class Sharding:
         """The fixed sharding of a file set of ``count`` operators."""
         if not self.auto:
             return self
-        buckets = 1
-        while count > buckets * AUTO_OPERATORS_PER_BUCKET:
-            buckets *= 2
-        return Sharding(buckets)
+        return Sharding(auto_bucket_count(count, AUTO_OPERATORS_PER_BUCKET))
 
     def shard_of(self, root: str) -> str:
+        """The shard of an operator root (or of any stable name, such as a signature)."""
         if self.auto:
             raise ValueError("an automatic sharding is resolved with for_operators() first")
         if self.buckets == 0:
