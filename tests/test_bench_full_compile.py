@@ -20,10 +20,12 @@ def test_full_compile_tiny_mode() -> None:
     stdout = run_benchmark_tiny("full_compile.py")
     assert "--ops _prelu_kernel --keys CPU --shards 0" in stdout, stdout
     rows = re.findall(r"^\| (\w+) \| (\d+) \| (\d+) \| \d+ \| \d+ \|$", stdout, re.M)
-    # One op for one key, one file per op: a single CPU file, and it compiles.
+    # One op for one key, one file per op: a single CPU file, and it compiles; with it, the
+    # kernel-signature file of its one signature.
     assert rows == [("CPU", "1", "1")], stdout
+    assert re.search(r"^\| \(kernel signatures\) \| 1 \| 1 \| \d+ \| \d+ \|$", stdout, re.M), stdout
     assert re.search(
-        r"^Total: 1 files, 1 compiled, \d+ CPU s \(the precompiled headers included\), "
+        r"^Total: 2 files, 2 compiled, \d+ CPU s \(the precompiled headers included\), "
         r"peak RSS \d+ MB\.$",
         stdout,
         re.M,
