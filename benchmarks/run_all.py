@@ -125,7 +125,8 @@ def table(outcomes: list[Outcome], tiny: bool) -> list[str]:
 
 
 def context() -> dict[str, str]:
-    """Commit, machine and versions for a RESULTS.md entry."""
+    """Commit, machine and versions for a RESULTS.md entry, read when the run starts: edits made
+    while it runs do not change what it measured."""
     git = ["git", "-C", str(REPO)]
     head = subprocess.run([*git, "rev-parse", "HEAD"], capture_output=True, text=True)
     dirty = subprocess.run([*git, "status", "--porcelain"], capture_output=True, text=True)
@@ -135,7 +136,6 @@ def context() -> dict[str, str]:
         f"{platform.system()} {platform.release()}",
         "software": f"Python {platform.python_version()}, "
         f"torch {importlib.metadata.version('torch')}",
-        "load": " ".join(f"{x:.1f}" for x in os.getloadavg()),
     }
 
 
@@ -175,6 +175,7 @@ def main(argv: list[str] | None = None) -> int:
     unknown = [s for s in chosen if s not in BENCHMARKS]
     if unknown:
         p.error(f"unknown benchmark(s) {unknown}; choose from {', '.join(BENCHMARKS)}")
+    started = context()
     outcomes = [run_benchmark(s, args.tiny) for s in BENCHMARKS if s in chosen]
     rows = table(outcomes, args.tiny)
     print("\n".join(["", *rows]))
@@ -182,7 +183,8 @@ def main(argv: list[str] | None = None) -> int:
         flags = " ".join(argv if argv is not None else sys.argv[1:])
         command = f".venv/bin/python benchmarks/run_all.py {flags}".strip()
         now = datetime.datetime.now(datetime.UTC)
-        write_entry(args.results, command, rows, context(), now)
+        load = " ".join(f"{x:.1f}" for x in os.getloadavg())
+        write_entry(args.results, command, rows, {**started, "load": load}, now)
         print(f"appended to {args.results}", file=sys.stderr)
     return 1 if any(o.returncode for o in outcomes) else 0
 
