@@ -114,7 +114,7 @@ def aten_archive_library(name, srcs, deps, copts, visibility, tags, generated_sr
             name + "_objects",
             generated_srcs,
             deps + [":" + full, ":" + light],
-            copts + pch_defines(full, "full") + pch_defines(light, "light"),
+            copts + pch_defines(full, "full") + pch_defines(light, "light") + ["-Winvalid-pch"],
             tags,
         )]
         if srcs:

@@ -97,7 +97,6 @@ def pch_defines(name, kind):
     return [
         "-D{}=\\\"{}\\\"".format(macro, pch_header_name(name)),
         "-D{}_STAMP=\\\"{}\\\"".format(macro, _stamp_name(name)),
-        "-Winvalid-pch",
     ]
 
 # buildifier: disable=native-cc-common

@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import functools
 
-from atengen.emit.cpp_types import TypeOptions, cpp_arguments, dispatcher_options, returns_type
+from atengen.emit.cpp_types import (
+    TypeOptions,
+    cpp_arguments,
+    dispatcher_options,
+    function_type,
+    returns_type,
+)
 from atengen.model.native_function import NativeFunction
 
 
@@ -28,15 +34,12 @@ def wrapper_returns(f: NativeFunction) -> str:
 # the CLI (tests) keep alive.
 @functools.lru_cache(maxsize=16384)
 def wrapper_declaration(f: NativeFunction) -> tuple[str, tuple[str, ...], str]:
-    """(return type, parameters, C++ function type) of the wrapper, from one pass over the
-    arguments. The function type,
-    `at::Tensor (const at::Tensor &)`, is what `atengen::LibraryRef::impl<Signature>` is instantiated for
-    (see emit/kernel_signatures.py)."""
+    """(return type, parameters, C++ function type) of the wrapper. The function type,
+    `at::Tensor (const at::Tensor &)`, the same as the op's in the wheel's `<op>_ops.h`, is what
+    `atengen::LibraryRef::impl<Signature>` is instantiated for (see emit/kernel_signatures.py)."""
     opts = dispatcher_options(f)
-    args = cpp_arguments(f.func, opts)
-    returns = returns_type(f.func.returns, opts)
-    signature = f"{returns} ({', '.join(a.type for a in args)})"
-    return returns, tuple(a.decl() for a in args), signature
+    params = tuple(a.decl() for a in cpp_arguments(f.func, opts))
+    return returns_type(f.func.returns, opts), params, function_type(f.func, opts)
 
 
 def native_declaration(f: NativeFunction, kernel: str, *, symint: bool | None = None) -> str:
