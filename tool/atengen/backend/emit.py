@@ -22,6 +22,7 @@ the sources compile in any sandbox or checkout.
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from atengen import torch_facts
@@ -142,7 +143,7 @@ def wrapper_for(backend: ExternalBackend, f: NativeFunction, key: str) -> Backen
     return _copy_back_wrapper(backend, f, key, functional)
 
 
-def _kernel_call(backend: ExternalBackend, k: BackendKernel, args: list[str]) -> str:
+def _kernel_call(backend: ExternalBackend, k: BackendKernel, args: Sequence[str]) -> str:
     spec = backend.spec
     return f"{spec.cpp_namespace}::{spec.class_name}::{k.kernel}({', '.join(args)})"
 

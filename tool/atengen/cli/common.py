@@ -67,6 +67,28 @@ def add_shards_flag(parser: argparse.ArgumentParser, *, allow_auto: bool = False
     )
 
 
+def add_jobs_flag(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--jobs",
+        type=_jobs_or_auto,
+        default=None,
+        help=(
+            f"Processes to generate with: a number, or {AUTO} (the default: one per CPU, up to "
+            "4, for selections large enough to gain from it). The output is the same bytes "
+            "with any number."
+        ),
+    )
+
+
+def _jobs_or_auto(text: str) -> int | None:
+    if text == AUTO:
+        return None
+    value = _shard_count(text)
+    if value == 0:
+        raise argparse.ArgumentTypeError(f"must be 1 or more, or {AUTO}")
+    return value
+
+
 def _shards_or_auto(text: str) -> int | str:
     return AUTO if text == AUTO else _shard_count(text)
 

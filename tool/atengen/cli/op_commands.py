@@ -8,7 +8,14 @@ import sys
 from dataclasses import dataclass
 
 from atengen import torch_facts
-from atengen.cli.common import YamlInputs, add_shards_flag, add_yaml_flags, read_text, yaml_inputs
+from atengen.cli.common import (
+    YamlInputs,
+    add_jobs_flag,
+    add_shards_flag,
+    add_yaml_flags,
+    read_text,
+    yaml_inputs,
+)
 from atengen.errors import AtengenError
 from atengen.model.operator_model import OperatorModel, load_model
 from atengen.model.selection import select_functions
@@ -79,6 +86,11 @@ class GenerateOptions:
     output_dir: str
     cuda_output_dir: str | None  # None: no CUDA keys
     header_output_dir: str | None
+    jobs: int | None = None  # processes; None: automatic (atengen.emit.parallel)
+
+
+# Below this many selected functions, forking a worker costs about what it saves.
+PARALLEL_MIN_FUNCTIONS = 500
 
 
 def add_generate_command(commands) -> None:
@@ -101,6 +113,7 @@ def add_generate_command(commands) -> None:
         help="Comma-separated dispatch keys, or `auto` (every servable key).",
     )
     add_shards_flag(p, allow_auto=True)
+    add_jobs_flag(p)
     p.add_argument(
         "--functionalize",
         action="store_true",
@@ -134,6 +147,7 @@ def generate_options(args: argparse.Namespace) -> GenerateOptions:
         output_dir=args.output_dir,
         cuda_output_dir=args.cuda_output_dir,
         header_output_dir=args.header_output_dir,
+        jobs=args.jobs,
     )
 
 
@@ -141,6 +155,7 @@ def generate(opts: GenerateOptions) -> None:
     # The emitters are imported here, not at the top: see atengen.cli.main.
     from atengen.emit.custom_ops import check_supported, native_headers, schema_files
     from atengen.emit.output import write_trees
+    from atengen.emit.parallel import auto_jobs
     from atengen.emit.registration import registration_files
     from atengen.emit.shards import Sharding
 
@@ -160,7 +175,10 @@ def generate(opts: GenerateOptions) -> None:
         keys = [k for k in keys if k not in torch_facts.CUDA_KEYS]
     sharding = Sharding.of(opts.shards)
     check_supported(functions)
-    files = registration_files(model, functions, keys, sharding)
+    jobs = opts.jobs
+    if jobs is None:
+        jobs = auto_jobs() if len(functions) >= PARALLEL_MIN_FUNCTIONS else 1
+    files = registration_files(model, functions, keys, sharding, jobs)
     files += schema_files(functions, sharding)
     headers = native_headers(model, functions)
     if headers and opts.header_output_dir is None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 
-from atengen.emit.cpp_types import dispatcher_options, function_type
+from atengen.emit.declarations import wrapper_declaration
 from atengen.errors import CannotGenerate
 from atengen.model.native_function import NativeFunction
 from atengen.model.schema import Argument
@@ -43,7 +43,7 @@ def op_ref(f: NativeFunction) -> OpRef:
     return OpRef(
         f"{f.namespace}::{f.name.name}",
         f.name.overload_name,
-        function_type(f.func, dispatcher_options(f)),
+        wrapper_declaration(f)[2],
         aten_call=f"at::_ops::{f.name.unambiguous_name()}::call" if aten else "",
         header=f"<ATen/ops/{f.name.name.base}_ops.h>" if aten else "",
     )
@@ -115,7 +115,12 @@ def int_expr(a: Argument) -> str:
     return n
 
 
-def native_args(f: NativeFunction, kernel: str) -> list[str]:
+def native_args(f: NativeFunction, kernel: str) -> tuple[str, ...]:
     """f's arguments for calling ``kernel``: SymInts as they are for `_symint` kernels, else ints."""
-    symint = "_symint" in kernel
-    return [a.name if symint else int_expr(a) for a in f.func.arguments.flat_all]
+    return _native_args(f, "_symint" in kernel)
+
+
+# Cached per function, as op_ref is: most functions have kernels for several keys.
+@functools.lru_cache(maxsize=16384)
+def _native_args(f: NativeFunction, symint: bool) -> tuple[str, ...]:
+    return tuple(a.name if symint else int_expr(a) for a in f.func.arguments.flat_all)

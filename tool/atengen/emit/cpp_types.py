@@ -172,5 +172,9 @@ def dispatcher_options(f: NativeFunction) -> TypeOptions:
 
 def function_type(func: FunctionSchema, opts: TypeOptions) -> str:
     """`ret (arg, arg)`: the shape of `using schema = ...` in `<op>_ops.h`."""
-    args = ", ".join(a.type for a in cpp_arguments(func, opts))
-    return f"{returns_type(func.returns, opts)} ({args})"
+    return function_type_of(returns_type(func.returns, opts), cpp_arguments(func, opts))
+
+
+def function_type_of(returns: str, args: tuple[CppArgument, ...]) -> str:
+    """function_type, from the return type and arguments the caller already has."""
+    return f"{returns} ({', '.join(a.type for a in args)})"

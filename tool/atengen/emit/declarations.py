@@ -8,7 +8,7 @@ from atengen.emit.cpp_types import (
     TypeOptions,
     cpp_arguments,
     dispatcher_options,
-    function_type,
+    function_type_of,
     returns_type,
 )
 from atengen.model.native_function import NativeFunction
@@ -38,8 +38,9 @@ def wrapper_declaration(f: NativeFunction) -> tuple[str, tuple[str, ...], str]:
     `at::Tensor (const at::Tensor &)`, the same as the op's in the wheel's `<op>_ops.h`, is what
     `atengen::LibraryRef::impl<Signature>` is instantiated for (see emit/kernel_signatures.py)."""
     opts = dispatcher_options(f)
-    params = tuple(a.decl() for a in cpp_arguments(f.func, opts))
-    return returns_type(f.func.returns, opts), params, function_type(f.func, opts)
+    args = cpp_arguments(f.func, opts)
+    returns = returns_type(f.func.returns, opts)
+    return returns, tuple(a.decl() for a in args), function_type_of(returns, args)
 
 
 def native_declaration(f: NativeFunction, kernel: str, *, symint: bool | None = None) -> str:

@@ -16,6 +16,7 @@ from atengen import torch_facts as tf
 from atengen.emit.functionalize import mutation_call, view_call, view_copy_call
 from atengen.emit.kernel_signatures import signature_files
 from atengen.emit.output import GeneratedFile
+from atengen.emit.parallel import map_items
 from atengen.emit.shards import Sharding
 from atengen.emit.templates import render
 from atengen.emit.wrappers import (
@@ -118,30 +119,71 @@ def registration_files(
     functions: list[NativeFunction],
     keys: list[str],
     sharding: Sharding,
+    jobs: int = 1,
 ) -> list[GeneratedFile]:
     """One file per (key, namespace, shard) that registers at least one kernel (none for a key
     no function has a kernel for), and the kernel-signature files of the CPU-side and of the
-    CUDA library (see kernel_signatures)."""
+    CUDA library (see kernel_signatures).
+
+    The keys are independent, so with ``jobs`` > 1 they are shared out between forked
+    processes (emit/parallel.py); the files are the same bytes with any ``jobs``."""
     for key in keys:
         if key in tf.UNSERVABLE_KEYS or key not in tf.SERVABLE_KEYS:
             raise AtengenError(None, f"dispatch key '{key}' cannot be generated for this torch")
+    naming = _functions_naming_keys(model, functions)
+    candidates = {
+        key: functions if key in _KEYS_WITH_GENERATED_KERNELS else naming.get(key, [])
+        for key in keys
+    }
+
+    def key_files(key: str) -> tuple[list[GeneratedFile], set[str]]:
+        return _key_files(model, functions, candidates[key], key, sharding)
+
+    # Largest first: no process is left with a large key at the end.
+    order = sorted(keys, key=lambda k: (-_work_estimate(k, candidates[k]), keys.index(k)))
+    done = map_items(key_files, order, jobs)
+    if done is None:  # an error (or a failed worker): one process finds and reports it
+        done = [key_files(key) for key in order]
+    by_key = dict(zip(order, done, strict=True))
     files = []
     signatures: dict[bool, set[str]] = {False: set(), True: set()}
-    naming = _functions_naming_keys(model, functions)
     for key in keys:
-        candidates = functions if key in _KEYS_WITH_GENERATED_KERNELS else naming.get(key, [])
-        wrapped = {id(f): w for f in candidates if (w := _wrapper(model, f, key)) is not None}
-        # Only operators with a kernel for this key: a shard's bytes must not depend on
-        # operators it does not register (nor, with automatic sharding, their number).
-        key_functions = [f for f in functions if id(f) in wrapped]
-        signatures[key in tf.CUDA_KEYS].update(wrapped[id(f)].signature for f in key_functions)
-        for (namespace, shard), fns in sharding.group(key_functions):
-            text = _shard_text(key, namespace, [(f, wrapped[id(f)]) for f in fns])
-            stem = shard if namespace == "aten" else f"{namespace}_{shard}"
-            files.append(GeneratedFile(f"Register{key}_{stem}.cpp", text, key in tf.CUDA_KEYS))
+        key_shards, key_signatures = by_key[key]
+        files += key_shards
+        signatures[key in tf.CUDA_KEYS].update(key_signatures)
     for cuda in (False, True):
         files += signature_files(signatures[cuda], cuda)
     return files
+
+
+def _key_files(
+    model: OperatorModel,
+    functions: list[NativeFunction],
+    candidates: list[NativeFunction],
+    key: str,
+    sharding: Sharding,
+) -> tuple[list[GeneratedFile], set[str]]:
+    """The shards of one key, and the C++ signatures of the wrappers they register."""
+    wrapped = {id(f): w for f in candidates if (w := _wrapper(model, f, key)) is not None}
+    # Only operators with a kernel for this key: a shard's bytes must not depend on
+    # operators it does not register (nor, with automatic sharding, their number).
+    key_functions = [f for f in functions if id(f) in wrapped]
+    files = []
+    for (namespace, shard), fns in sharding.group(key_functions):
+        text = _shard_text(key, namespace, [(f, wrapped[id(f)]) for f in fns])
+        stem = shard if namespace == "aten" else f"{namespace}_{shard}"
+        files.append(GeneratedFile(f"Register{key}_{stem}.cpp", text, key in tf.CUDA_KEYS))
+    return files, {wrapped[id(f)].signature for f in key_functions}
+
+
+def _work_estimate(key: str, candidates: list[NativeFunction]) -> int:
+    """Roughly how long a key takes, to hand out the large ones first. Functionalize kernels
+    are the largest; most candidates of the other generated-kernel keys get no kernel."""
+    if key == tf.FUNCTIONALIZE_KEY:
+        return 3 * len(candidates)
+    if key in _KEYS_WITH_GENERATED_KERNELS:
+        return len(candidates) // 2
+    return len(candidates)
 
 
 # The keys wrappers_for can give a kernel that neither the function's nor its structured

@@ -12,6 +12,7 @@ the generator invented.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 from atengen import torch_facts
@@ -242,7 +243,7 @@ def structured_wrapper(
     impl_args: tuple[str, ...] = ()
     out_op = None
     if mode == "impl":
-        impl_args = tuple(_impl_args(out, non_out)) + out_exprs
+        impl_args = _impl_args(out) + out_exprs
     elif mode == "out_op":
         # The out= op takes mutable Tensor&; a proxy, if any, is written instead.
         mutable_outs = tuple(
@@ -262,7 +263,7 @@ def structured_wrapper(
             base_class=base_class,
             class_name=class_name,
             num_outputs=len(outs),
-            meta_args=tuple(_structured_expr(a) for a in non_out),
+            meta_args=_meta_args(out),
             mode=mode,
             impl_args=impl_args,
             precomputed=out.precomputed is not None,
@@ -281,18 +282,27 @@ def structured_wrapper(
     )
 
 
-def _impl_args(out: NativeFunction, non_out: tuple[Argument, ...]) -> list[str]:
+# Cached per out= function (as op_ref is): each of the group's variants, for each key, passes
+# the same arguments to the meta and impl functions.
+@functools.lru_cache(maxsize=16384)
+def _meta_args(out: NativeFunction) -> tuple[str, ...]:
+    return tuple(_structured_expr(a) for a in out.func.arguments.flat_non_out)
+
+
+@functools.lru_cache(maxsize=16384)
+def _impl_args(out: NativeFunction) -> tuple[str, ...]:
     pre = out.precomputed
-    replaced = dict(pre.replace) if pre is not None else {}
+    if pre is None:
+        return _meta_args(out)
+    replaced = dict(pre.replace)
     args: list[str] = []
-    for a in non_out:
+    for a in out.func.arguments.flat_non_out:
         if a.name in replaced:
             args.extend(f"atg_precompute.{new.name}" for new in replaced[a.name])
         else:
             args.append(_structured_expr(a))
-    if pre is not None:
-        args.extend(f"atg_precompute.{new.name}" for new in pre.add)
-    return args
+    args.extend(f"atg_precompute.{new.name}" for new in pre.add)
+    return tuple(args)
 
 
 def _structured_return(f: NativeFunction, variant: str, n: int) -> str:

@@ -1,0 +1,97 @@
+"""Forked workers (atengen.emit.parallel) and `generate --jobs`: the same bytes with any number
+of processes, and any failure handed back to the caller instead of half a result."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from atengen.emit.parallel import map_items
+from tests.model_helpers import run_cli, run_cli_process
+from tests.test_generate import tree
+
+ITEMS = [f"item{i}" for i in range(40)]
+EXPECTED = [f"{s}:{len(s)}" for s in ITEMS]  # written out, not computed by map_items
+
+
+def describe(s: str) -> str:
+    return f"{s}:{len(s)}"
+
+
+@pytest.mark.parametrize("jobs", [1, 2, 3, 8])
+def test_results_come_back_in_item_order(jobs):
+    assert map_items(describe, ITEMS, jobs) == EXPECTED
+
+
+def test_every_process_takes_items():
+    # Items that take a while, so that no process empties the queue alone: each records which
+    # process ran it.
+    def pid_of(_):
+        time.sleep(0.005)
+        return os.getpid()
+
+    pids = map_items(pid_of, list(range(24)), 2)
+    assert pids is not None and len(pids) == 24
+    assert os.getpid() in pids
+    assert len(set(pids)) == 2
+
+
+def test_an_error_in_the_caller_returns_none():
+    parent = os.getpid()
+
+    def fail_here(s):
+        if os.getpid() == parent:
+            raise ValueError(s)
+        return s
+
+    assert map_items(fail_here, ITEMS, 2) is None
+
+
+def test_an_error_or_death_in_a_worker_returns_none():
+    parent = os.getpid()
+
+    def fail_in_worker(s):
+        time.sleep(0.005)  # long enough that the worker gets items before the queue empties
+        if os.getpid() != parent:
+            raise ValueError(s)
+        return s
+
+    def die_in_worker(s):
+        time.sleep(0.005)
+        if os.getpid() != parent:
+            os._exit(3)
+        return s
+
+    assert map_items(fail_in_worker, ITEMS, 2) is None
+    assert map_items(die_in_worker, ITEMS, 2) is None
+
+
+def test_no_worker_is_left_behind():
+    map_items(describe, ITEMS, 4)
+    with pytest.raises(ChildProcessError):
+        os.waitpid(-1, os.WNOHANG)
+
+
+@pytest.mark.slow  # two whole-YAML runs
+def test_generate_is_the_same_bytes_with_any_jobs(tmp_path):
+    outs = []
+    for jobs in ("1", "2", "auto"):
+        out = tmp_path / f"j{jobs}"
+        r = run_cli_process(
+            "generate", f"--jobs={jobs}", f"--output_dir={out}", f"--cuda_output_dir={out}_cuda"
+        )
+        assert r.returncode == 0, r.stderr
+        outs.append((tree(out), tree(Path(f"{out}_cuda"))))
+    assert outs[0] == outs[1] == outs[2]
+    assert len(outs[0][0]) > 100 and outs[0][1]
+
+
+@pytest.mark.parametrize("value", ["0", "-1", "two"])
+def test_bad_jobs_is_a_usage_error(tmp_path, value):
+    r = run_cli("generate", "--ops=add", f"--jobs={value}", f"--output_dir={tmp_path / 'o'}")
+    assert r.returncode == 2
+    assert len(r.stderr.strip().splitlines()) == 1 and "--jobs" in r.stderr
+    assert not (tmp_path / "o").exists()
