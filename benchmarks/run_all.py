@@ -42,6 +42,7 @@ class Target:
 TARGETS = {
     "model_load": Target("model load: atengen/torchgen import+call", 0.3),
     "P1": Target("P1 full codegen: atengen/torchgen --generate sources, wall", 0.1),
+    "P1_cpu": Target("P1 full codegen, CPU s (atengen forks per CPU, torchgen does not)", None),
     "P2_rename": Target("P2 one-op edit (rename a kernel): compile CPU s", 0.1),
     "P2_add": Target("P2 one-op edit (add an op): compile CPU s", 0.1),
     "P2_rename_buckets": Target("P2 rename a kernel, shards = auto (default): compile CPU s", 0.1),
@@ -58,7 +59,7 @@ TARGETS = {
 # In run order, with the targets each prints (the full-compile ones are left out by --tiny).
 BENCHMARKS = {
     "bench_model": ["model_load"],
-    "bench_codegen": ["P1"],
+    "bench_codegen": ["P1", "P1_cpu"],
     "bench_incremental": ["P2_rename", "P2_add", "P2_rename_buckets", "P2_add_buckets", "P3", "P4"],
     "bench_backend": ["P5"],
     "bench_lazy": ["P8"],

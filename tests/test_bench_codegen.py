@@ -12,7 +12,8 @@ from tests.model_helpers import printed_ratio, run_benchmark_tiny
 pytestmark = pytest.mark.slow  # three generator runs in fresh processes
 
 ROW = re.compile(
-    r"^\| (torchgen \(all\)|torchgen \(sources\)|atengen) \| [\d.]+ \| (\d+) \|$", re.M
+    r"^\| (torchgen \(all\)|torchgen \(sources\)|atengen) \| [\d.]+ \| (\d+) \| [\d.]+ \|$",
+    re.M,
 )
 
 
@@ -31,6 +32,10 @@ def test_bench_codegen_tiny_mode(summary: list[str]) -> None:
     )
     assert ratios, stdout
     assert printed_ratio(stdout, "P1") == pytest.approx(float(ratios.group(2)), abs=0.001)
+    cpu = re.search(r"^CPU seconds, atengen / torchgen \(sources\): ([\d.]+)x$", stdout, re.M)
+    assert cpu, stdout
+    assert printed_ratio(stdout, "P1_cpu") == pytest.approx(float(cpu.group(1)), abs=0.001)
+    assert 0 < float(cpu.group(1)), stdout
     summary.append(
         f"bench_codegen --tiny: atengen/torchgen sources {ratios.group(2)}x (small YAML)"
     )

@@ -60,7 +60,10 @@ def test_results_entry_format(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -
     run_all = load_run_all(monkeypatch)
     outcomes = [
         run_all.Outcome(
-            "bench_codegen", ".venv/bin/python benchmarks/bench_codegen.py", 0, {"P1": 0.05}
+            "bench_codegen",
+            ".venv/bin/python benchmarks/bench_codegen.py",
+            0,
+            {"P1": 0.05, "P1_cpu": 0.09},
         ),
         run_all.Outcome(
             "bench_incremental",
@@ -96,6 +99,7 @@ def test_results_entry_format(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -
     cells = [r.split(" | ")[1:4] for r in rows[2:]]
     assert cells == [
         ["0.050x", "<= 0.1x", "met"],
+        ["0.090x", "-", "-"],
         ["0.200x", "<= 0.1x", "not met"],
         ["0.040x", "<= 0.1x", "met"],
         ["0.300x", "<= 0.1x", "not met"],

@@ -25,8 +25,7 @@ from atengen.errors import AtengenError
 from atengen.model.native_function import NativeFunction, parse_tags_yaml
 from atengen.model.operator_model import OperatorModel, build_model, gc_paused
 from atengen.model.schema import SchemaError, parse_base_name, view_base_name
-from atengen.yaml import full
-from atengen.yaml.loader import YamlList, load_yaml
+from atengen.yaml.loader import YamlList, load_yaml, parse_yaml_text
 
 # An item's start; its op name when it starts the common way, `- func: name.overload(...`.
 _ITEM_START = re.compile(r"^-(?: +func: +([A-Za-z0-9_.]+)\(| |$)", re.M)
@@ -177,7 +176,7 @@ def _read(text: str, items: list[_Item], path: str, scalars: dict[str, object]) 
         parts.append(piece)
         line = it.line + piece.count("\n")
         spans.append((it.line, line))
-    doc = full.load("".join(parts), path, scalars=scalars)
+    doc = parse_yaml_text("".join(parts), path, scalars=scalars)
     if not isinstance(doc, YamlList) or len(doc) != len(items):
         return False
     if not all(
