@@ -1,6 +1,6 @@
-"""A line-by-line reader for the plain block YAML that op, tags, backend and derivatives files are
-written in, giving exactly what yaml/full.py gives for them, in about a third of the time and
-without importing PyYAML.
+"""A line-by-line reader for the plain block YAML that op, tags and backend YAMLs are written in,
+giving exactly what yaml/full.py gives for them, in about half the time (torch's op YAML: ~20 ms
+against ~40 ms) and without importing PyYAML.
 
 It reads a strict subset of YAML, and returns None for anything outside it; the caller then reads
 the document with the full parser (yaml/full.py), which also reports every error. So this module
