@@ -25,7 +25,7 @@ def wrapper_params(f: NativeFunction) -> tuple[str, ...]:
 
 
 def wrapper_returns(f: NativeFunction) -> str:
-    return returns_type(f.func.returns, dispatcher_options(f))
+    return wrapper_declaration(f)[0]
 
 
 # Cached per function: a function gets a wrapper for each of its keys (a whole-YAML run makes

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from atengen import torch_facts
 from atengen.emit.calls import OpRef, functional_call_args, op_ref
-from atengen.emit.cpp_types import dispatcher_options, returns_type
+from atengen.emit.declarations import wrapper_returns
 from atengen.errors import CannotGenerate
 from atengen.model.functionalization import MutationPlan, ViewPlan
 from atengen.model.groups import NativeFunctionsViewGroup
@@ -102,7 +102,7 @@ def _tuple(f: NativeFunction, parts: list[str]) -> str:
         return ""
     if len(parts) == 1:
         return parts[0]
-    return f"{returns_type(f.func.returns, dispatcher_options(f))}({', '.join(parts)})"
+    return f"{wrapper_returns(f)}({', '.join(parts)})"
 
 
 def mutation_call(plan: MutationPlan) -> MutationCall:
@@ -193,7 +193,7 @@ def view_call(plan: ViewPlan) -> ViewCall:
         (f"atg_c_{a.name}", f"atg_u_{a.name}" if _tensor_like(a) else a.name) for a in rest
     )
     view_args = tuple(f"atengen::fz::borrow(atg_c_{a.name})" for a in rest)
-    result = returns_type(view.func.returns, dispatcher_options(view))
+    result = wrapper_returns(view)
     if result not in ("at::Tensor", "::std::vector<at::Tensor>"):
         raise CannotGenerate(f"view op returns {result}; expected one tensor or a tensor list")
     return ViewCall(
