@@ -50,9 +50,9 @@ def _packaged() -> Path:
 def select(model, derivatives) -> tuple[list[str], Counter]:
     """The functional aten ops the generator takes, and why it refuses the others."""
     from atengen.autograd.emit import AutogradTarget, autograd_files
-    from atengen.emit.shards import Sharding
     from atengen.errors import AtengenError
     from atengen.model.schema import SchemaKind
+    from atengen.render.shards import Sharding
 
     taken, refused = [], Counter()
     for fd in derivatives.functions:
@@ -89,8 +89,8 @@ def build(model, derivatives, ops: list[str], workdir: Path, shards: int, jobs: 
     import torch
 
     from atengen.autograd.emit import AutogradTarget, autograd_files
-    from atengen.emit.output import write_trees
-    from atengen.emit.shards import Sharding
+    from atengen.render.output import write_trees
+    from atengen.render.shards import Sharding
 
     target = AutogradTarget("aten", CPP_NAMESPACE, inplace_or_view=False, only=frozenset(ops))
     src = workdir / "generated"

@@ -89,7 +89,7 @@ def run_atengen(out: Path) -> dict[str, set[str]]:
 def left_out_reason(model, key: str, op: str) -> str | None:
     """Why atengen leaves a registration torchgen makes out on purpose, or None."""
     from atengen import torch_facts
-    from atengen.emit.registration import calls_unexported_kernel
+    from atengen.aten.registration import calls_unexported_kernel
 
     f = model.by_name.get(f"aten::{op}")
     if f is None:

@@ -147,7 +147,9 @@ def main(argv: list[str]) -> int:
         with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
             rc = atengen(["atengen", *(a.replace("{out}", str(out)) for a in args)])
         log = f"rc={rc}\n--- stdout\n{stdout.getvalue()}--- stderr\n{stderr.getvalue()}"
-        (root / f"{name}.log").write_text(log.replace(str(out), "<out>").replace(str(REPO), "<repo>"))
+        (root / f"{name}.log").write_text(
+            log.replace(str(out), "<out>").replace(str(REPO), "<repo>")
+        )
         files = sum(len(fs) for _, _, fs in os.walk(out))
         print(f"{name}: rc={rc}, {files} files")
     return 0

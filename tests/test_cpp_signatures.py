@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from atengen.emit.cpp_types import dispatcher_options, function_type
+from atengen.api.cpp_types import dispatcher_options, function_type
 from atengen.model.operator_model import OperatorModel
 
 _STRUCT_RE = re.compile(r"struct TORCH_API \w+ \{(.*?)\n\};", re.S)

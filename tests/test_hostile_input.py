@@ -13,9 +13,9 @@ import re
 
 import pytest
 
-from atengen.emit import output
-from atengen.emit.output import GeneratedFile, write_outputs
 from atengen.errors import AtengenError
+from atengen.render import output
+from atengen.render.output import GeneratedFile, write_outputs
 from tests.model_helpers import TAGS_YAML, run_cli
 
 LINE_RE = re.compile(r"^(?P<path>[^:]+):(?P<line>\d+): error: (?P<msg>.+)$")

@@ -1,7 +1,14 @@
 """The atengen package keeps its layers: each folder imports only the ones below it, and no
 module reaches into another module's private (underscore) names.
 
-    yaml  <  model  <  emit  <  backend, lazy, autograd (siblings)  <  cli
+    yaml  <  model  <  render  <  api  <  aten, backend, autograd  <  lazy  <  pipelines  <  cli
+
+- ``render``: templates, sharding, parallel rendering and all-or-nothing output, C++-agnostic;
+- ``api``: how an operator is spelled in C++ (types, declarations, calls, wrappers);
+- ``aten``, ``backend``, ``autograd``, ``lazy``: one product's emitters each (lazy builds on
+  backend: a lazy backend is an external backend with generated kernels);
+- ``pipelines``: one pure function per product, from an options object to the files to write;
+- ``cli``: flags into options, one pipeline, the write.
 
 `errors`, `cached`, `torch_facts` and `shard_settings` are shared by every layer.
 """
@@ -24,18 +31,19 @@ SHARED = {
     "atengen.shard_settings",
 }
 # What each layer may import besides SHARED and itself.
+_BASE = {"yaml", "model", "render", "api"}
 ALLOWED = {
     "yaml": set(),
     "model": {"yaml"},
-    "emit": {"yaml", "model"},
-    "backend": {"yaml", "model", "emit"},
-    "lazy": {"yaml", "model", "emit", "backend"},
-    "autograd": {"yaml", "model", "emit"},
-    "cli": {"yaml", "model", "emit", "backend", "lazy", "autograd"},
+    "render": {"yaml", "model"},
+    "api": {"yaml", "model", "render"},
+    "aten": _BASE,
+    "backend": _BASE,
+    "autograd": _BASE,
+    "lazy": _BASE | {"backend"},
+    "pipelines": _BASE | {"aten", "backend", "autograd", "lazy"},
+    "cli": {"pipelines", "render"},
 }
-# The emitters: each renders one kind of file. The other emit/ modules are the helpers they
-# share; a helper never imports an emitter.
-EMITTERS = {"atengen.emit.registration", "atengen.emit.custom_ops"}
 
 
 def _layer(module: str) -> str | None:
@@ -73,13 +81,14 @@ def test_no_module_imports_private_names_of_another():
     assert not wrong, "\n".join(sorted(wrong))
 
 
-def test_shared_emit_helpers_import_no_emitter():
+def test_no_command_module_imports_another():
+    # Commands are joined in pipelines/, never in cli/: each cli module is one command's flags.
     wrong = [
         f"{module} -> {target}"
         for module, targets in import_edges(TOOL).items()
-        if module.startswith("atengen.emit.") and module not in EMITTERS
+        if module.startswith("atengen.cli.") and module.endswith("_command")
         for target in targets
-        if target in EMITTERS
+        if target.startswith("atengen.cli.") and target.endswith("_command") and target != module
     ]
     assert not wrong, "\n".join(sorted(wrong))
 
@@ -89,8 +98,9 @@ def test_the_cli_imports_a_generator_only_when_its_command_runs():
     # other commands' generators would add about a quarter of a second to each.
     code = (
         "import sys, atengen.cli.main\n"
-        "print(sorted(m for m in sys.modules if m.startswith(('jinja2', 'atengen.emit',"
-        " 'atengen.backend', 'atengen.lazy.emit', 'atengen.lazy.model', 'atengen.autograd'))))"
+        "print(sorted(m for m in sys.modules if m.startswith(('jinja2', 'atengen.api',"
+        " 'atengen.aten', 'atengen.render.templates', 'atengen.pipelines', 'atengen.backend',"
+        " 'atengen.lazy', 'atengen.autograd'))))"
     )
     result = subprocess.run(
         [sys.executable, "-c", code],

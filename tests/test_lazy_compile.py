@@ -16,12 +16,12 @@ import torch
 import torchgen
 
 from atengen.backend.spec import load_backend_yaml
-from atengen.emit.output import write_trees
-from atengen.emit.shards import Sharding
 from atengen.lazy.emit import lazy_files
 from atengen.lazy.model import resolve_lazy_backend
 from atengen.lazy.options import LazyOptions
 from atengen.model.operator_model import load_model
+from atengen.render.output import write_trees
+from atengen.render.shards import Sharding
 
 pytestmark = pytest.mark.slow  # g++ over torch's headers
 

@@ -15,12 +15,12 @@ from pathlib import Path
 import pytest
 
 from atengen.backend.spec import load_backend_yaml
-from atengen.emit.shards import Sharding
 from atengen.lazy.emit import lazy_files
 from atengen.lazy.kernels import check_shape_inference, expected_shape_declarations
 from atengen.lazy.model import LazyBackend, resolve_lazy_backend
 from atengen.lazy.options import LazyOptions
 from atengen.model.operator_model import load_model
+from atengen.render.shards import Sharding
 from tests.oracle.torchgen_lazy import (
     ATEN,
     LazyFacts,

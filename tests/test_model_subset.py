@@ -20,11 +20,11 @@ from atengen.backend.emit import header_file, registration_files
 from atengen.backend.model import resolve_backend
 from atengen.backend.spec import load_backend_yaml
 from atengen.cli.lazy_command import lazy_backend_files
-from atengen.emit.shards import Sharding
 from atengen.errors import AtengenError
 from atengen.lazy.options import LazyOptions
 from atengen.model.operator_model import OperatorModel, load_model
 from atengen.model.subset import family_of, load_model_subset
+from atengen.render.shards import Sharding
 from tests.model_helpers import TAGS_YAML, run_cli
 from tests.oracle.torchgen_lazy import ATEN
 

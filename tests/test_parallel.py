@@ -1,4 +1,4 @@
-"""Forked workers (atengen.emit.parallel) and `generate --jobs`: the same bytes with any number
+"""Forked workers (atengen.render.parallel) and `generate --jobs`: the same bytes with any number
 of processes, and any failure handed back to the caller instead of half a result."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from atengen.emit.parallel import map_items
+from atengen.render.parallel import map_items
 from tests.model_helpers import run_cli, run_cli_process
 from tests.test_generate import tree
 

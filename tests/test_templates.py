@@ -7,7 +7,7 @@ import os
 import jinja2
 import pytest
 
-from atengen.emit import templates
+from atengen.render import templates
 
 
 def test_compiled_templates_are_current():

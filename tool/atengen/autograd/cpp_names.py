@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from functools import cache
 
+from atengen.api.cpp_types import TypeOptions, argument_type, return_type
 from atengen.autograd.model import DiffArgument
-from atengen.emit.cpp_types import TypeOptions, argument_type, return_type
 from atengen.model.native_function import NativeFunction
 
 

@@ -24,6 +24,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from atengen.api.calls import OpRef, op_ref
+from atengen.api.cpp_types import cpp_arguments, dispatcher_options, returns_type
 from atengen.autograd.kernels import (
     autograd_kernel,
     handle_var,
@@ -33,14 +35,12 @@ from atengen.autograd.kernels import (
 )
 from atengen.autograd.model import DEFAULT_KEY, DerivativesModel, FunctionDerivatives
 from atengen.autograd.nodes import manual_helpers, node, unsupported
-from atengen.emit.calls import OpRef, op_ref
-from atengen.emit.cpp_types import cpp_arguments, dispatcher_options, returns_type
-from atengen.emit.output import GeneratedFile
-from atengen.emit.shards import Sharding
-from atengen.emit.templates import render
 from atengen.model.native_function import NativeFunction
 from atengen.model.operator_model import OperatorModel
 from atengen.model.schema import SchemaKind
+from atengen.render.output import GeneratedFile
+from atengen.render.shards import Sharding
+from atengen.render.templates import render
 
 
 @dataclass(frozen=True)

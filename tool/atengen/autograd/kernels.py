@@ -6,18 +6,18 @@
   (autograd does not differentiate through out=), then redispatch;
 - ADInplaceOrView: bump the version counters of what a mutating op wrote.
 
-Kernels call the operator below them through `emit/calls.py`'s OpRef: aten ops through
+Kernels call the operator below them through `api/calls.py`'s OpRef: aten ops through
 `at::_ops::<op>::redispatch`, custom ops through a typed handle.
 """
 
 from __future__ import annotations
 
+from atengen.api.calls import OpRef
+from atengen.api.cpp_types import cpp_arguments, dispatcher_options, returns_type
 from atengen.autograd.cpp_names import formula_outputs, return_names
 from atengen.autograd.formulas import uses
 from atengen.autograd.model import DEFAULT_KEY, DifferentiabilityInfo, FunctionDerivatives
 from atengen.autograd.nodes import OWNING, saved_kind, unsupported
-from atengen.emit.calls import OpRef
-from atengen.emit.cpp_types import cpp_arguments, dispatcher_options, returns_type
 from atengen.model.native_function import NativeFunction
 from atengen.model.schema import SchemaKind
 

@@ -26,22 +26,22 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from atengen import torch_facts
-from atengen.backend.model import BackendKernel, ExternalBackend, StructuredClaim
-from atengen.emit.calls import MissingArgument, functional_call_args, int_expr, native_args
-from atengen.emit.declarations import (
+from atengen.api.calls import MissingArgument, functional_call_args, int_expr, native_args
+from atengen.api.declarations import (
     native_declaration,
     wrapper_name,
     wrapper_params,
     wrapper_returns,
 )
-from atengen.emit.device import device_handling
-from atengen.emit.output import GeneratedFile
-from atengen.emit.shards import Sharding
-from atengen.emit.structured import impl_params, meta_class
-from atengen.emit.templates import render
-from atengen.emit.wrappers import StructuredCall, structured_wrapper
+from atengen.api.device import device_handling
+from atengen.api.structured import impl_params, meta_class
+from atengen.api.wrappers import StructuredCall, structured_wrapper
+from atengen.backend.model import BackendKernel, ExternalBackend, StructuredClaim
 from atengen.model.native_function import NativeFunction
 from atengen.model.schema import SchemaKind
+from atengen.render.output import GeneratedFile
+from atengen.render.shards import Sharding
+from atengen.render.templates import render
 
 
 @dataclass(frozen=True)

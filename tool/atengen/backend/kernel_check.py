@@ -14,8 +14,8 @@ from __future__ import annotations
 import re
 from collections import Counter
 
+from atengen.api.declarations import native_declaration
 from atengen.backend.model import ExternalBackend
-from atengen.emit.declarations import native_declaration
 from atengen.errors import AtengenError, Location
 
 _COMMENTS = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)

@@ -27,7 +27,7 @@ class AutogradOptions:
     cpp_namespace: str | None  # default: the operator namespace
     output_dir: str | None  # None: check only
     ops: frozenset[str] | None  # op roots or overload names; None: every entry's
-    shards: int | str  # a bucket count, or "auto" (atengen.emit.shards.Sharding.of)
+    shards: int | str  # a bucket count, or "auto" (atengen.render.shards.Sharding.of)
 
 
 def add_autograd_command(commands) -> None:
@@ -65,9 +65,9 @@ def run_autograd(opts: AutogradOptions) -> None:
     # Imported here, not at the top: see atengen.cli.main.
     from atengen.autograd.emit import AutogradTarget, autograd_files
     from atengen.autograd.load import load_derivatives
-    from atengen.emit.output import write_trees
-    from atengen.emit.shards import Sharding
     from atengen.model.operator_model import load_model
+    from atengen.render.output import write_trees
+    from atengen.render.shards import Sharding
 
     model = load_model(opts.inputs.op_yaml, opts.inputs.tags_yaml)
     derivatives = load_derivatives(opts.derivatives_yaml, model)

@@ -43,8 +43,8 @@ from atengen.lazy.options import LazyOptions
 if TYPE_CHECKING:
     from atengen.autograd.model import DerivativesModel
     from atengen.backend.spec import BackendYaml
-    from atengen.emit.output import GeneratedFile
     from atengen.model.operator_model import OperatorModel
+    from atengen.render.output import GeneratedFile
 
 _STAMP_TEXT = "// atengen: every kernel of the backend YAML is defined.\n"
 
@@ -131,8 +131,8 @@ def backend_options(args: argparse.Namespace) -> BackendOptions:
 
 def run_backend(opts: BackendOptions) -> None:
     from atengen.backend.spec import check_include_prefix, load_backend_yaml
-    from atengen.emit.output import write_outputs
     from atengen.model.operator_model import load_model
+    from atengen.render.output import write_outputs
 
     spec = load_backend_yaml(opts.backend_yaml, lazy=opts.lazy is not None)
     for warning in spec.warnings:
@@ -156,7 +156,7 @@ def _backend_trees(
     from atengen.backend.emit import header_file, registration_files
     from atengen.backend.kernel_check import check_kernels
     from atengen.backend.model import resolve_backend
-    from atengen.emit.shards import Sharding
+    from atengen.render.shards import Sharding
 
     autograd_sources: list[GeneratedFile] = []
     if opts.derivatives_yaml is not None:
@@ -241,7 +241,7 @@ def _backend_autograd_files(
     derivatives_yaml: str,
 ) -> list[GeneratedFile]:
     from atengen.autograd.emit import AutogradTarget, autograd_files
-    from atengen.emit.shards import Sharding
+    from atengen.render.shards import Sharding
 
     target = AutogradTarget(
         namespace="aten",

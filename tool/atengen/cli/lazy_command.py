@@ -26,10 +26,10 @@ from atengen.lazy.options import LazyOptions
 # The generator itself is imported by the functions that run it (see atengen.cli.main).
 if TYPE_CHECKING:
     from atengen.backend.spec import BackendYaml
-    from atengen.emit.output import GeneratedFile
-    from atengen.emit.shards import Sharding
     from atengen.lazy.model import LazyBackend
     from atengen.model.operator_model import OperatorModel
+    from atengen.render.output import GeneratedFile
+    from atengen.render.shards import Sharding
 
 # The LazyOptions fields that are C++ names or include paths: one flag each, same name
 # (include_prefix is shared with `atengen backend`, which has its own flag for it).
@@ -104,8 +104,8 @@ def lazy_options(args: argparse.Namespace) -> LazyCommandOptions:
 
 def run_lazy(opts: LazyCommandOptions) -> None:
     from atengen.backend.spec import load_backend_yaml
-    from atengen.emit.output import write_trees
-    from atengen.emit.shards import Sharding
+    from atengen.render.output import write_trees
+    from atengen.render.shards import Sharding
 
     spec = load_backend_yaml(opts.backend_yaml, lazy=True)
     sharding = Sharding(opts.shards)

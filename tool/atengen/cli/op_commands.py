@@ -81,12 +81,12 @@ class GenerateOptions:
     inputs: YamlInputs
     ops: str  # `all`, or comma-separated op roots or names
     keys: tuple[str, ...] | None  # None: every servable key some selected op has a kernel for
-    shards: int | str  # a bucket count, or "auto" (atengen.emit.shards.Sharding.of)
+    shards: int | str  # a bucket count, or "auto" (atengen.render.shards.Sharding.of)
     functionalize: bool
     output_dir: str
     cuda_output_dir: str | None  # None: no CUDA keys
     header_output_dir: str | None
-    jobs: int | None = None  # processes; None: automatic (atengen.emit.parallel)
+    jobs: int | None = None  # processes; None: automatic (atengen.render.parallel)
 
 
 # Below this many selected functions, forking a worker costs about what it saves.
@@ -153,11 +153,11 @@ def generate_options(args: argparse.Namespace) -> GenerateOptions:
 
 def generate(opts: GenerateOptions) -> None:
     # The emitters are imported here, not at the top: see atengen.cli.main.
-    from atengen.emit.custom_ops import check_supported, native_headers, schema_files
-    from atengen.emit.output import write_trees
-    from atengen.emit.parallel import auto_jobs
-    from atengen.emit.registration import registration_files
-    from atengen.emit.shards import Sharding
+    from atengen.aten.custom_ops import check_supported, native_headers, schema_files
+    from atengen.aten.registration import registration_files
+    from atengen.render.output import write_trees
+    from atengen.render.parallel import auto_jobs
+    from atengen.render.shards import Sharding
 
     model = load_model(opts.inputs.op_yaml, opts.inputs.tags_yaml)
     functions = select_functions(model, opts.ops)

@@ -20,13 +20,13 @@ from __future__ import annotations
 import os
 
 from atengen.backend.emit import header_file, header_path, registration_files
-from atengen.emit.output import GeneratedFile
-from atengen.emit.shards import Sharding
-from atengen.emit.templates import render
 from atengen.lazy.kernels import kernel_body
 from atengen.lazy.model import IrNode, LazyBackend, LazyKernel
 from atengen.lazy.nodes import node_class
 from atengen.lazy.options import LazyOptions
+from atengen.render.output import GeneratedFile
+from atengen.render.shards import Sharding
+from atengen.render.templates import render
 
 COMMON_HEADER = "LazyIrCommon.h"
 

@@ -16,8 +16,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from atengen.emit.cpp_types import TypeOptions, cpp_arguments
-from atengen.emit.declarations import native_declaration
+from atengen.api.cpp_types import TypeOptions, cpp_arguments
+from atengen.api.declarations import native_declaration
 from atengen.errors import AtengenError, Location
 from atengen.lazy.ir_types import LazyArg
 from atengen.lazy.model import LazyBackend, LazyKernel

@@ -1,1 +1,1 @@
-"""Compiled templates: see atengen.emit.templates."""
+"""Compiled templates: see atengen.render.templates."""

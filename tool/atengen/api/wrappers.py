@@ -16,21 +16,21 @@ import functools
 from dataclasses import dataclass
 
 from atengen import torch_facts
-from atengen.emit.calls import (
+from atengen.api.calls import (
     OpRef,
     functional_call_args,
     int_expr,
     native_args,
     op_ref,
 )
-from atengen.emit.declarations import (
+from atengen.api.declarations import (
     dispatch_kernel_declaration,
     wrapper_declaration,
     wrapper_name,
 )
-from atengen.emit.device import device_handling
-from atengen.emit.functionalize import MutationCall, ViewCall, ViewCopyCall
-from atengen.emit.structured import class_declarations, impl_class, meta_class
+from atengen.api.device import device_handling
+from atengen.api.functionalization import MutationCall, ViewCall, ViewCopyCall
+from atengen.api.structured import class_declarations, impl_class, meta_class
 from atengen.errors import CannotGenerate
 from atengen.model.groups import NativeFunctionsGroup
 from atengen.model.native_function import NativeFunction
@@ -42,7 +42,7 @@ class Wrapper:
     """One C++ function registered for one (op, dispatch key)."""
 
     # direct | structured | generated_out | generated_functional | view_copy | inplace_meta |
-    # backend_select | fz_mutation | fz_view (Functionalize kernels, see emit/functionalize.py)
+    # backend_select | fz_mutation | fz_view (Functionalize kernels, see api/functionalization.py)
     kind: str
     op_name: str  # `add.Tensor`: the name m.impl() registers
     cpp_name: str  # wrapper_CPU_add_Tensor

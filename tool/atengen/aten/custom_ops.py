@@ -6,7 +6,7 @@ us: ``RegisterSchema_<shard>.cpp`` with ``TORCH_LIBRARY_FRAGMENT`` definitions
 (fragments, so each shard defines only its own operators), and
 ``<ns>/ops/<root>_native.h`` declaring the kernels its authors implement (for
 structured ops: the impl classes, and ``<ns>/ops/<root>_meta.h`` the meta class and
-the ``<NS>_META_FUNC``/``<NS>_IMPL_FUNC`` macros, see emit/structured.py). The
+the ``<NS>_META_FUNC``/``<NS>_IMPL_FUNC`` macros, see api/structured.py). The
 registration shards declare the kernels they call themselves rather than
 include these headers: build systems that track a generated header directory
 as one input would otherwise recompile every shard when any header changes.
@@ -17,21 +17,21 @@ from __future__ import annotations
 import json
 
 from atengen import torch_facts
-from atengen.emit.declarations import dispatch_kernel_declaration
-from atengen.emit.output import GeneratedFile
-from atengen.emit.shards import Sharding
-from atengen.emit.structured import (
+from atengen.api.declarations import dispatch_kernel_declaration
+from atengen.api.structured import (
     impl_class_declaration,
     macro_prefix,
     meta_class_declaration,
     needs_tensor_iterator,
 )
-from atengen.emit.templates import render
 from atengen.errors import AtengenError
 from atengen.model.functionalization import is_generated_view_copy
 from atengen.model.groups import NativeFunctionsGroup
 from atengen.model.native_function import NativeFunction, root_name
 from atengen.model.operator_model import OperatorModel
+from atengen.render.output import GeneratedFile
+from atengen.render.shards import Sharding
+from atengen.render.templates import render
 
 
 def check_supported(functions: list[NativeFunction]) -> None:

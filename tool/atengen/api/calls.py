@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 
-from atengen.emit.declarations import wrapper_declaration
+from atengen.api.declarations import wrapper_declaration
 from atengen.errors import CannotGenerate
 from atengen.model.native_function import NativeFunction
 from atengen.model.schema import Argument
@@ -36,7 +36,7 @@ class OpRef:
     header: str = ""  # <ATen/ops/add_ops.h>, for aten ops
 
 
-# Cached per function, as wrapper_declaration is (emit/declarations.py says why that is safe).
+# Cached per function, as wrapper_declaration is (api/declarations.py says why that is safe).
 @functools.lru_cache(maxsize=16384)
 def op_ref(f: NativeFunction) -> OpRef:
     aten = f.namespace == "aten"

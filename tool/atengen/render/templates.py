@@ -64,7 +64,7 @@ def render(name: str, **values) -> str:
 def compiled_templates() -> dict[str, str]:
     """{file name: text} of compiled_templates/: each template's module, and the package."""
     env = _make_environment(jinja2.FileSystemLoader(_TEMPLATE_DIR))
-    files = {"__init__.py": '"""Compiled templates: see atengen.emit.templates."""\n'}
+    files = {"__init__.py": '"""Compiled templates: see atengen.render.templates."""\n'}
     for name in env.list_templates(filter_func=lambda n: n.endswith(".j2")):
         source, filename, _ = env.loader.get_source(env, name)
         # defer_init: the module form, as Jinja's own compile_templates writes it.

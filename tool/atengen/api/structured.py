@@ -20,11 +20,11 @@ from __future__ import annotations
 
 import re
 
-from atengen.emit.cpp_types import TypeOptions, argument_type
-from atengen.emit.templates import render
+from atengen.api.cpp_types import TypeOptions, argument_type
 from atengen.model.groups import NativeFunctionsGroup
 from atengen.model.native_function import NativeFunction
 from atengen.model.schema import Argument
+from atengen.render.templates import render
 
 # The structured kernel API: like the native API with plain ints, except for optional
 # tensors and scalars (passed as references that may be empty) and tensor lists.

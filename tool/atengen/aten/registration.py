@@ -13,13 +13,8 @@ Which wrapper an (op, key) pair gets:
 from __future__ import annotations
 
 from atengen import torch_facts as tf
-from atengen.emit.functionalize import mutation_call, view_call, view_copy_call
-from atengen.emit.kernel_signatures import signature_files
-from atengen.emit.output import GeneratedFile
-from atengen.emit.parallel import map_items
-from atengen.emit.shards import Sharding
-from atengen.emit.templates import render
-from atengen.emit.wrappers import (
+from atengen.api.functionalization import mutation_call, view_call, view_copy_call
+from atengen.api.wrappers import (
     Wrapper,
     backend_select_wrapper,
     direct_wrapper,
@@ -29,6 +24,7 @@ from atengen.emit.wrappers import (
     needs_backend_select,
     structured_wrapper,
 )
+from atengen.aten.kernel_signatures import signature_files
 from atengen.errors import AtengenError, CannotGenerate
 from atengen.model.functionalization import (
     DecomposePlan,
@@ -39,6 +35,10 @@ from atengen.model.functionalization import (
 from atengen.model.native_function import NativeFunction, root_name
 from atengen.model.operator_model import OperatorModel
 from atengen.model.schema import SchemaKind
+from atengen.render.output import GeneratedFile
+from atengen.render.parallel import map_items
+from atengen.render.shards import Sharding
+from atengen.render.templates import render
 
 
 def wrappers_for(model: OperatorModel, f: NativeFunction, key: str) -> Wrapper | None:
@@ -126,7 +126,7 @@ def registration_files(
     CUDA library (see kernel_signatures).
 
     The keys are independent, so with ``jobs`` > 1 they are shared out between forked
-    processes (emit/parallel.py); the files are the same bytes with any ``jobs``."""
+    processes (render/parallel.py); the files are the same bytes with any ``jobs``."""
     for key in keys:
         if key in tf.UNSERVABLE_KEYS or key not in tf.SERVABLE_KEYS:
             raise AtengenError(None, f"dispatch key '{key}' cannot be generated for this torch")

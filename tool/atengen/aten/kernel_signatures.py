@@ -22,9 +22,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from atengen.emit.output import GeneratedFile
-from atengen.emit.shards import Sharding, auto_bucket_count
-from atengen.emit.templates import render
+from atengen.render.output import GeneratedFile
+from atengen.render.shards import Sharding, auto_bucket_count
+from atengen.render.templates import render
 from atengen.shard_settings import AUTO_SIGNATURES_PER_BUCKET
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import functools
 
-from atengen.emit.cpp_types import (
+from atengen.api.cpp_types import (
     TypeOptions,
     cpp_arguments,
     dispatcher_options,
@@ -36,7 +36,7 @@ def wrapper_returns(f: NativeFunction) -> str:
 def wrapper_declaration(f: NativeFunction) -> tuple[str, tuple[str, ...], str]:
     """(return type, parameters, C++ function type) of the wrapper. The function type,
     `at::Tensor (const at::Tensor &)`, the same as the op's in the wheel's `<op>_ops.h`, is what
-    `atengen::LibraryRef::impl<Signature>` is instantiated for (see emit/kernel_signatures.py)."""
+    `atengen::LibraryRef::impl<Signature>` is instantiated for (see aten/kernel_signatures.py)."""
     opts = dispatcher_options(f)
     args = cpp_arguments(f.func, opts)
     returns = returns_type(f.func.returns, opts)

@@ -11,8 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from atengen import torch_facts
-from atengen.emit.calls import OpRef, functional_call_args, op_ref
-from atengen.emit.declarations import wrapper_returns
+from atengen.api.calls import OpRef, functional_call_args, op_ref
+from atengen.api.declarations import wrapper_returns
 from atengen.errors import CannotGenerate
 from atengen.model.functionalization import MutationPlan, ViewPlan
 from atengen.model.groups import NativeFunctionsViewGroup
