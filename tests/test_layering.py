@@ -100,7 +100,7 @@ def test_the_cli_imports_a_generator_only_when_its_command_runs():
         "import sys, atengen.cli.main\n"
         "print(sorted(m for m in sys.modules if m.startswith(('jinja2', 'atengen.api',"
         " 'atengen.aten', 'atengen.render.templates', 'atengen.pipelines', 'atengen.backend',"
-        " 'atengen.lazy', 'atengen.autograd'))))"
+        " 'atengen.lazy.emit', 'atengen.lazy.model', 'atengen.autograd'))))"
     )
     result = subprocess.run(
         [sys.executable, "-c", code],

@@ -24,7 +24,7 @@ from atengen.api.cpp_types import TypeOptions, argument_type
 from atengen.model.groups import NativeFunctionsGroup
 from atengen.model.native_function import NativeFunction
 from atengen.model.schema import Argument
-from atengen.render.templates import render
+from atengen.render.templates import Templates
 
 # The structured kernel API: like the native API with plain ints, except for optional
 # tensors and scalars (passed as references that may be empty) and tensor lists.
@@ -99,10 +99,10 @@ def meta_base(g: NativeFunctionsGroup) -> str:
     return f"at::{inherits}" if inherits is not None else "at::impl::MetaBase"
 
 
-def meta_class_declaration(g: NativeFunctionsGroup) -> str:
+def meta_class_declaration(g: NativeFunctionsGroup, templates: Templates) -> str:
     """`struct structured_<op> : <base> {...}`, without the closing semicolon."""
     elements = _precomputed_elements(g)
-    return render(
+    return templates.render(
         "structured_meta_class.h.j2",
         class_name=meta_class(g).rpartition("::")[2],
         base=meta_base(g),
@@ -120,10 +120,12 @@ def impl_class_declaration(g: NativeFunctionsGroup, key: str) -> str:
     )
 
 
-def class_declarations(g: NativeFunctionsGroup, key: str | None) -> tuple[tuple[str, str], ...]:
+def class_declarations(
+    g: NativeFunctionsGroup, key: str | None, templates: Templates
+) -> tuple[tuple[str, str], ...]:
     """(C++ namespace, declaration) of a custom structured op's meta class and, for a key
     with a structured kernel, its impl class: what a wrapper for the key derives from."""
-    decls = [(meta_namespace(g.out), meta_class_declaration(g))]
+    decls = [(meta_namespace(g.out), meta_class_declaration(g, templates))]
     if key is not None:
         decls.append((impl_class(g, key).rpartition("::")[0], impl_class_declaration(g, key)))
     return tuple(decls)

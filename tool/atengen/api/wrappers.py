@@ -30,7 +30,7 @@ from atengen.api.declarations import (
 )
 from atengen.api.device import device_handling
 from atengen.api.functionalization import MutationCall, ViewCall, ViewCopyCall
-from atengen.api.structured import class_declarations, impl_class, meta_class
+from atengen.api.structured import impl_class, meta_class
 from atengen.errors import CannotGenerate
 from atengen.model.groups import NativeFunctionsGroup
 from atengen.model.native_function import NativeFunction
@@ -91,9 +91,9 @@ class StructuredCall:
     calls_super_set_output: bool  # TensorIterator-based kernels track outputs themselves
     out_names: tuple[str, ...]  # inplace: (self,), out: the out args
     return_expr: str
-    # custom namespaces: (C++ namespace, declaration) of the meta and impl classes the wrapper
-    # derives from, written into the shard itself (as kernel_decl is)
-    class_decls: tuple[tuple[str, str], ...] = ()
+    # custom namespaces: the group whose meta class (and, with a key, impl class) the wrapper
+    # derives from; the emitter writes their declarations into the shard (as kernel_decl is)
+    custom_classes: tuple[NativeFunctionsGroup, str | None] | None = None
 
 
 @dataclass(frozen=True)
@@ -273,10 +273,8 @@ def structured_wrapper(
             calls_super_set_output=out.structured_inherits is not None,
             out_names=out_names,
             return_expr=_structured_return(f, variant, len(outs)),
-            class_decls=(
-                ()
-                if f.namespace == "aten"
-                else class_declarations(g, key if mode == "impl" else None)
+            custom_classes=(
+                None if f.namespace == "aten" else (g, key if mode == "impl" else None)
             ),
         ),
     )

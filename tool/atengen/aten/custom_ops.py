@@ -30,8 +30,8 @@ from atengen.model.groups import NativeFunctionsGroup
 from atengen.model.native_function import NativeFunction, root_name
 from atengen.model.operator_model import OperatorModel
 from atengen.render.output import GeneratedFile
-from atengen.render.shards import Sharding
-from atengen.render.templates import render
+from atengen.render.shards import ShardSetting
+from atengen.render.templates import Templates
 
 
 def check_supported(functions: list[NativeFunction]) -> None:
@@ -43,10 +43,12 @@ def check_supported(functions: list[NativeFunction]) -> None:
             )
 
 
-def schema_files(functions: list[NativeFunction], sharding: Sharding) -> list[GeneratedFile]:
+def schema_files(
+    functions: list[NativeFunction], sharding: ShardSetting, templates: Templates
+) -> list[GeneratedFile]:
     files = []
     for (ns, shard), fns in sharding.group(f for f in functions if f.namespace != "aten"):
-        text = render(
+        text = templates.render(
             "register_schema.cpp.j2",
             namespace=ns,
             roots=sorted({root_name(f) for f in fns}),
@@ -65,7 +67,9 @@ def _schema_def(f: NativeFunction) -> str:
     return f"{schema}, {{{', '.join(f'at::Tag::{t}' for t in tags)}}}"
 
 
-def native_headers(model: OperatorModel, functions: list[NativeFunction]) -> list[GeneratedFile]:
+def native_headers(
+    model: OperatorModel, functions: list[NativeFunction], templates: Templates
+) -> list[GeneratedFile]:
     """`<ns>/ops/<root>_native.h` for each custom-namespace root with kernels to implement."""
     decls: dict[tuple[str, str], dict[str, set[str]]] = {}
     metas: dict[tuple[str, str], list[NativeFunctionsGroup]] = {}
@@ -92,17 +96,17 @@ def native_headers(model: OperatorModel, functions: list[NativeFunction]) -> lis
         groups = metas.get((ns, root), [])
         meta_header = f"{ns}/ops/{root}_meta.h"
         if groups:
-            text = render(
+            text = templates.render(
                 "custom_meta.h.j2",
                 namespace=ns,
                 root=root,
                 prefix=macro_prefix(ns),
                 tensor_iterator=any(needs_tensor_iterator(g) for g in groups),
-                classes=[meta_class_declaration(g) for g in groups],
+                classes=[meta_class_declaration(g, templates) for g in groups],
             )
             files.append(GeneratedFile(meta_header, text))
         by_ns = decls.get((ns, root), {})
-        text = render(
+        text = templates.render(
             "custom_native.h.j2",
             namespace=ns,
             root=root,

@@ -24,11 +24,13 @@ from collections.abc import Iterable
 
 from atengen.render.output import GeneratedFile
 from atengen.render.shards import Sharding, auto_bucket_count
-from atengen.render.templates import render
-from atengen.shard_settings import AUTO_SIGNATURES_PER_BUCKET
+from atengen.render.templates import Templates
+from atengen.render.shards import AUTO_SIGNATURES_PER_BUCKET
 
 
-def signature_files(signatures: Iterable[str], cuda: bool) -> list[GeneratedFile]:
+def signature_files(
+    signatures: Iterable[str], cuda: bool, templates: Templates
+) -> list[GeneratedFile]:
     """`KernelSignatures_b<i>.cpp` files instantiating LibraryRef::impl for `signatures`
     (for the CUDA library's tree when `cuda`)."""
     unique = sorted(set(signatures))
@@ -39,7 +41,7 @@ def signature_files(signatures: Iterable[str], cuda: bool) -> list[GeneratedFile
     return [
         GeneratedFile(
             f"KernelSignatures_{bucket}.cpp",
-            render("kernel_signatures.cpp.j2", signatures=sigs),
+            templates.render("kernel_signatures.cpp.j2", signatures=sigs),
             cuda,
         )
         for bucket, sigs in sorted(by_bucket.items())

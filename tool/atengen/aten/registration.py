@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from atengen import torch_facts as tf
 from atengen.api.functionalization import mutation_call, view_call, view_copy_call
+from atengen.api.structured import class_declarations
 from atengen.api.wrappers import (
     Wrapper,
     backend_select_wrapper,
@@ -37,8 +38,8 @@ from atengen.model.operator_model import OperatorModel
 from atengen.model.schema import SchemaKind
 from atengen.render.output import GeneratedFile
 from atengen.render.parallel import map_items
-from atengen.render.shards import Sharding
-from atengen.render.templates import render
+from atengen.render.shards import ShardSetting
+from atengen.render.templates import Templates
 
 
 def wrappers_for(model: OperatorModel, f: NativeFunction, key: str) -> Wrapper | None:
@@ -118,7 +119,8 @@ def registration_files(
     model: OperatorModel,
     functions: list[NativeFunction],
     keys: list[str],
-    sharding: Sharding,
+    sharding: ShardSetting,
+    templates: Templates,
     jobs: int = 1,
 ) -> list[GeneratedFile]:
     """One file per (key, namespace, shard) that registers at least one kernel (none for a key
@@ -137,7 +139,7 @@ def registration_files(
     }
 
     def key_files(key: str) -> tuple[list[GeneratedFile], set[str]]:
-        return _key_files(model, functions, candidates[key], key, sharding)
+        return _key_files(model, functions, candidates[key], key, sharding, templates)
 
     # Largest first: no process is left with a large key at the end.
     order = sorted(keys, key=lambda k: (-_work_estimate(k, candidates[k]), keys.index(k)))
@@ -152,7 +154,7 @@ def registration_files(
         files += key_shards
         signatures[key in tf.CUDA_KEYS].update(key_signatures)
     for cuda in (False, True):
-        files += signature_files(signatures[cuda], cuda)
+        files += signature_files(signatures[cuda], cuda, templates)
     return files
 
 
@@ -161,7 +163,8 @@ def _key_files(
     functions: list[NativeFunction],
     candidates: list[NativeFunction],
     key: str,
-    sharding: Sharding,
+    sharding: ShardSetting,
+    templates: Templates,
 ) -> tuple[list[GeneratedFile], set[str]]:
     """The shards of one key, and the C++ signatures of the wrappers they register."""
     wrapped = {id(f): w for f in candidates if (w := _wrapper(model, f, key)) is not None}
@@ -170,7 +173,7 @@ def _key_files(
     key_functions = [f for f in functions if id(f) in wrapped]
     files = []
     for (namespace, shard), fns in sharding.group(key_functions):
-        text = _shard_text(key, namespace, [(f, wrapped[id(f)]) for f in fns])
+        text = _shard_text(key, namespace, [(f, wrapped[id(f)]) for f in fns], templates)
         stem = shard if namespace == "aten" else f"{namespace}_{shard}"
         files.append(GeneratedFile(f"Register{key}_{stem}.cpp", text, key in tf.CUDA_KEYS))
     return files, {wrapped[id(f)].signature for f in key_functions}
@@ -223,14 +226,17 @@ def _wrapper(model: OperatorModel, f: NativeFunction, key: str) -> Wrapper | Non
         raise AtengenError(f.loc, f"cannot generate {key} kernel for '{f.name}': {e}") from None
 
 
-def _shard_text(key: str, namespace: str, wrapped: list[tuple[NativeFunction, Wrapper]]) -> str:
+def _shard_text(
+    key: str, namespace: str, wrapped: list[tuple[NativeFunction, Wrapper]], templates: Templates
+) -> str:
     wrappers = [w for _, w in wrapped]
     roots = sorted({root_name(f) for f, _ in wrapped})
     # Only these call at::native kernels, so only their headers are included.
     native_roots = {root_name(f) for f, w in wrapped if w.kind in ("direct", "structured")}
     dispatcher = any(_uses_dispatcher(w) for w in wrappers)
     list_refs = any(_uses_opt_tensor_list_ref(w) for w in wrappers)
-    return render(
+    class_decls = _class_declarations(wrappers, templates)
+    return templates.render(
         "register_shard.cpp.j2",
         key=key,
         roots=roots,
@@ -238,9 +244,11 @@ def _shard_text(key: str, namespace: str, wrapped: list[tuple[NativeFunction, Wr
         # The light precompiled header lacks the dispatcher's headers, and with them ivalue.h,
         # which IOptTensorListRef needs (0.7 s and 1.5 s more to parse).
         pch_kind="FULL" if dispatcher or list_refs else "LIGHT",
-        includes=_includes(namespace, sorted(native_roots), wrappers, dispatcher, list_refs),
+        includes=_includes(
+            namespace, sorted(native_roots), wrappers, dispatcher, list_refs, class_decls
+        ),
         kernel_declarations=_kernel_declarations(wrappers),
-        class_declarations=_class_declarations(wrappers),
+        class_declarations=class_decls,
         wrappers=wrappers,
     )
 
@@ -269,6 +277,7 @@ def _includes(
     wrappers: list[Wrapper],
     dispatcher: bool,
     list_refs: bool,
+    class_decls: list[tuple[str, str]],
 ) -> list[str]:
     # Headers dominate compile time, so a shard includes only what it uses.
     includes = ["<ATen/core/Tensor.h>", '"atengen/runtime.h"']
@@ -279,7 +288,7 @@ def _includes(
     if list_refs:
         includes.append("<ATen/core/IListRef.h>")
     if namespace != "aten" and any(
-        "TensorIteratorBase" in decl for _, decl in _class_declarations(wrappers)
+        "TensorIteratorBase" in decl for _, decl in class_decls
     ):
         includes.append("<ATen/TensorIterator.h>")
     if any(w.device_check for w in wrappers):
@@ -305,9 +314,16 @@ def _kernel_declarations(wrappers: list[Wrapper]) -> list[tuple[str, list[str]]]
     return [(ns, sorted(decls)) for ns, decls in sorted(by_ns.items())]
 
 
-def _class_declarations(wrappers: list[Wrapper]) -> list[tuple[str, str]]:
+def _class_declarations(wrappers: list[Wrapper], templates: Templates) -> list[tuple[str, str]]:
     """The structured classes of custom namespaces, each once; every wrapper lists its meta
     class before its impl class, so a base class always comes first."""
+    wanted = {
+        (id(c[0]), c[1]): c
+        for w in wrappers
+        if w.structured and (c := w.structured.custom_classes) is not None
+    }
     return list(
-        dict.fromkeys(d for w in wrappers if w.structured for d in w.structured.class_decls)
+        dict.fromkeys(
+            d for g, key in wanted.values() for d in class_declarations(g, key, templates)
+        )
     )

@@ -39,8 +39,8 @@ from atengen.model.native_function import NativeFunction
 from atengen.model.operator_model import OperatorModel
 from atengen.model.schema import SchemaKind
 from atengen.render.output import GeneratedFile
-from atengen.render.shards import Sharding
-from atengen.render.templates import render
+from atengen.render.shards import ShardSetting
+from atengen.render.templates import Templates
 
 
 @dataclass(frozen=True)
@@ -102,7 +102,8 @@ def autograd_files(
     model: OperatorModel,
     derivatives: DerivativesModel,
     target: AutogradTarget,
-    sharding: Sharding,
+    sharding: ShardSetting,
+    templates: Templates,
     derivatives_yaml: str = "the derivatives YAML",
 ) -> list[GeneratedFile]:
     out_infos = _functional_infos(derivatives, model)
@@ -120,7 +121,7 @@ def autograd_files(
             _add_function(shard, chosen[id(f)], out_infos.get(id(f)), target, model)
         if not (shard.kernels or shard.inplace):
             continue
-        text = render(
+        text = templates.render(
             "autograd_shard.cpp.j2",
             derivatives_yaml=derivatives_yaml,
             operators=sorted({str(f.name.name) for f in functions}),

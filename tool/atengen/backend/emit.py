@@ -40,8 +40,8 @@ from atengen.backend.model import BackendKernel, ExternalBackend, StructuredClai
 from atengen.model.native_function import NativeFunction
 from atengen.model.schema import SchemaKind
 from atengen.render.output import GeneratedFile
-from atengen.render.shards import Sharding
-from atengen.render.templates import render
+from atengen.render.shards import ShardSetting
+from atengen.render.templates import Templates
 
 
 @dataclass(frozen=True)
@@ -93,9 +93,11 @@ def structured_classes(backend: ExternalBackend) -> list[tuple[str, str, str]]:
     ]
 
 
-def header_file(backend: ExternalBackend, include_prefix: str) -> GeneratedFile:
+def header_file(
+    backend: ExternalBackend, include_prefix: str, templates: Templates
+) -> GeneratedFile:
     spec = backend.spec
-    text = render(
+    text = templates.render(
         "backend_native_functions.h.j2",
         source=os.path.basename(spec.path),
         backend=spec.backend,
@@ -109,17 +111,30 @@ def header_file(backend: ExternalBackend, include_prefix: str) -> GeneratedFile:
 
 
 def registration_files(
-    backend: ExternalBackend, sharding: Sharding, include_prefix: str
+    backend: ExternalBackend, sharding: ShardSetting, include_prefix: str, templates: Templates
 ) -> list[GeneratedFile]:
+    return [
+        GeneratedFile(path, _shard_text(backend, key, wrappers, include_prefix, templates))
+        for path, key, wrappers in _registration_shards(backend, sharding)
+    ]
+
+
+def registration_paths(backend: ExternalBackend, sharding: ShardSetting) -> set[str]:
+    """The paths registration_files writes, without rendering them."""
+    return {path for path, _, _ in _registration_shards(backend, sharding)}
+
+
+def _registration_shards(
+    backend: ExternalBackend, sharding: ShardSetting
+) -> list[tuple[str, str, list[BackendWrapper]]]:
     shards = sharding.group(f for f in backend.model.functions if f.namespace == "aten")
-    files = []
+    result = []
     for key in backend.spec.keys:
         for (_, shard), functions in shards:
             wrappers = [w for f in functions if (w := wrapper_for(backend, f, key))]
             if wrappers:
-                text = _shard_text(backend, key, wrappers, include_prefix)
-                files.append(GeneratedFile(f"Register{key}_{shard}.cpp", text))
-    return files
+                result.append((f"Register{key}_{shard}.cpp", key, wrappers))
+    return result
 
 
 def _meta_header(claim: StructuredClaim) -> str:
@@ -224,7 +239,11 @@ def _device_handling(backend: ExternalBackend, f: NativeFunction) -> tuple[tuple
 
 
 def _shard_text(
-    backend: ExternalBackend, key: str, wrappers: list[BackendWrapper], include_prefix: str
+    backend: ExternalBackend,
+    key: str,
+    wrappers: list[BackendWrapper],
+    include_prefix: str,
+    templates: Templates,
 ) -> str:
     includes = ["<ATen/core/Tensor.h>", "<torch/library.h>"]
     if any(w.structured for w in wrappers):
@@ -237,7 +256,7 @@ def _shard_text(
         includes.append(f"<ATen/ops/{op.removeprefix('at::')}.h>")
     includes.append(f'"{header_path(backend, include_prefix)}"')
     includes += backend.spec.extra_headers
-    return render(
+    return templates.render(
         "register_backend.cpp.j2",
         key=key,
         backend=backend.spec.backend,

@@ -1,20 +1,28 @@
-"""What every command shares: the op and tags YAML, found in the installed torch by default."""
+"""What every command shares: the op and tags YAML (found in the installed torch by default),
+the --shards and --jobs flags, and where compiled template code is kept."""
 
 from __future__ import annotations
 
 import argparse
 import importlib.util
 import os
-from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from atengen.errors import AtengenError, Location
-from atengen.shard_settings import AUTO, AUTO_OPERATORS_PER_BUCKET
+from atengen.errors import AtengenError
+from atengen.render.shards import AUTO, AUTO_OPERATORS_PER_BUCKET, ShardSetting
 
+# The pipelines are imported by the functions that run them (see atengen.cli.main).
+if TYPE_CHECKING:
+    from atengen.pipelines.inputs import YamlInputs
+    from atengen.render.templates import TemplateOptions
 
-@dataclass(frozen=True)
-class YamlInputs:
-    op_yaml: str
-    tags_yaml: str
+# Where //tool:atengen_template_code puts the compiled templates, beside the package in the
+# generator's runfiles. The source tree has no such directory.
+BUILT_TEMPLATE_CODE = os.path.join(
+    os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
+    "atengen_template_code",
+)
+CACHE_DIR_ENV = "ATENGEN_CACHE_DIR"
 
 
 def installed_torch_yaml_dir() -> str | None:
@@ -40,6 +48,8 @@ def add_yaml_flags(parser: argparse.ArgumentParser) -> None:
 
 
 def yaml_inputs(args: argparse.Namespace) -> YamlInputs:
+    from atengen.pipelines.inputs import YamlInputs
+
     op_yaml = args.op_yaml
     if op_yaml is None:
         d = installed_torch_yaml_dir()
@@ -55,16 +65,43 @@ def yaml_inputs(args: argparse.Namespace) -> YamlInputs:
     return YamlInputs(op_yaml, tags_yaml)
 
 
-def add_shards_flag(parser: argparse.ArgumentParser, *, allow_auto: bool = False) -> None:
-    help_text = "0 = one file per operator; N > 0 = N hash buckets per key"
-    if allow_auto:
-        help_text += f"; {AUTO} = buckets of at most {AUTO_OPERATORS_PER_BUCKET} operators on average, per key"
+def template_options() -> TemplateOptions:
+    """Under Bazel, the template code its build action compiled (read-only: actions write only
+    their declared outputs). Elsewhere a user cache, ``$ATENGEN_CACHE_DIR`` (empty: none) or
+    ``${XDG_CACHE_HOME:-~/.cache}/atengen``; a stale or foreign file there is never used (see
+    atengen.render.templates)."""
+    from atengen.render.templates import TemplateOptions
+
+    if os.path.isdir(BUILT_TEMPLATE_CODE):
+        return TemplateOptions(code_dirs=(BUILT_TEMPLATE_CODE,))
+    root = os.environ.get(CACHE_DIR_ENV)
+    if root is None:
+        xdg = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+        root = os.path.join(xdg, "atengen")
+    if not root:
+        return TemplateOptions()
+    code_dir = os.path.join(root, "template_code")
+    return TemplateOptions(code_dirs=(code_dir,), write_dir=code_dir)
+
+
+def add_shards_flag(parser: argparse.ArgumentParser, default: str) -> None:
     parser.add_argument(
         "--shards",
-        type=_shards_or_auto if allow_auto else _shard_count,
-        default=0,
-        help=help_text + ".",
+        type=_shard_setting,
+        default=ShardSetting.parse(default),
+        help=(
+            f"0 = one file per operator; N > 0 = N hash buckets per file set; {AUTO} = buckets of "
+            f"at most {AUTO_OPERATORS_PER_BUCKET} operators on average, per file set. "
+            f"Default: {default}."
+        ),
     )
+
+
+def _shard_setting(text: str) -> ShardSetting:
+    try:
+        return ShardSetting.parse(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
 
 
 def add_jobs_flag(parser: argparse.ArgumentParser) -> None:
@@ -83,40 +120,10 @@ def add_jobs_flag(parser: argparse.ArgumentParser) -> None:
 def _jobs_or_auto(text: str) -> int | None:
     if text == AUTO:
         return None
-    value = _shard_count(text)
-    if value == 0:
-        raise argparse.ArgumentTypeError(f"must be 1 or more, or {AUTO}")
-    return value
-
-
-def _shards_or_auto(text: str) -> int | str:
-    return AUTO if text == AUTO else _shard_count(text)
-
-
-def _shard_count(text: str) -> int:
     try:
         value = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be 0 or more, got {value}")
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be 1 or more, or {AUTO}")
     return value
-
-
-def read_text(path: str, what: str, *, lenient: bool = False) -> str:
-    """A UTF-8 input file named by a flag; unreadable or binary files are one-line errors.
-
-    ``lenient``: undecodable bytes become U+FFFD instead (C++ sources scanned for names).
-    """
-    try:
-        with open(path, "rb") as f:
-            data = f.read()
-    except OSError as e:
-        raise AtengenError(Location(path, 1), f"cannot read {what}: {e.strerror}") from None
-    if lenient:
-        return data.decode("utf-8", errors="replace")
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as e:
-        line = data.count(b"\n", 0, e.start) + 1
-        raise AtengenError(Location(path, line), f"{what} is not UTF-8 text") from None

@@ -12,9 +12,11 @@ Commands:
 `main(argv)` is callable in-process: it keeps no state between calls, reads no global flags,
 and returns the exit code (0 success, 1 bad input, 2 bad command line).
 
-Every command's flags are defined at start-up, but only the command that runs imports its
-generator (the command modules import it inside their run functions): a Bazel action that runs
-`atengen lazy` does not pay for importing the autograd or in-tree emitters and their templates.
+Each command module turns its flags into its pipeline's options and calls the pipeline
+(atengen.pipelines), which returns the files to write; `main` prints the pipeline's warnings and
+report and writes its files, all or nothing. Every command's flags are defined at start-up, but
+only the command that runs imports its pipeline (inside its run function): a Bazel action that
+runs `atengen lazy` does not pay for importing the autograd or aten emitters.
 """
 
 from __future__ import annotations
@@ -28,8 +30,9 @@ from absl.flags import argparse_flags
 
 from atengen.cli.autograd_command import add_autograd_command
 from atengen.cli.backend_command import add_backend_command
+from atengen.cli.generate_command import add_generate_command
 from atengen.cli.lazy_command import add_lazy_command
-from atengen.cli.op_commands import add_check_command, add_dump_command, add_generate_command
+from atengen.cli.model_commands import add_check_command, add_dump_command
 from atengen.errors import AtengenError
 
 COMMANDS = ("check", "dump", "generate", "backend", "lazy", "autograd")
@@ -74,11 +77,23 @@ def main(argv: Sequence[str]) -> int:
     except SystemExit as e:  # --help
         return e.code if isinstance(e.code, int) else 0
     try:
-        args.run(args)
+        outputs = args.run(args)  # the command's pipeline: everything checked and rendered
+        for warning in outputs.warnings:
+            print(warning, file=sys.stderr)
+        sys.stdout.write(outputs.report)
+        if outputs.trees or outputs.stamps:
+            _write(outputs)
     except AtengenError as e:
         print(e.format_all(), file=sys.stderr)
         return 1
     return 0
+
+
+def _write(outputs) -> None:
+    from atengen.render.output import write_outputs
+
+    # One all-or-nothing write: a stamp that cannot be written leaves no sources either.
+    write_outputs([(d, list(files)) for d, files in outputs.trees], outputs.stamps)
 
 
 def run() -> None:

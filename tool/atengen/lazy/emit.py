@@ -25,8 +25,8 @@ from atengen.lazy.model import IrNode, LazyBackend, LazyKernel
 from atengen.lazy.nodes import node_class
 from atengen.lazy.options import LazyOptions
 from atengen.render.output import GeneratedFile
-from atengen.render.shards import Sharding
-from atengen.render.templates import render
+from atengen.render.shards import Sharding, ShardSetting
+from atengen.render.templates import Templates
 
 COMMON_HEADER = "LazyIrCommon.h"
 
@@ -40,13 +40,20 @@ _KERNEL_CORE_HEADERS = (
 )
 
 
-def lazy_files(lazy: LazyBackend, opts: LazyOptions, sharding: Sharding) -> list[GeneratedFile]:
+def lazy_files(
+    lazy: LazyBackend, opts: LazyOptions, setting: ShardSetting, templates: Templates
+) -> list[GeneratedFile]:
     source = os.path.basename(lazy.spec.path)
-    files = [_common_header(lazy, opts, source)]
+    files = [_common_header(lazy, opts, source, templates)]
+    # One sharding for the node headers and the kernel sources: a kernel source includes the
+    # node header of its own shard.
+    sharding = setting.resolve(len({_root(n) for n in lazy.nodes} | {_root(k.node) for k in lazy.kernels}))
     shards = _by_shard(lazy.nodes, sharding)
     for shard, nodes in shards.items():
-        files.append(_node_header(lazy, opts, source, f"LazyIr_{shard}.h", nodes, shard))
-    files.append(_umbrella(lazy, opts, source, [f"LazyIr_{s}.h" for s in shards]))
+        files.append(
+            _node_header(lazy, opts, source, f"LazyIr_{shard}.h", nodes, shard, templates)
+        )
+    files.append(_umbrella(lazy, opts, source, [f"LazyIr_{s}.h" for s in shards], templates))
     files.append(
         _node_header(
             lazy,
@@ -55,6 +62,7 @@ def lazy_files(lazy: LazyBackend, opts: LazyOptions, sharding: Sharding) -> list
             "LazyNonNativeIr.h",
             lazy.non_native_nodes,
             "non-native ops",
+            templates,
             # non-native opkinds are LTC's own symbols (ltc_cast, ...)
             extra=["<torch/csrc/lazy/core/internal_ops/ltc_ops.h>"],
         )
@@ -63,9 +71,9 @@ def lazy_files(lazy: LazyBackend, opts: LazyOptions, sharding: Sharding) -> list
     for k in lazy.kernels:
         kernels_by_shard.setdefault(sharding.shard_of(_root(k.node)), []).append(k)
     for shard, kernels in sorted(kernels_by_shard.items()):
-        files.append(_kernel_source(lazy, opts, source, shard, kernels))
-    files.append(header_file(lazy.backend, opts.include_prefix))
-    files += registration_files(lazy.backend, sharding, opts.include_prefix)
+        files.append(_kernel_source(lazy, opts, source, shard, kernels, templates))
+    files.append(header_file(lazy.backend, opts.include_prefix, templates))
+    files += registration_files(lazy.backend, setting, opts.include_prefix, templates)
     return files
 
 
@@ -84,11 +92,13 @@ def _quoted(path: str) -> str:
     return f'"{path}"'
 
 
-def _common_header(lazy: LazyBackend, opts: LazyOptions, source: str) -> GeneratedFile:
+def _common_header(
+    lazy: LazyBackend, opts: LazyOptions, source: str, templates: Templates
+) -> GeneratedFile:
     includes = [_quoted(opts.node_base_hdr)] if opts.node_base_hdr else []
     if opts.ts_lowerings:
         includes.append("<torch/csrc/lazy/ts_backend/ts_lowering_context.h>")
-    text = render(
+    text = templates.render(
         "lazy_ir_common.h.j2",
         source=source,
         includes=includes,
@@ -104,12 +114,13 @@ def _node_header(
     name: str,
     nodes: list[IrNode] | tuple[IrNode, ...],
     what: str,
+    templates: Templates,
     extra: tuple[str, ...] | list[str] = (),
 ) -> GeneratedFile:
     includes = [_quoted(opts.generated_header(COMMON_HEADER)), *extra]
     if any(not n.properties.ShapePrecompute for n in nodes):
         includes.append(_quoted(opts.shape_inference_hdr))  # compute_shape_* in constructors
-    text = render(
+    text = templates.render(
         "lazy_ir.h.j2",
         source=source,
         what=f"lazy IR nodes ({what})",
@@ -121,9 +132,13 @@ def _node_header(
 
 
 def _umbrella(
-    lazy: LazyBackend, opts: LazyOptions, source: str, shard_headers: list[str]
+    lazy: LazyBackend,
+    opts: LazyOptions,
+    source: str,
+    shard_headers: list[str],
+    templates: Templates,
 ) -> GeneratedFile:
-    text = render(
+    text = templates.render(
         "lazy_ir.h.j2",
         source=source,
         what="every lazy IR node of the native ops",
@@ -135,7 +150,12 @@ def _umbrella(
 
 
 def _kernel_source(
-    lazy: LazyBackend, opts: LazyOptions, source: str, shard: str, kernels: list[LazyKernel]
+    lazy: LazyBackend,
+    opts: LazyOptions,
+    source: str,
+    shard: str,
+    kernels: list[LazyKernel],
+    templates: Templates,
 ) -> GeneratedFile:
     class_name = lazy.spec.class_name
     bodies = [kernel_body(k, class_name, opts) for k in kernels]
@@ -152,7 +172,7 @@ def _kernel_source(
     includes.append(_quoted(header_path(lazy.backend, opts.include_prefix)))
     includes.append(_quoted(opts.generated_header(f"LazyIr_{shard}.h")))
     includes += lazy.spec.extra_headers
-    text = render(
+    text = templates.render(
         "lazy_native_functions.cpp.j2",
         source=source,
         backend=lazy.spec.backend,

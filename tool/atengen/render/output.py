@@ -32,6 +32,23 @@ class GeneratedFile:
     cuda: bool = False  # belongs to the CUDA library
 
 
+@dataclass(frozen=True)
+class Outputs:
+    """What a pipeline produces: files by output directory, stamp files, and text for the user.
+    Nothing is written until ``write_outputs(outputs.trees, outputs.stamps)``."""
+
+    trees: tuple[tuple[str, tuple[GeneratedFile, ...]], ...] = ()
+    stamps: tuple[tuple[str, str], ...] = ()  # (path, text)
+    warnings: tuple[str, ...] = ()  # one `file:line: warning: ...` line each, for stderr
+    report: str = ""  # for stdout (counts, JSON lines)
+
+    @staticmethod
+    def of_trees(
+        trees: Iterable[tuple[str, Iterable[GeneratedFile]]], **kwargs
+    ) -> Outputs:
+        return Outputs(trees=tuple((d, tuple(files)) for d, files in trees), **kwargs)
+
+
 def write_trees(trees: Iterable[tuple[str, Iterable[GeneratedFile]]]) -> None:
     """Make each directory hold exactly its files (``write_outputs`` without stamps)."""
     write_outputs([(d, list(files)) for d, files in trees])

@@ -1,85 +1,170 @@
-"""The Jinja environment for the C++ templates in atengen/templates/.
+"""The C++ templates of atengen/templates/, and a cache of their compiled code.
 
-Compiling a template to Python is most of what loading it costs: ~30 ms for the eight a lazy
-backend renders, paid by every generator process, i.e. every Bazel action. So the compiled code
-of each template is kept in atengen/emit/compiled_templates/, one module per template named by
-the SHA-1 of the template's text (`t_<sha1>.py`). A template whose text has no module (edited
-since) is compiled as usual: a stale module can never be used, only go unused.
-`write_compiled_templates()` rewrites the folder (`./dev fmt` runs it); a test checks it is
-current.
+Jinja compiles a template to Python before it renders it, and that is most of what loading a
+template costs: about 60 ms for the fifteen templates a whole ``generate`` run renders, paid by
+every generator process, i.e. every Bazel action. So a ``Templates`` object looks for each
+template's compiled code (a marshalled Python code object) in ``TemplateOptions.code_dirs`` first:
+
+- under Bazel, ``//tool:atengen_template_code`` compiles every template in a build action, and
+  the generator finds the result in its runfiles (read-only);
+- outside Bazel, the command line names a user cache directory, which is filled on first use.
+
+A code file is used only when its key matches: the SHA-256 of the template's name and text, the
+Jinja release, the environment's options and the Python release (a code object is specific to
+it). Anything else (a missing, stale, corrupt or foreign file) is compiled as usual, so the cache
+can make a run faster but never different. Nothing compiled lives in the source tree.
 """
 
 from __future__ import annotations
 
 import hashlib
-import importlib
+import marshal
 import os
-from functools import cache
+import sys
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass, field
 
 import jinja2
 
-_TEMPLATE_DIR = os.path.join(os.path.dirname(os.path.dirname(__file__)), "templates")
-COMPILED_DIR = os.path.join(os.path.dirname(__file__), "compiled_templates")
-_COMPILED_PACKAGE = "atengen.emit.compiled_templates"
+TEMPLATE_DIR = os.path.join(os.path.dirname(os.path.dirname(__file__)), "templates")
+
+# The environment every template is compiled and rendered in. Part of the cache key: code
+# compiled under other options would render other text.
+_ENVIRONMENT_OPTIONS = {
+    "trim_blocks": True,
+    "lstrip_blocks": True,
+    "keep_trailing_newline": True,
+    "autoescape": False,  # C++, not HTML
+}
+# Bumped when the layout of a code file changes.
+_CODE_FORMAT = "atengen-template-code/1"
+CODE_SUFFIX = ".code"
 
 
-def compiled_module_name(source: str) -> str:
-    return "t_" + hashlib.sha1(source.encode("utf-8")).hexdigest()
+@dataclass(frozen=True)
+class TemplateOptions:
+    """Where compiled template code is read from, and whether new code is written back."""
+
+    code_dirs: tuple[str, ...] = ()  # searched in order
+    write_dir: str | None = None  # where code compiled in this run is kept; None: nowhere
 
 
-class _PrecompiledLoader(jinja2.FileSystemLoader):
-    """Templates from atengen/templates/, their code from compiled_templates/ where current."""
+@dataclass
+class TemplateStats:
+    """Which templates this object compiled, and which it took from a code directory."""
 
-    def load(self, environment, name, globals=None):
-        source, _, _ = self.get_source(environment, name)
-        try:
-            module = importlib.import_module(f"{_COMPILED_PACKAGE}.{compiled_module_name(source)}")
-        except ModuleNotFoundError:
-            return super().load(environment, name, globals)
-        return environment.template_class.from_module_dict(
-            environment, module.__dict__, globals or {}
-        )
+    compiled: list[str] = field(default_factory=list)
+    cached: list[str] = field(default_factory=list)
 
 
-@cache
-def _environment() -> jinja2.Environment:
-    return _make_environment(_PrecompiledLoader(_TEMPLATE_DIR))
-
-
-def _make_environment(loader: jinja2.BaseLoader) -> jinja2.Environment:
+def _environment(loader: jinja2.BaseLoader) -> jinja2.Environment:
     return jinja2.Environment(
         loader=loader,
-        trim_blocks=True,
-        lstrip_blocks=True,
-        keep_trailing_newline=True,
         undefined=jinja2.StrictUndefined,  # a typo in a template is an error, not ""
-        autoescape=False,  # C++, not HTML
+        **_ENVIRONMENT_OPTIONS,
     )
 
 
-def render(name: str, **values) -> str:
-    return _environment().get_template(name).render(**values)
+def code_key(name: str, source: str) -> str:
+    """The key a template's compiled code is filed and checked under."""
+    digest = hashlib.sha256()
+    for part in (
+        _CODE_FORMAT,
+        jinja2.__version__,
+        repr(sorted(_ENVIRONMENT_OPTIONS.items())),
+        "StrictUndefined",
+        sys.implementation.cache_tag or sys.version,
+        name,
+        source,
+    ):
+        digest.update(part.encode("utf-8") + b"\0")
+    return digest.hexdigest()
 
 
-def compiled_templates() -> dict[str, str]:
-    """{file name: text} of compiled_templates/: each template's module, and the package."""
-    env = _make_environment(jinja2.FileSystemLoader(_TEMPLATE_DIR))
-    files = {"__init__.py": '"""Compiled templates: see atengen.render.templates."""\n'}
-    for name in env.list_templates(filter_func=lambda n: n.endswith(".j2")):
+def code_file_name(name: str) -> str:
+    """The file a template's code is kept in: one per template name, checked by its key."""
+    return name + CODE_SUFFIX
+
+
+class _CodeCachingLoader(jinja2.FileSystemLoader):
+    def __init__(self, directory: str, options: TemplateOptions, stats: TemplateStats):
+        super().__init__(directory)
+        self._options = options
+        self._stats = stats
+
+    def load(self, environment, name, globals=None):
+        source, filename, uptodate = self.get_source(environment, name)
+        key = code_key(name, source)
+        code = self._cached_code(name, key)
+        if code is None:
+            code = environment.compile(source, name, filename)
+            self._stats.compiled.append(name)
+            self._write(name, key, code)
+        else:
+            self._stats.cached.append(name)
+        return environment.template_class.from_code(environment, code, globals or {}, uptodate)
+
+    def _cached_code(self, name: str, key: str):
+        for directory in self._options.code_dirs:
+            try:
+                with open(os.path.join(directory, code_file_name(name)), "rb") as f:
+                    stored_key, code = marshal.load(f)
+            except (OSError, EOFError, ValueError, TypeError):
+                continue  # missing, unreadable, or not a code file of this Python
+            if stored_key == key:
+                return code
+        return None
+
+    def _write(self, name: str, key: str, code) -> None:
+        if self._options.write_dir is None:
+            return
+        write_code_file(self._options.write_dir, name, key, code, ignore_errors=True)
+
+
+def write_code_file(directory: str, name: str, key: str, code, *, ignore_errors: bool) -> None:
+    """Writes one code file atomically (a reader never sees half of one)."""
+    try:
+        os.makedirs(directory, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=directory, prefix=".tmp-")
+        try:
+            with os.fdopen(fd, "wb") as f:
+                marshal.dump((key, code), f)
+            os.replace(tmp, os.path.join(directory, code_file_name(name)))
+        except BaseException:
+            os.unlink(tmp)
+            raise
+    except OSError:
+        if not ignore_errors:
+            raise
+
+
+class Templates:
+    """The templates, each compiled (or taken from a code directory) once per object.
+
+    One object serves one generator run: the pipelines make it and pass it to the emitters.
+    """
+
+    def __init__(self, options: TemplateOptions = TemplateOptions(), directory: str = TEMPLATE_DIR):
+        self.stats = TemplateStats()
+        self._env = _environment(_CodeCachingLoader(directory, options, self.stats))
+
+    def render(self, name: str, **values) -> str:
+        return self._env.get_template(name).render(**values)
+
+    def names(self) -> list[str]:
+        return self._env.list_templates(filter_func=lambda n: n.endswith(".j2"))
+
+
+def compile_all(output_dir: str, directory: str = TEMPLATE_DIR) -> list[str]:
+    """Compiles every template into ``output_dir`` (the Bazel action's job); returns the names."""
+    env = _environment(jinja2.FileSystemLoader(directory))
+    names = env.list_templates(filter_func=lambda n: n.endswith(".j2"))
+    for name in names:
         source, filename, _ = env.loader.get_source(env, name)
-        # defer_init: the module form, as Jinja's own compile_templates writes it.
-        code = env.compile(source, name, filename, raw=True, defer_init=True)
-        files[compiled_module_name(source) + ".py"] = code + "\n"
-    return files
+        code = env.compile(source, name, filename)
+        write_code_file(output_dir, name, code_key(name, source), code, ignore_errors=False)
+    return names
 
 
-def write_compiled_templates() -> None:
-    """Rewrite compiled_templates/ from the templates (removing modules of old versions)."""
-    files = compiled_templates()
-    os.makedirs(COMPILED_DIR, exist_ok=True)
-    for old in os.listdir(COMPILED_DIR):
-        if old.endswith(".py") and old not in files:
-            os.remove(os.path.join(COMPILED_DIR, old))
-    for name, text in files.items():
-        with open(os.path.join(COMPILED_DIR, name), "w", encoding="utf-8") as f:
-            f.write(text)
+Renderer = Callable[..., str]

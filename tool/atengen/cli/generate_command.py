@@ -1,0 +1,78 @@
+"""`atengen generate`: per-dispatch-key registration sources, sharded by operator (the aten
+pipeline)."""
+
+from __future__ import annotations
+
+import argparse
+
+from atengen.cli.common import (
+    add_jobs_flag,
+    add_shards_flag,
+    add_yaml_flags,
+    template_options,
+    yaml_inputs,
+)
+
+
+def add_generate_command(commands) -> None:
+    p = commands.add_parser(
+        "generate", help="per-dispatch-key registration sources, sharded by operator"
+    )
+    add_yaml_flags(p)
+    selection = p.add_mutually_exclusive_group()
+    selection.add_argument(
+        "--ops",
+        default="all",
+        help="`all`, or comma-separated op roots (add) or names (add.Tensor).",
+    )
+    selection.add_argument(
+        "--ops_file", help="A file with the op selection, one or more per line; # comments."
+    )
+    p.add_argument(
+        "--keys",
+        default="auto",
+        help="Comma-separated dispatch keys, or `auto` (every servable key).",
+    )
+    add_shards_flag(p, default="0")
+    add_jobs_flag(p)
+    p.add_argument(
+        "--functionalize",
+        action="store_true",
+        default=True,
+        help="With --keys=auto, also generate Functionalize-key kernels (the default).",
+    )
+    p.add_argument("--nofunctionalize", dest="functionalize", action="store_false", help="Do not.")
+    p.add_argument("--output_dir", required=True, help="Directory for the CPU-side sources.")
+    p.add_argument(
+        "--cuda_output_dir", help="Directory for CUDA-key sources (none: skip CUDA keys)."
+    )
+    p.add_argument(
+        "--header_output_dir", help="Directory for custom namespaces' <ns>/ops/<root>_native.h."
+    )
+    p.set_defaults(run=_run)
+
+
+def _run(args: argparse.Namespace):
+    from atengen.pipelines.aten import AtenOptions, aten_outputs
+    from atengen.pipelines.inputs import read_text
+
+    ops = args.ops
+    if args.ops_file is not None:
+        lines = [
+            line.split("#", 1)[0] for line in read_text(args.ops_file, "--ops_file").splitlines()
+        ]
+        ops = ",".join(x for line in lines for x in line.split(",") if x.strip())
+    return aten_outputs(
+        AtenOptions(
+            inputs=yaml_inputs(args),
+            ops=ops,
+            keys=None if args.keys == "auto" else tuple(args.keys.split(",")),
+            shards=args.shards,
+            functionalize=args.functionalize,
+            output_dir=args.output_dir,
+            cuda_output_dir=args.cuda_output_dir,
+            header_output_dir=args.header_output_dir,
+            jobs=args.jobs,
+            templates=template_options(),
+        )
+    )

@@ -1,0 +1,69 @@
+"""``generate``: the per-dispatch-key registration sources of an op YAML's selected operators,
+sharded by operator, with custom namespaces' schemas and kernel headers."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from atengen import torch_facts
+from atengen.aten.custom_ops import check_supported, native_headers, schema_files
+from atengen.aten.registration import registration_files
+from atengen.errors import AtengenError
+from atengen.model.selection import select_functions
+from atengen.pipelines.inputs import YamlInputs
+from atengen.render.output import GeneratedFile, Outputs
+from atengen.render.parallel import auto_jobs
+from atengen.render.shards import ShardSetting
+from atengen.render.templates import TemplateOptions, Templates
+
+# Below this many selected functions, forking a worker costs about what it saves.
+PARALLEL_MIN_FUNCTIONS = 500
+
+
+@dataclass(frozen=True)
+class AtenOptions:
+    inputs: YamlInputs
+    ops: str  # `all`, or comma-separated op roots or names
+    keys: tuple[str, ...] | None  # None: every servable key some selected op has a kernel for
+    shards: ShardSetting
+    functionalize: bool
+    output_dir: str
+    cuda_output_dir: str | None  # None: no CUDA keys
+    header_output_dir: str | None
+    jobs: int | None = None  # processes; None: automatic (render/parallel.py)
+    templates: TemplateOptions = TemplateOptions()
+
+
+def aten_outputs(opts: AtenOptions) -> Outputs:
+    model = opts.inputs.load()
+    functions = select_functions(model, opts.ops)
+    if opts.keys is None:
+        # Every servable key: registration_files writes files only for the keys the selection
+        # has kernels for.
+        keys = [
+            k
+            for k in torch_facts.SERVABLE_KEYS
+            if opts.functionalize or k != torch_facts.FUNCTIONALIZE_KEY
+        ]
+    else:
+        keys = list(opts.keys)
+    if opts.cuda_output_dir is None:
+        keys = [k for k in keys if k not in torch_facts.CUDA_KEYS]
+    check_supported(functions)
+    jobs = opts.jobs
+    if jobs is None:
+        jobs = auto_jobs() if len(functions) >= PARALLEL_MIN_FUNCTIONS else 1
+    templates = Templates(opts.templates)
+    files = registration_files(model, functions, keys, opts.shards, templates, jobs)
+    files += schema_files(functions, opts.shards, templates)
+    headers = native_headers(model, functions, templates)
+    if headers and opts.header_output_dir is None:
+        raise AtengenError(None, "custom-namespace ops need --header_output_dir for their headers")
+    trees: list[tuple[str, list[GeneratedFile]]] = [
+        (opts.output_dir, [f for f in files if not f.cuda])
+    ]
+    if opts.cuda_output_dir is not None:
+        trees.append((opts.cuda_output_dir, [f for f in files if f.cuda]))
+    if opts.header_output_dir is not None:
+        trees.append((opts.header_output_dir, headers))
+    return Outputs.of_trees(trees)
