@@ -52,9 +52,11 @@ def select(model, derivatives) -> tuple[list[str], Counter]:
     from atengen.autograd.emit import AutogradTarget, autograd_files
     from atengen.errors import AtengenError
     from atengen.model.schema import SchemaKind
-    from atengen.render.shards import Sharding
+    from atengen.render.shards import ShardSetting
+    from atengen.render.templates import Templates
 
     taken, refused = [], Counter()
+    templates = Templates()
     for fd in derivatives.functions:
         f = fd.func
         if f.namespace != "aten" or not fd.infos:
@@ -67,7 +69,7 @@ def select(model, derivatives) -> tuple[list[str], Counter]:
             continue
         target = AutogradTarget("aten", CPP_NAMESPACE, inplace_or_view=False, only={str(f.name)})
         try:
-            if autograd_files(model, derivatives, target, Sharding(0)):
+            if autograd_files(model, derivatives, target, ShardSetting(0), templates):
                 taken.append(str(f.name))
             else:
                 refused["no derivative formula"] += 1
@@ -90,11 +92,14 @@ def build(model, derivatives, ops: list[str], workdir: Path, shards: int, jobs: 
 
     from atengen.autograd.emit import AutogradTarget, autograd_files
     from atengen.render.output import write_trees
-    from atengen.render.shards import Sharding
+    from atengen.render.shards import ShardSetting
+    from atengen.render.templates import Templates
 
     target = AutogradTarget("aten", CPP_NAMESPACE, inplace_or_view=False, only=frozenset(ops))
     src = workdir / "generated"
-    files = autograd_files(model, derivatives, target, Sharding(shards), "torch's derivatives.yaml")
+    files = autograd_files(
+        model, derivatives, target, ShardSetting(shards), Templates(), "torch's derivatives.yaml"
+    )
     write_trees([(str(src), files)])
     torch_dir = Path(torch.__file__).parent
     flags = ["-std=c++20", "-fPIC", "-D_GLIBCXX_USE_CXX11_ABI=1"]

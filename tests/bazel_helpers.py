@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -110,3 +111,28 @@ def build_aten_generated(summary: list[str]) -> AtenGenerated:
         library=bin_dir / "libaten_generated.so",
         seconds=seconds,
     )
+
+
+# The example workspaces' environment: the dev venv's Python, and no CUDA toolkit.
+EXAMPLE_ENV = {**os.environ, "RULES_ATEN_PYTHON": str(VENV_PYTHON), "RULES_ATEN_CUDA_DIR": "none"}
+
+
+def example_bazel(cwd: Path, output_base: Path, *args: str, check: bool = True):
+    """Bazel in an example's workspace (or a copy of it), with its own output base."""
+    return bazel(*args, cwd=cwd, startup=own_output_base(output_base), env=EXAMPLE_ENV, check=check)
+
+
+def run_demo(script: Path | str, library: Path) -> dict:
+    """Runs an example script (its path) on `library` in a fresh interpreter; its report, all checks passed."""
+    result = subprocess.run(
+        [sys.executable, str(script), str(library)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert result.stdout.strip(), result.stderr[-6000:]
+    report = json.loads(result.stdout.strip().splitlines()[-1])
+    failed = sorted(k for k, ok in report["checks"].items() if not ok)
+    assert failed == [], (failed, report["details"], result.stderr[-4000:])
+    assert result.returncode == 0
+    return report

@@ -4,11 +4,15 @@ this process) and run_cli_process, the one way tests start `python -m atengen` i
 from __future__ import annotations
 
 import contextlib
+import glob
+import hashlib
 import io
 import os
+import pathlib
 import re
 import subprocess
 import sys
+import sysconfig
 import textwrap
 
 import pytest
@@ -18,6 +22,10 @@ from atengen.errors import AtengenError
 from atengen.model.operator_model import OperatorModel, load_model
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# Every YAML file the installed packages ship (torch's op, tags and derivatives YAMLs among them).
+WHEEL_YAMLS = sorted(
+    glob.glob(os.path.join(sysconfig.get_paths()["purelib"], "**", "*.yaml"), recursive=True)
+)
 
 TAGS_YAML = "".join(
     f"- tag: {t}\n  desc: test tag {t}\n"
@@ -112,3 +120,11 @@ def printed_ratio(stdout: str, name: str) -> float:
     lines = re.findall(rf"^RATIO {re.escape(name)} (\d+(?:\.\d+)?)$", stdout, re.M)
     assert len(lines) == 1, stdout
     return float(lines[0])
+
+
+def tree(path: pathlib.Path) -> dict[str, str]:
+    return {
+        str(p.relative_to(path)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(path.rglob("*"))
+        if p.is_file()
+    }

@@ -14,14 +14,13 @@ from pathlib import Path
 
 import pytest
 
+from tests.compile_helpers import CXXFLAGS, TORCH_LIB
 from tests.model_helpers import REPO, TAGS_YAML
 from tests.script_helpers import run_script
 
 pytestmark = pytest.mark.slow  # g++ over torch's headers, then gradcheck in a fresh interpreter
 
 AGOPS = Path(REPO) / "tests" / "data" / "agops"
-TORCH = Path(REPO) / ".venv" / "lib" / "python3.11" / "site-packages" / "torch"
-CXXFLAGS = ["-std=c++20", "-fPIC", "-D_GLIBCXX_USE_CXX11_ABI=1", f"-I{TORCH}/include"]
 
 
 def _compile(source: Path, obj: Path) -> None:
@@ -80,10 +79,10 @@ def test_generated_autograd_passes_gradcheck(tmp_path, summary: list[str]) -> No
             "-o",
             str(lib),
             *map(str, objects),
-            f"-L{TORCH}/lib",
+            f"-L{TORCH_LIB}",
             "-lc10",
             "-ltorch_cpu",
-            f"-Wl,-rpath,{TORCH}/lib",
+            f"-Wl,-rpath,{TORCH_LIB}",
         ],
         capture_output=True,
         text=True,

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.compile_helpers import CXXFLAGS
 from tests.model_helpers import run_cli, run_cli_process
 
 REPO = Path(__file__).resolve().parent.parent
@@ -91,13 +92,9 @@ def test_xla_shaped_yaml_matches_torchgen(tmp_path: Path, summary: list[str]) ->
 @pytest.mark.slow  # g++ over torch's headers: about 5 s
 def test_header_compiles(tmp_path: Path) -> None:
     out = generate(tmp_path, without_lazy_keys(XLA_SHAPED.read_text()))
-    import torch.utils.cpp_extension
-
-    torch_include = torch.utils.cpp_extension.include_paths()[0]
     (tmp_path / "use.cpp").write_text('#include "XLANativeFunctions.h"\n')
     r = subprocess.run(
-        ["g++", "-std=c++20", "-fsyntax-only", "-D_GLIBCXX_USE_CXX11_ABI=1", f"-I{out}",
-         f"-I{torch_include}", str(tmp_path / "use.cpp")],
+        ["g++", *CXXFLAGS, "-fsyntax-only", f"-I{out}", str(tmp_path / "use.cpp")],
         capture_output=True, text=True,
     )  # fmt: skip
     assert r.returncode == 0, r.stderr[-4000:]

@@ -12,12 +12,11 @@ from pathlib import Path
 
 import pytest
 
+from tests.compile_helpers import CXXFLAGS, TORCH_LIB
 from tests.model_helpers import REPO, TAGS_YAML
 
 pytestmark = pytest.mark.slow  # g++ over torch's headers
 
-TORCH = Path(REPO) / ".venv" / "lib" / "python3.11" / "site-packages" / "torch"
-CXXFLAGS = ["-std=c++20", "-fPIC", "-D_GLIBCXX_USE_CXX11_ABI=1", f"-I{TORCH}/include"]
 OPS = """\
 - func: bsops::filled(int n, Scalar value, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
   dispatch:
@@ -76,8 +75,8 @@ def test_a_custom_factory_op_is_called_through_backend_select(tmp_path) -> None:
             assert proc.returncode == 0, proc.stderr.decode()[-4000:]
     lib = tmp_path / "libbsops.so"
     link = [
-        "g++", "-shared", "-o", str(lib), *map(str, objects), f"-L{TORCH}/lib", "-lc10",
-        "-ltorch_cpu", f"-Wl,-rpath,{TORCH}/lib", "-Wl,--no-undefined",
+        "g++", "-shared", "-o", str(lib), *map(str, objects), f"-L{TORCH_LIB}", "-lc10",
+        "-ltorch_cpu", f"-Wl,-rpath,{TORCH_LIB}", "-Wl,--no-undefined",
     ]  # fmt: skip
     proc = subprocess.run(link, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr[-4000:]

@@ -107,11 +107,11 @@ def test_unknown_command_is_one_line_with_the_commands():
 @pytest.mark.parametrize(
     "args, message",
     [
-        (("generate", "--shards=-1", "--output_dir=o"), "argument --shards: must be 0 or more"),
-        (("generate", "--shards=two", "--output_dir=o"), "argument --shards: not an integer"),
-        (("generate", "--shards=Auto", "--output_dir=o"), "argument --shards: not an integer"),
-        # Automatic sharding is for the in-tree registrations and autograd only.
-        (("lazy", "--backend_yaml=b", "--shards=auto", "--output_dir=o"), "not an integer"),
+        (("generate", "--shards=-1", "--output_dir=o"), "argument --shards: must be auto or 0 or"),
+        (("generate", "--shards=two", "--output_dir=o"), "argument --shards: not auto or an int"),
+        (("generate", "--shards=Auto", "--output_dir=o"), "argument --shards: not auto or an int"),
+        (("lazy", "--backend_yaml=b", "--shards=x", "--output_dir=o"), "not auto or an integer"),
+        (("backend", "--backend_yaml=b", "--shards=-2"), "must be auto or 0 or more, got -2"),
         (("generate",), "the following arguments are required: --output_dir"),
         (("generate", "--ops=add", "--ops_file=f", "--output_dir=o"), "not allowed with"),
         (("backend", "--output_dir=o"), "the following arguments are required: --backend_yaml"),

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import hashlib
 import os
 from pathlib import Path
 
 import pytest
 
-from atengen.shard_settings import AUTO_OPERATORS_PER_BUCKET
-from tests.model_helpers import TAGS_YAML, run_cli, run_cli_process
+from atengen.render.shards import AUTO_OPERATORS_PER_BUCKET
+from tests.model_helpers import TAGS_YAML, run_cli, run_cli_process, tree
 
 OPS = """\
 - func: alpha(Tensor self) -> Tensor
@@ -31,14 +30,6 @@ OPS = """\
   dispatch:
     CPU: delta_cpu
 """
-
-
-def tree(path: Path) -> dict[str, str]:
-    return {
-        str(p.relative_to(path)): hashlib.sha256(p.read_bytes()).hexdigest()
-        for p in sorted(path.rglob("*"))
-        if p.is_file()
-    }
 
 
 def generate(tmp_path: Path, ops_yaml: str, name: str, *extra: str):

@@ -44,6 +44,8 @@ ALLOWED = {
     "pipelines": _BASE | {"aten", "backend", "autograd", "lazy"},
     "cli": {"pipelines", "render"},
 }
+# Options dataclasses of a product that the command line fills from flags, besides ALLOWED.
+CLI_OPTIONS_MODULES = {"atengen.lazy.options"}
 
 
 def _layer(module: str) -> str | None:
@@ -65,6 +67,8 @@ def test_layers_import_only_layers_below():
                 # a shared module imports nothing else of ours; __main__ runs the CLI
                 if not (module == "atengen.__main__" and target_layer == "cli"):
                     wrong.append(f"{module} -> {target}")
+            elif layer == "cli" and target in CLI_OPTIONS_MODULES:
+                continue
             elif target_layer != layer and target_layer not in ALLOWED.get(layer, set()):
                 wrong.append(f"{module} -> {target}")
     assert not wrong, "imports against the layering:\n" + "\n".join(sorted(wrong))

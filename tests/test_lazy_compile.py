@@ -12,7 +12,6 @@ import subprocess
 from pathlib import Path
 
 import pytest
-import torch
 import torchgen
 
 from atengen.backend.spec import load_backend_yaml
@@ -21,14 +20,15 @@ from atengen.lazy.model import resolve_lazy_backend
 from atengen.lazy.options import LazyOptions
 from atengen.model.operator_model import load_model
 from atengen.render.output import write_trees
-from atengen.render.shards import Sharding
+from atengen.render.shards import ShardSetting
+from atengen.render.templates import Templates
+from tests.compile_helpers import CXXFLAGS
 
 pytestmark = pytest.mark.slow  # g++ over torch's headers
 
 DATA = Path(__file__).resolve().parent / "data" / "lazy"
 NATIVE = Path(torchgen.__file__).parent / "packaged" / "ATen" / "native"
-INCLUDE = Path(torch.__file__).parent / "include"
-FLAGS = ["-std=c++20", "-fPIC", "-D_GLIBCXX_USE_CXX11_ABI=1", f"-I{INCLUDE}", "-fsyntax-only"]
+FLAGS = [*CXXFLAGS, "-fsyntax-only"]
 
 
 @pytest.fixture(scope="module")
@@ -38,7 +38,16 @@ def model():
 
 def _generate(model, yaml_name: str, out: Path, opts: LazyOptions, shards: int) -> None:
     spec = load_backend_yaml(str(DATA / yaml_name), lazy=True)
-    write_trees([(str(out), lazy_files(resolve_lazy_backend(spec, model), opts, Sharding(shards)))])
+    write_trees(
+        [
+            (
+                str(out),
+                lazy_files(
+                    resolve_lazy_backend(spec, model), opts, ShardSetting(shards), Templates()
+                ),
+            )
+        ]
+    )
 
 
 def _compile(source: Path, *include_dirs: Path) -> None:

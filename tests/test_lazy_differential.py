@@ -20,7 +20,8 @@ from atengen.lazy.kernels import check_shape_inference, expected_shape_declarati
 from atengen.lazy.model import LazyBackend, resolve_lazy_backend
 from atengen.lazy.options import LazyOptions
 from atengen.model.operator_model import load_model
-from atengen.render.shards import Sharding
+from atengen.render.shards import ShardSetting
+from atengen.render.templates import Templates
 from tests.oracle.torchgen_lazy import (
     ATEN,
     LazyFacts,
@@ -59,7 +60,7 @@ def both(request, model, tmp_path_factory) -> tuple[LazyBackend, dict[str, str],
         shape_inference_hdr=wheel_shape_inference_header() if check_header else None,
     )
     lazy = resolve_lazy_backend(load_backend_yaml(path, lazy=True), model)
-    files = {f.path: f.text for f in lazy_files(lazy, LazyOptions(), Sharding(0))}
+    files = {f.path: f.text for f in lazy_files(lazy, LazyOptions(), ShardSetting(0), Templates())}
     return lazy, files, oracle
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from tests import bazel_helpers
-from tests.test_privateuse1_example import bazel, run_demo
+from tests.bazel_helpers import example_bazel, run_demo
 
 REPO = Path(__file__).resolve().parent.parent
 EXAMPLE = REPO / "examples" / "lazy_backend"
@@ -28,11 +28,11 @@ def example_library(summary: list[str]) -> Path:
     key = hashlib.sha256(str(REPO).encode()).hexdigest()[:12]
     output_base = Path(tempfile.gettempdir()) / f"rules_aten_lazy_example_{key}"
     start = time.monotonic()
-    bazel(EXAMPLE, output_base, "build", "--symlink_prefix=/", "//:libts_lazy.so")
+    example_bazel(EXAMPLE, output_base, "build", "--symlink_prefix=/", "//:libts_lazy.so")
     summary.append(f"lazy example: bazel build //:libts_lazy.so {time.monotonic() - start:.0f} s")
-    bin_dir = Path(bazel(EXAMPLE, output_base, "info", "bazel-bin").stdout.strip())
+    bin_dir = Path(example_bazel(EXAMPLE, output_base, "info", "bazel-bin").stdout.strip())
     yield bin_dir / "libts_lazy.so"
-    bazel(EXAMPLE, output_base, "shutdown", check=False)
+    example_bazel(EXAMPLE, output_base, "shutdown", check=False)
 
 
 def test_generated_trees(example_library: Path) -> None:

@@ -19,12 +19,13 @@ from hypothesis import strategies as st
 from atengen.backend.emit import header_file, registration_files
 from atengen.backend.model import resolve_backend
 from atengen.backend.spec import load_backend_yaml
-from atengen.cli.lazy_command import lazy_backend_files
 from atengen.errors import AtengenError
 from atengen.lazy.options import LazyOptions
 from atengen.model.operator_model import OperatorModel, load_model
 from atengen.model.subset import family_of, load_model_subset
-from atengen.render.shards import Sharding
+from atengen.pipelines.lazy import lazy_backend_files
+from atengen.render.shards import ShardSetting
+from atengen.render.templates import Templates
 from tests.model_helpers import TAGS_YAML, run_cli
 from tests.oracle.torchgen_lazy import ATEN
 
@@ -57,8 +58,10 @@ def test_lazy_outputs_are_byte_identical(name, whole):
     assert len(subset.functions) < len(whole.functions) / 2
     for buckets in (0, 4):
         options = LazyOptions(node_base="XlaNode", ts_lowerings="ts_" in name)
-        _, ours = lazy_backend_files(spec, subset, options, Sharding(buckets), None)
-        _, full = lazy_backend_files(spec, whole, options, Sharding(buckets), None)
+        _, ours = lazy_backend_files(
+            spec, subset, options, ShardSetting(buckets), None, Templates()
+        )
+        _, full = lazy_backend_files(spec, whole, options, ShardSetting(buckets), None, Templates())
         assert files_of(ours) == files_of(full)
         assert len(ours) > 10
 
@@ -69,10 +72,11 @@ def test_backend_outputs_are_byte_identical(name, whole):
     subset = load_model_subset(NATIVE, TAGS, named_ops(spec), spec.keys)
     assert subset is not None
     ours, full = resolve_backend(spec, subset), resolve_backend(spec, whole)
-    assert header_file(ours, "p").text == header_file(full, "p").text
+    templates = Templates()
+    assert header_file(ours, "p", templates).text == header_file(full, "p", templates).text
     for buckets in (0, 4):
-        a = files_of(registration_files(ours, Sharding(buckets), "p"))
-        b = files_of(registration_files(full, Sharding(buckets), "p"))
+        a = files_of(registration_files(ours, ShardSetting(buckets), "p", templates))
+        b = files_of(registration_files(full, ShardSetting(buckets), "p", templates))
         assert a == b and a
 
 

@@ -9,31 +9,19 @@ convenience symlinks in the example (--symlink_prefix=/).
 from __future__ import annotations
 
 import hashlib
-import json
-import os
 import re
 import shutil
-import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 
 import pytest
 
-from tests import bazel_helpers
-from tests.bazel_helpers import REPO, VENV_PYTHON, own_output_base
+from tests.bazel_helpers import REPO, example_bazel, run_demo
 
 pytestmark = pytest.mark.bazel
 
 EXAMPLE = REPO / "examples" / "privateuse1_backend"
-ENV = {**os.environ, "RULES_ATEN_PYTHON": str(VENV_PYTHON), "RULES_ATEN_CUDA_DIR": "none"}
-
-
-def bazel(cwd: Path, output_base: Path, *args: str, check: bool = True):
-    """Bazel in the example's workspace (or a copy of it), with its own output base."""
-    startup = own_output_base(output_base)
-    return bazel_helpers.bazel(*args, cwd=cwd, startup=startup, env=ENV, check=check)
 
 
 @pytest.fixture(scope="module")
@@ -43,13 +31,13 @@ def example_library(summary: list[str]) -> Path:
     start = time.monotonic()
     # Both libraries in one build: they share device.cpp's sources and the generator's output.
     targets = ["//:libhost_device.so", "//:libhost_functional.so"]
-    bazel(EXAMPLE, output_base, "build", "--symlink_prefix=/", *targets)
+    example_bazel(EXAMPLE, output_base, "build", "--symlink_prefix=/", *targets)
     summary.append(
         f"privateuse1 example: bazel build {' '.join(targets)} {time.monotonic() - start:.0f} s"
     )
-    bin_dir = Path(bazel(EXAMPLE, output_base, "info", "bazel-bin").stdout.strip())
+    bin_dir = Path(example_bazel(EXAMPLE, output_base, "info", "bazel-bin").stdout.strip())
     yield bin_dir / "libhost_device.so"
-    bazel(EXAMPLE, output_base, "shutdown", check=False)
+    example_bazel(EXAMPLE, output_base, "shutdown", check=False)
 
 
 def test_generated_tree(example_library: Path) -> None:
@@ -72,24 +60,8 @@ def test_generated_tree(example_library: Path) -> None:
             assert '#include "host_device.h"' in text  # extra_headers
 
 
-def run_demo(script: str, library: Path) -> dict:
-    """Runs an example script on `library` in a fresh interpreter; its report, all checks passed."""
-    result = subprocess.run(
-        [sys.executable, str(EXAMPLE / script), str(library)],
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert result.stdout.strip(), result.stderr[-6000:]
-    report = json.loads(result.stdout.strip().splitlines()[-1])
-    failed = sorted(k for k, ok in report["checks"].items() if not ok)
-    assert failed == [], (failed, report["details"], result.stderr[-4000:])
-    assert result.returncode == 0
-    return report
-
-
 def test_program_runs_on_the_device_and_matches_cpu(example_library: Path) -> None:
-    report = run_demo("demo.py", example_library)
+    report = run_demo(EXAMPLE / "demo.py", example_library)
     assert len(report["checks"]) >= 18
     dispatch = report["details"]["dispatch"]
     assert "RegisterAutogradPrivateUse1_b0.cpp" in dispatch["relu"]["AutogradPrivateUse1"]
@@ -124,7 +96,7 @@ def test_functional_backend_under_functionalize(example_library: Path) -> None:
     CPU; every op that reached PrivateUse1 is listed in backend_functional.yaml (none through the
     fallback); without functionalize the same mutations and views fail in the fallback."""
     library = example_library.parent / "libhost_functional.so"
-    details = run_demo("functional_demo.py", library)["details"]
+    details = run_demo(EXAMPLE / "functional_demo.py", library)["details"]
     # The mutation was rewritten, not copied back: functional kernels and view_copy/scatter ops.
     assert {"select_copy.int", "select_scatter", "view_copy"} <= set(details["through_views"])
     assert set(details["inplace"]) == {"abs", "add.Tensor", "clone", "mul.Tensor"}
@@ -146,7 +118,7 @@ def test_missing_kernel_fails_the_build(tmp_path: Path) -> None:
     (ws / "kernels.cpp").write_text(kernels[:start] + kernels[end:])
     output_base = tmp_path / "output_base"
     try:
-        result = bazel(ws, output_base, "build", "//:libhost_device.so", check=False)
+        result = example_bazel(ws, output_base, "build", "//:libhost_device.so", check=False)
         assert result.returncode != 0
         assert (
             "PrivateUse1NativeFunctions is missing a kernel definition for mul. We found 0 "
@@ -156,6 +128,6 @@ def test_missing_kernel_fails_the_build(tmp_path: Path) -> None:
         assert "Compiling" not in result.stderr, result.stderr[-6000:]
         # With the kernel back, the check passes.
         (ws / "kernels.cpp").write_text(kernels)
-        bazel(ws, output_base, "build", "//:host_device_codegen_kernel_check")
+        example_bazel(ws, output_base, "build", "//:host_device_codegen_kernel_check")
     finally:
-        bazel(ws, output_base, "shutdown", check=False)
+        example_bazel(ws, output_base, "shutdown", check=False)

@@ -14,8 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from atengen.yaml import block
-from tests.model_helpers import REPO
-from tests.test_yaml_loader import WHEEL_YAMLS
+from tests.model_helpers import REPO, WHEEL_YAMLS
 from tests.yaml_reference import loaded_tree, reference_tree
 
 TORCH_ATEN = [p for p in WHEEL_YAMLS if p.endswith(("native_functions.yaml", "tags.yaml"))]

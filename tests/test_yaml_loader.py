@@ -12,7 +12,6 @@ from __future__ import annotations
 import glob
 import os
 import sys
-import sysconfig
 
 import pytest
 import yaml
@@ -22,11 +21,9 @@ from hypothesis import strategies as st
 from atengen.errors import AtengenError
 from atengen.yaml import full
 from atengen.yaml.loader import load_yaml_text
-from tests.model_helpers import REPO
+from tests.model_helpers import REPO, WHEEL_YAMLS
 from tests.yaml_reference import loaded_tree, reference_tree
 
-SITE_PACKAGES = sysconfig.get_paths()["purelib"]
-WHEEL_YAMLS = sorted(glob.glob(os.path.join(SITE_PACKAGES, "**", "*.yaml"), recursive=True))
 TEST_YAMLS = sorted(glob.glob(os.path.join(REPO, "tests", "**", "*.yaml"), recursive=True))
 
 DOCUMENTS = [

@@ -23,9 +23,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from atengen.render.output import GeneratedFile
-from atengen.render.shards import Sharding, auto_bucket_count
+from atengen.render.shards import AUTO_SIGNATURES_PER_BUCKET, Sharding, auto_bucket_count
 from atengen.render.templates import Templates
-from atengen.render.shards import AUTO_SIGNATURES_PER_BUCKET
 
 
 def signature_files(

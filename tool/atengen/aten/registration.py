@@ -287,9 +287,7 @@ def _includes(
         includes.append("<ATen/TensorMeta.h>")
     if list_refs:
         includes.append("<ATen/core/IListRef.h>")
-    if namespace != "aten" and any(
-        "TensorIteratorBase" in decl for _, decl in class_decls
-    ):
+    if namespace != "aten" and any("TensorIteratorBase" in decl for _, decl in class_decls):
         includes.append("<ATen/TensorIterator.h>")
     if any(w.device_check for w in wrappers):
         includes.append("<ATen/core/op_registration/adaption.h>")

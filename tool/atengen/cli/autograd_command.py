@@ -47,9 +47,7 @@ def _run(args: argparse.Namespace):
             cpp_namespace=args.cpp_namespace,
             output_dir=args.output_dir,
             ops=(
-                frozenset(x.strip() for x in args.ops.split(",") if x.strip())
-                if args.ops
-                else None
+                frozenset(x.strip() for x in args.ops.split(",") if x.strip()) if args.ops else None
             ),
             shards=args.shards,
             templates=template_options(),

@@ -47,12 +47,12 @@ def lazy_files(
     files = [_common_header(lazy, opts, source, templates)]
     # One sharding for the node headers and the kernel sources: a kernel source includes the
     # node header of its own shard.
-    sharding = setting.resolve(len({_root(n) for n in lazy.nodes} | {_root(k.node) for k in lazy.kernels}))
+    sharding = setting.resolve(
+        len({_root(n) for n in lazy.nodes} | {_root(k.node) for k in lazy.kernels})
+    )
     shards = _by_shard(lazy.nodes, sharding)
     for shard, nodes in shards.items():
-        files.append(
-            _node_header(lazy, opts, source, f"LazyIr_{shard}.h", nodes, shard, templates)
-        )
+        files.append(_node_header(lazy, opts, source, f"LazyIr_{shard}.h", nodes, shard, templates))
     files.append(_umbrella(lazy, opts, source, [f"LazyIr_{s}.h" for s in shards], templates))
     files.append(
         _node_header(

@@ -33,7 +33,9 @@ def with_model_of_ops(
     else, and again after any error, with the whole op YAML, so that errors are those of the
     whole file (an unknown op's did-you-mean draws on every name). ``absent_words`` must not
     occur in the file outside comments for the subset to be used (a backend's own keys)."""
-    model = load_model_subset(inputs.op_yaml, inputs.tags_yaml, list(named), absent_words=absent_words)
+    model = load_model_subset(
+        inputs.op_yaml, inputs.tags_yaml, list(named), absent_words=absent_words
+    )
     if model is not None:
         try:
             return generate(model)

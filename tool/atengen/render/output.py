@@ -43,9 +43,7 @@ class Outputs:
     report: str = ""  # for stdout (counts, JSON lines)
 
     @staticmethod
-    def of_trees(
-        trees: Iterable[tuple[str, Iterable[GeneratedFile]]], **kwargs
-    ) -> Outputs:
+    def of_trees(trees: Iterable[tuple[str, Iterable[GeneratedFile]]], **kwargs) -> Outputs:
         return Outputs(trees=tuple((d, tuple(files)) for d, files in trees), **kwargs)
 
 

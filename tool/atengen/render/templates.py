@@ -22,7 +22,6 @@ import marshal
 import os
 import sys
 import tempfile
-from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import jinja2
@@ -149,8 +148,8 @@ class Templates:
         self.stats = TemplateStats()
         self._env = _environment(_CodeCachingLoader(directory, options, self.stats))
 
-    def render(self, name: str, **values) -> str:
-        return self._env.get_template(name).render(**values)
+    def render(self, template: str, /, **values) -> str:
+        return self._env.get_template(template).render(**values)
 
     def names(self) -> list[str]:
         return self._env.list_templates(filter_func=lambda n: n.endswith(".j2"))
@@ -166,5 +165,3 @@ def compile_all(output_dir: str, directory: str = TEMPLATE_DIR) -> list[str]:
         write_code_file(output_dir, name, code_key(name, source), code, ignore_errors=False)
     return names
 
-
-Renderer = Callable[..., str]

@@ -1,1 +1,0 @@
-"""Emitters: turn the operator model into C++ sources, via Jinja templates."""

@@ -1,1 +1,0 @@
-"""Compiled templates: see atengen.render.templates."""
