@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import re
+import subprocess
 import sys
 from pathlib import Path
 
@@ -180,3 +181,28 @@ def test_bzl_library_holds_every_loaded_file(name: str) -> None:
     expected = _local_load_closure(REPO / "rules" / f"{name}.bzl")
     assert len(expected) > 1, expected
     assert expected <= set(files), sorted(expected - set(files))
+
+
+def test_the_generator_takes_its_templates_from_the_build_action(bazel_bin: Path) -> None:
+    """//tool:atengen_template_code compiles the templates once per build; the generator in its
+    runfiles finds that code (atengen/cli/common.py) and compiles nothing itself."""
+    bazel("build", "//tool:atengen")
+    runfiles = bazel_bin / "tool" / "atengen_bin.runfiles"
+    code = (
+        "import sys; from atengen.cli.common import template_options;"
+        "from atengen.render.templates import Templates;"
+        "o = template_options(); t = Templates(o);"
+        "[t._env.get_template(n) for n in t.names()];"
+        "print(o.write_dir, len(t.stats.cached), t.stats.compiled)"
+    )
+    result = subprocess.run(
+        [str(runfiles / "rules_aten_python" / "bin" / "python3"), "-S", "-c", code],
+        env={
+            "PYTHONPATH": f"{runfiles / 'rules_aten' / 'tool'}:{runfiles / 'rules_aten_pip' / 'site'}"
+        },
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    templates = len(list((REPO / "tool" / "atengen" / "templates").glob("*.j2")))
+    assert result.stdout.split() == ["None", str(templates), "[]"], result.stdout

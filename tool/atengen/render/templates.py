@@ -164,4 +164,3 @@ def compile_all(output_dir: str, directory: str = TEMPLATE_DIR) -> list[str]:
         code = env.compile(source, name, filename)
         write_code_file(output_dir, name, code_key(name, source), code, ignore_errors=False)
     return names
-
