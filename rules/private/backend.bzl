@@ -31,7 +31,7 @@ load(
     "labels",
     "torch_deps",
 )
-load(":generator_attrs.bzl", "generator_attrs", "shards_attr")
+load(":generator_attrs.bzl", "generator_attrs", "shards_attr", "shards_flag")
 load(":lazy_attrs.bzl", "add_lazy_args", "lazy_attrs")
 
 def _common_args(ctx, args):
@@ -40,7 +40,7 @@ def _common_args(ctx, args):
     args.add("--backend_yaml=" + ctx.file.backend_yaml.path)
     args.add("--op_yaml=" + ctx.file.op_yaml.path)
     args.add("--tags_yaml=" + ctx.file.tags_yaml.path)
-    args.add("--shards=%d" % ctx.attr.shards)
+    args.add(shards_flag(ctx))
     if ctx.attr.functional:
         args.add("--functional_backend")
     if ctx.file.derivatives:
@@ -131,7 +131,7 @@ external_backend_codegen macro rather than this rule.""",
             allow_files = True,
             doc = "Sources to scan for the kernel definitions; empty: no check.",
         ),
-        "shards": shards_attr(),
+        "shards": shards_attr(default = "0"),
     })),
 )
 
@@ -184,7 +184,8 @@ def external_backend_codegen(
         register anything themselves).
       op_yaml: the op YAML; default: the installed torch's native_functions.yaml.
       tags_yaml: its tags YAML; default: the installed torch's.
-      shards: 0 = one source per operator and key; N > 0 = N hash buckets per key.
+      shards: "auto", or a bucket count: 0 = one source per operator and key (the default);
+        N > 0 = N hash buckets per key.
       functional: functional-backend mode (only functional and view_copy ops are listed;
         functionalization runs above the backend; no out=/inplace wrappers).
       check_kernels: scan `srcs` for every kernel definition (a validation action).
@@ -226,7 +227,7 @@ def external_backend_codegen(
         derivatives = derivatives,
         op_yaml = op_yaml,
         tags_yaml = tags_yaml,
-        shards = shards,
+        shards = str(shards),
         functional = functional,
         kernel_srcs = srcs if check_kernels else [],
         visibility = visibility,

@@ -27,7 +27,7 @@ load(
     "labels",
     "torch_deps",
 )
-load(":generator_attrs.bzl", "generator_attrs")
+load(":generator_attrs.bzl", "generator_attrs", "shards_attr", "shards_flag")
 load(":providers.bzl", "AtenCodegenInfo", "AtenOpsInfo")
 
 def _selection_args(ctx):
@@ -39,14 +39,6 @@ def _selection_args(ctx):
     if ctx.file.ops_file:
         return ["--ops_file=" + ctx.file.ops_file.path], [ctx.file.ops_file]
     return ["--ops=" + ",".join(ctx.attr.ops)], []
-
-def _shards_flag(ctx):
-    """The `shards` attribute, checked: "auto" or a bucket count."""
-    shards = ctx.attr.shards
-    if shards != "auto" and not shards.isdigit():
-        fail("shards must be \"auto\" or a number of buckets (0: one source per operator), " +
-             "not \"%s\"" % shards, attr = "shards")
-    return shards
 
 def _aten_codegen_impl(ctx):
     prefix = ctx.label.name + "/"
@@ -65,7 +57,7 @@ def _aten_codegen_impl(ctx):
     args.add("--tags_yaml=" + ctx.file.tags_yaml.path)
     args.add_all(selection)
     args.add("--keys=" + ",".join(ctx.attr.keys))
-    args.add("--shards=" + _shards_flag(ctx))
+    args.add(shards_flag(ctx))
     if not ctx.attr.functionalize:
         args.add("--nofunctionalize")
     args.add("--output_dir=" + cpu.path)
@@ -98,7 +90,7 @@ def _aten_codegen_impl(ctx):
         autograd_args.add("--op_yaml=" + ctx.file.op_yaml.path)
         autograd_args.add("--tags_yaml=" + ctx.file.tags_yaml.path)
         autograd_args.add("--derivatives_yaml=" + ctx.file.derivatives.path)
-        autograd_args.add("--shards=" + _shards_flag(ctx))
+        autograd_args.add(shards_flag(ctx))
         autograd_args.add("--output_dir=" + autograd.path)
         ctx.actions.run(
             executable = ctx.executable.tool,
@@ -171,12 +163,7 @@ path. Use the aten_codegen macro rather than this rule.""",
             providers = [AtenOpsInfo],
             doc = "An aten_ops_flag; when its value is non-empty it overrides ops and ops_file.",
         ),
-        "shards": attr.string(
-            default = "auto",
-            doc = "\"auto\": per dispatch key, the fewest hash buckets (a power of two) that " +
-                  "hold at most 48 operators on average; \"0\": one source per operator and " +
-                  "key; \"N\": N hash buckets per key.",
-        ),
+        "shards": shards_attr(default = "auto"),
     }),
 )
 

@@ -32,9 +32,33 @@ def generator_attrs(default_to_torch):
         ),
     }
 
-def shards_attr():
-    """The `shards` attribute of the rules that write sharded registration sources."""
-    return attr.int(
-        default = 0,
-        doc = "0: one source per operator and key; N > 0: N hash buckets per key.",
+def shards_attr(default):
+    """The `shards` attribute (a string, as --shards takes it) of the sharding rules.
+
+    Args:
+      default: "auto" or a bucket count, as a string.
+
+    Returns:
+      The attribute.
+    """
+    return attr.string(
+        default = default,
+        doc = "\"auto\": per file set (a dispatch key's registrations, ...), the fewest hash " +
+              "buckets (a power of two) that hold at most 48 operators on average; \"0\": one " +
+              "source per operator; \"N\": N hash buckets. Default: \"%s\"." % default,
     )
+
+def shards_flag(ctx):
+    """The `--shards=` flag for the rule's checked `shards` attribute.
+
+    Args:
+      ctx: the rule context; its `shards` attribute is from shards_attr().
+
+    Returns:
+      The flag.
+    """
+    shards = ctx.attr.shards
+    if shards != "auto" and not shards.isdigit():
+        fail("shards must be \"auto\" or a number of buckets (0: one source per operator), " +
+             "not \"%s\"" % shards, attr = "shards")
+    return "--shards=" + shards
