@@ -1,8 +1,16 @@
-"""A lock-free ``functools.cached_property`` for the model's frozen objects."""
+"""Caches owned by the model objects they describe: they live in the object and die with it.
+
+Nothing here is module-global: a long-running process that loads many models (a test session,
+an IDE) keeps no result of a model it has dropped.
+"""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
+from typing import TypeVar
+
+R = TypeVar("R")
 
 
 class cached_property:  # noqa: N801 - a drop-in for functools.cached_property
@@ -28,3 +36,38 @@ class cached_property:  # noqa: N801 - a drop-in for functools.cached_property
             return self
         value = obj.__dict__[self.name] = self.func(obj)
         return value
+
+
+def cached_on_first_argument(func: Callable[..., R]) -> Callable[..., R]:
+    """Caches ``func(obj, *args)`` in ``obj``'s instance dict, keyed by ``args`` (hashable).
+
+    For a layer above the model that derives facts from a model object (a NativeFunction's C++
+    arguments, its operator reference): the facts are computed once per object, as with
+    ``cached_property``, without the model knowing of the layer. ``obj`` must have a
+    ``__dict__`` (the model's frozen dataclasses do).
+    """
+    slot = f"_cached_{func.__module__}.{func.__qualname__}"
+    if func.__code__.co_argcount == 1:
+        # The common case, as cheap as cached_property: the value itself in the slot.
+        @functools.wraps(func)
+        def one_argument(obj):
+            try:
+                return obj.__dict__[slot]
+            except KeyError:
+                value = obj.__dict__[slot] = func(obj)
+                return value
+
+        return one_argument
+
+    @functools.wraps(func)
+    def wrapper(obj, *args):
+        memo = obj.__dict__.get(slot)
+        if memo is None:
+            memo = obj.__dict__[slot] = {}
+        try:
+            return memo[args]
+        except KeyError:
+            value = memo[args] = func(obj, *args)
+            return value
+
+    return wrapper

@@ -8,10 +8,10 @@
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass
 
 from atengen.api.declarations import wrapper_declaration
+from atengen.cached import cached_on_first_argument
 from atengen.errors import CannotGenerate
 from atengen.model.native_function import NativeFunction
 from atengen.model.schema import Argument
@@ -37,7 +37,7 @@ class OpRef:
 
 
 # Cached per function, as wrapper_declaration is (api/declarations.py says why that is safe).
-@functools.lru_cache(maxsize=16384)
+@cached_on_first_argument
 def op_ref(f: NativeFunction) -> OpRef:
     aten = f.namespace == "aten"
     return OpRef(
@@ -121,6 +121,6 @@ def native_args(f: NativeFunction, kernel: str) -> tuple[str, ...]:
 
 
 # Cached per function, as op_ref is: most functions have kernels for several keys.
-@functools.lru_cache(maxsize=16384)
+@cached_on_first_argument
 def _native_args(f: NativeFunction, symint: bool) -> tuple[str, ...]:
     return tuple(a.name if symint else int_expr(a) for a in f.func.arguments.flat_all)

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import functools
-
 from atengen.api.cpp_types import (
     TypeOptions,
     cpp_arguments,
@@ -11,6 +9,7 @@ from atengen.api.cpp_types import (
     function_type_of,
     returns_type,
 )
+from atengen.cached import cached_on_first_argument
 from atengen.model.native_function import NativeFunction
 
 
@@ -32,7 +31,7 @@ def wrapper_returns(f: NativeFunction) -> str:
 # ~8,000 wrappers of ~3,000 functions). NativeFunction compares by identity, and the cache holds
 # its keys, so an entry never outlives its function; the bound only caps what in-process runs of
 # the CLI (tests) keep alive.
-@functools.lru_cache(maxsize=16384)
+@cached_on_first_argument
 def wrapper_declaration(f: NativeFunction) -> tuple[str, tuple[str, ...], str]:
     """(return type, parameters, C++ function type) of the wrapper. The function type,
     `at::Tensor (const at::Tensor &)`, the same as the op's in the wheel's `<op>_ops.h`, is what

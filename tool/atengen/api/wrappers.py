@@ -12,7 +12,6 @@ the generator invented.
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass
 
 from atengen import torch_facts
@@ -31,6 +30,7 @@ from atengen.api.declarations import (
 from atengen.api.device import device_handling
 from atengen.api.functionalization import MutationCall, ViewCall, ViewCopyCall
 from atengen.api.structured import impl_class, meta_class
+from atengen.cached import cached_on_first_argument
 from atengen.errors import CannotGenerate
 from atengen.model.groups import NativeFunctionsGroup
 from atengen.model.native_function import NativeFunction
@@ -282,12 +282,12 @@ def structured_wrapper(
 
 # Cached per out= function (as op_ref is): each of the group's variants, for each key, passes
 # the same arguments to the meta and impl functions.
-@functools.lru_cache(maxsize=16384)
+@cached_on_first_argument
 def _meta_args(out: NativeFunction) -> tuple[str, ...]:
     return tuple(_structured_expr(a) for a in out.func.arguments.flat_non_out)
 
 
-@functools.lru_cache(maxsize=16384)
+@cached_on_first_argument
 def _impl_args(out: NativeFunction) -> tuple[str, ...]:
     pre = out.precomputed
     if pre is None:

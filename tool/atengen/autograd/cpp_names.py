@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from functools import cache
-
 from atengen.api.cpp_types import TypeOptions, argument_type, return_type
 from atengen.autograd.model import DiffArgument
+from atengen.cached import cached_on_first_argument
 from atengen.model.native_function import NativeFunction
 
 
@@ -17,7 +16,7 @@ def api_options(f: NativeFunction) -> TypeOptions:
     )
 
 
-@cache  # NativeFunctions hash by identity; several entries and variants ask for one
+@cached_on_first_argument  # several entries and variants ask for one function's
 def api_arguments(f: NativeFunction) -> tuple[DiffArgument, ...]:
     """The C++ API's arguments (SymInt kept): non-out arguments, with the four
     TensorOptions kwargs of a factory function packed into one `options`."""
