@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# Regenerates docs/pipeline.svg from docs/pipeline.dot with Graphviz's dot
+# Regenerates docs/pipeline.svg and docs/layers.svg from their .dot files with Graphviz's dot
 # (apt-get install graphviz). The SVG records the SHA-256 of the source it was drawn from;
 # tests/test_docs.py fails when pipeline.dot changed and the SVG was not regenerated.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")"
-sum="$(sha256sum pipeline.dot | cut -d' ' -f1)"
-dot -Tsvg pipeline.dot |
-  sed "1a <!-- Generated from pipeline.dot (sha256 $sum) by render_pipeline.sh; do not edit. -->" \
-    >pipeline.svg
+for name in pipeline layers; do
+  sum="$(sha256sum "$name.dot" | cut -d' ' -f1)"
+  dot -Tsvg "$name.dot" |
+    sed "1a <!-- Generated from $name.dot (sha256 $sum) by render_pipeline.sh; do not edit. -->" \
+      >"$name.svg"
+done

@@ -18,7 +18,7 @@ INLINE_CODE = re.compile(r"`[^`\n]*`")
 # [text](target) and ![alt](target); the target ends at whitespace or ')'.
 LINK = re.compile(r"!?\[[^\]]*\]\(([^)\s]+)\)")
 HEADING = re.compile(r"^#{1,6}\s+(.*?)\s*#*\s*$", re.MULTILINE)
-SVG_SOURCE_SUM = re.compile(r"<!-- Generated from pipeline\.dot \(sha256 ([0-9a-f]{64})\)")
+SVG_SOURCE_SUM = re.compile(r"<!-- Generated from (\w+)\.dot \(sha256 ([0-9a-f]{64})\)")
 
 
 def prose(text: str) -> str:
@@ -88,12 +88,22 @@ def test_readme_links_the_split_documents() -> None:
     assert {"docs/rules.md", "docs/design.md", "DEVELOPING.md", "docs/pipeline.svg"} <= links
 
 
-def test_pipeline_svg_was_drawn_from_pipeline_dot() -> None:
-    source = (REPO / "docs" / "pipeline.dot").read_bytes()
-    svg = (REPO / "docs" / "pipeline.svg").read_text()
+@pytest.mark.parametrize("name", ["pipeline", "layers"])
+def test_each_svg_was_drawn_from_its_dot_file(name: str) -> None:
+    source = (REPO / "docs" / f"{name}.dot").read_bytes()
+    svg = (REPO / "docs" / f"{name}.svg").read_text()
     recorded = SVG_SOURCE_SUM.search(svg)
-    assert recorded, "docs/pipeline.svg has no source checksum; run docs/render_pipeline.sh"
-    assert recorded.group(1) == hashlib.sha256(source).hexdigest(), (
-        "docs/pipeline.dot changed since docs/pipeline.svg was drawn; run docs/render_pipeline.sh"
+    assert recorded, f"docs/{name}.svg has no source checksum; run docs/render_pipeline.sh"
+    assert recorded.groups() == (name, hashlib.sha256(source).hexdigest()), (
+        f"docs/{name}.dot changed since docs/{name}.svg was drawn; run docs/render_pipeline.sh"
     )
     assert svg.rstrip().endswith("</svg>")
+
+
+def test_developing_names_every_test_module() -> None:
+    text = (REPO / "DEVELOPING.md").read_text()
+    modules = sorted(p.name for p in (REPO / "tests").glob("test_*.py"))
+    covered = [
+        m for m in modules if m in text or (m.startswith("test_bench_") and "test_bench_*" in text)
+    ]
+    assert modules and sorted(set(modules) - set(covered)) == []
