@@ -79,7 +79,9 @@ def test_plain_yaml_is_unchanged_by_allow_lazy(tmp_path: Path) -> None:
 def test_lazy_yaml_without_allow_lazy_is_an_error(tmp_path: Path) -> None:
     result = run_cli("backend", f"--backend_yaml={TS_YAML}", f"--output_dir={tmp_path / 'o'}")
     assert result.returncode == 1
-    assert "full_codegen" in result.stderr
+    assert "'full_codegen' makes this a lazy-tensor backend" in result.stderr
+    assert "`atengen lazy`" in result.stderr and "--allow_lazy" in result.stderr
+    assert len(result.stderr.splitlines()) == 1
     assert not (tmp_path / "o").exists()
 
 

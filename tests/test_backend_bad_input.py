@@ -120,13 +120,13 @@ BAD_BACKEND_YAMLS: dict[str, tuple[bytes, int, tuple[str, ...]]] = {
     "full_codegen": (
         HEAD.encode() + b"full_codegen:\n- abs\n",
         3,
-        ("not supported yet: full_codegen",),
+        ("'full_codegen' makes this a lazy-tensor backend: generate it with `atengen lazy`",),
     ),
-    "ir_gen": (HEAD.encode() + b"ir_gen:\n- abs\n", 3, ("not supported yet: ir_gen",)),
+    "ir_gen": (HEAD.encode() + b"ir_gen:\n- abs\n", 3, ("'ir_gen' makes this a lazy-tensor backend",)),
     "non_native": (
         HEAD.encode() + b"non_native:\n- func: foo(Tensor self) -> Tensor\n",
         3,
-        ("not supported yet: non_native",),
+        ("'non_native' makes this a lazy-tensor backend",),
     ),
     "symint_not_listed": (
         HEAD.encode() + b"supported:\n- abs\nsymint:\n- view\n",

@@ -63,8 +63,9 @@ def test_xla_shaped_yaml_rejects_the_lazy_tensor_keys() -> None:
     r = run_cli("backend", f"--backend_yaml={XLA_SHAPED}", "--output_dir=/nonexistent/out")
     assert r.returncode == 1
     assert r.stderr.strip() == (
-        f"{XLA_SHAPED}:6: error: not supported yet: full_codegen (lazy-tensor IR generation); "
-        "list these ops under 'supported' with hand-written kernels, or remove the key"
+        f"{XLA_SHAPED}:6: error: 'full_codegen' makes this a lazy-tensor backend: generate it "
+        "with `atengen lazy`, or `atengen backend --allow_lazy` (what external_backend_codegen() "
+        "runs); or list these ops under 'supported' with hand-written kernels"
     )
 
 

@@ -45,7 +45,8 @@ BACKEND_YAML_KEYS = (
     "structured",
 )
 # LTC IR generation: rejected when non-empty unless the lazy codegen reads the file.
-NOT_SUPPORTED_KEYS = ("full_codegen", "ir_gen", "non_native")
+# The keys of a lazy-tensor backend: its IR nodes (and kernels) are generated.
+LAZY_TENSOR_KEYS = ("full_codegen", "ir_gen", "non_native")
 _CPP_NAMESPACE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(::[A-Za-z_][A-Za-z0-9_]*)*")
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _PATH_PART = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.+-]*")
@@ -140,12 +141,13 @@ def parse_backend_yaml(doc: object, path: str, *, lazy: bool = False) -> Backend
             f"{path} contains unexpected keys: {', '.join(unexpected)}. "
             f"Only the following keys are supported: {', '.join(BACKEND_YAML_KEYS)}",
         )
-    for key in () if lazy else NOT_SUPPORTED_KEYS:
+    for key in () if lazy else LAZY_TENSOR_KEYS:
         if doc.get(key):
             raise AtengenError(
                 doc.key_location(key),
-                f"not supported yet: {key} (lazy-tensor IR generation); list these ops under "
-                f"'supported' with hand-written kernels, or remove the key",
+                f"'{key}' makes this a lazy-tensor backend: generate it with `atengen lazy`, or "
+                "`atengen backend --allow_lazy` (what external_backend_codegen() runs); or list "
+                "these ops under 'supported' with hand-written kernels",
             )
     backend = _required_string(doc, "backend")
     if not _IDENT.fullmatch(backend):
