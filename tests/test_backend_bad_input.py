@@ -122,7 +122,11 @@ BAD_BACKEND_YAMLS: dict[str, tuple[bytes, int, tuple[str, ...]]] = {
         3,
         ("'full_codegen' makes this a lazy-tensor backend: generate it with `atengen lazy`",),
     ),
-    "ir_gen": (HEAD.encode() + b"ir_gen:\n- abs\n", 3, ("'ir_gen' makes this a lazy-tensor backend",)),
+    "ir_gen": (
+        HEAD.encode() + b"ir_gen:\n- abs\n",
+        3,
+        ("'ir_gen' makes this a lazy-tensor backend",),
+    ),
     "non_native": (
         HEAD.encode() + b"non_native:\n- func: foo(Tensor self) -> Tensor\n",
         3,

@@ -563,3 +563,28 @@ def test_all_errors_are_reported_in_one_pass(tmp_path):
     assert len(lines) == 2
     assert lines[0].startswith(f"{tmp_path}/ops.yaml:2: error: unknown key 'bogus'")
     assert lines[1].startswith(f"{tmp_path}/ops.yaml:4: error: unknown tag 'nope'")
+
+
+def test_a_custom_view_copy_without_a_dispatch_table_is_an_error(tmp_path):
+    # It would be CompositeImplicitAutograd with a kernel nobody writes: the library would
+    # build and then fail to load on an undefined at::native::head_copy.
+    yaml = """\
+        - func: vops::head(Tensor(a) self, SymInt length) -> Tensor(a)
+          dispatch:
+            CompositeExplicitAutograd: head
+        - func: vops::head_copy(Tensor self, SymInt length) -> Tensor
+          tags: view_copy
+        """
+    err = error_of(tmp_path, yaml)
+    assert err.count("\n") == 0, err
+    assert err.endswith(
+        "ops.yaml:5: error: 'head_copy' is tagged view_copy but has no dispatch table; give it "
+        "`dispatch: {CompositeExplicitAutogradNonFunctional: head_copy}` and atengen generates "
+        "its kernel from the view (or name the kernels you write)"
+    ), err
+    # With the key named, the model takes it, and the generator writes the kernel.
+    fixed = yaml.rstrip(" ") + (
+        "          dispatch:\n            CompositeExplicitAutogradNonFunctional: head_copy\n"
+    )
+    m = model_of(tmp_path, fixed)
+    assert set(m.by_name["vops::head_copy"].dispatch) == {"CompositeExplicitAutogradNonFunctional"}

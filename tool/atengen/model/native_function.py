@@ -238,6 +238,16 @@ def native_function_from_entry(
             "use_const_ref_for_mutable_tensors is not supported on out= ops",
         )
     tags = _parse_tags(r, namespace, func, valid_tags)
+    if "view_copy" in tags and namespace != DEFAULT_NAMESPACE and r.entry.get("dispatch") is None:
+        # Without a dispatch table the copy would be CompositeImplicitAutograd with a kernel
+        # nobody writes: the library would build, then fail to load on the undefined symbol.
+        name = str(func.name.name)
+        raise r.err(
+            "tags",
+            f"'{name}' is tagged view_copy but has no dispatch table; give it `dispatch: "
+            f"{{CompositeExplicitAutogradNonFunctional: {name}}}` and atengen generates its "
+            "kernel from the view (or name the kernels you write)",
+        )
     dispatch = _parse_dispatch(r, func, structured, delegate)
     ufunc_loops = _parse_ufunc_inner_loop(r, structured)
     if ufunc_loops:
