@@ -22,11 +22,15 @@ tensor lists, forward formulas of tensor lists.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from atengen.api.calls import OpRef, op_ref
 from atengen.api.cpp_types import cpp_arguments, dispatcher_options, returns_type
 from atengen.autograd.kernels import (
+    AutogradKernel,
+    BumpVersionKernel,
+    OutKernel,
+    ViewKernel,
     autograd_kernel,
     handle_var,
     inplace_or_view_kernel,
@@ -34,7 +38,7 @@ from atengen.autograd.kernels import (
     view_kernel,
 )
 from atengen.autograd.model import DEFAULT_KEY, DerivativesModel, FunctionDerivatives
-from atengen.autograd.nodes import manual_helpers, node, unsupported
+from atengen.autograd.nodes import BackwardNode, backward_node, manual_helpers, unsupported
 from atengen.model.native_function import NativeFunction
 from atengen.model.operator_model import OperatorModel
 from atengen.model.schema import SchemaKind
@@ -57,28 +61,55 @@ class AutogradTarget:
         return f.namespace == self.namespace and (self.only is None or str(f.name) in self.only)
 
 
-@dataclass
-class _Shard:
-    ops: dict[str, OpRef]
-    nodes: dict[str, dict]
-    kernels: list[dict]
-    inplace: list[dict]
-    linear: dict[str, dict]
-    helpers: set[str]
-    views: bool = False
+@dataclass(frozen=True)
+class OpHandle:
+    """A function returning the typed dispatcher handle of a custom op, looked up once."""
+
+    function: str
+    name: str  # `<namespace>::<op>`
+    overload: str
+    cpp_type: str  # the op's C++ function type
 
 
-def _linear_call(f: NativeFunction, op: OpRef) -> dict:
-    """`<ns>::<op>(...)` as an auto_linear forward formula of a custom op calls it."""
+def _op_handle(op: OpRef) -> OpHandle:
+    return OpHandle(handle_var(op), op.name, op.overload, op.cpp_type)
+
+
+@dataclass(frozen=True)
+class LinearCall:
+    """`<ns>::<op>(...)` as an auto_linear forward formula of a custom op calls it: a full
+    dispatcher call through the op's handle."""
+
+    returns: str
+    name: str
+    parameters: tuple[str, ...]
+    handle: str
+    arguments: tuple[str, ...]
+
+
+def _linear_call(f: NativeFunction, op: OpRef) -> LinearCall:
     opts = dispatcher_options(f)
     args = cpp_arguments(f.func, opts)
-    ret = returns_type(f.func.returns, opts)
-    name = str(f.name.name) + ("_symint" if f.func.has_symint() else "")
-    return {
-        "signature": f"{ret} {name}({', '.join(a.decl() for a in args)})",
-        "handle": handle_var(op),
-        "args": ", ".join(a.name for a in args),
-    }
+    return LinearCall(
+        returns=returns_type(f.func.returns, opts),
+        name=str(f.name.name) + ("_symint" if f.func.has_symint() else ""),
+        parameters=tuple(a.decl() for a in args),
+        handle=handle_var(op),
+        arguments=tuple(a.name for a in args),
+    )
+
+
+@dataclass
+class _Shard:
+    """What one file gets, gathered function by function."""
+
+    ops: dict[str, OpRef] = field(default_factory=dict)
+    nodes: dict[str, BackwardNode] = field(default_factory=dict)
+    kernels: list[AutogradKernel | OutKernel] = field(default_factory=list)
+    inplace: list[BumpVersionKernel | ViewKernel] = field(default_factory=list)
+    linear: dict[str, LinearCall] = field(default_factory=dict)
+    helpers: set[str] = field(default_factory=set)
+    views: bool = False
 
 
 def _functional_infos(derivatives: DerivativesModel, model: OperatorModel) -> dict[int, dict]:
@@ -116,7 +147,7 @@ def autograd_files(
     }
     files = []
     for (_, shard_name), functions in sharding.group(fd.func for fd in chosen.values()):
-        shard = _Shard({}, {}, [], [], {}, set())
+        shard = _Shard()
         for f in functions:
             _add_function(shard, chosen[id(f)], out_infos.get(id(f)), target, model)
         if not (shard.kernels or shard.inplace):
@@ -128,18 +159,14 @@ def autograd_files(
             namespace=target.namespace,
             cpp_namespace=target.cpp_namespace,
             key=target.key,
-            handles=[
-                {"var": handle_var(op), "op": op} for op in shard.ops.values() if not op.aten_call
-            ],
-            linear_calls=list(shard.linear.values()),
-            manual_helpers=sorted(shard.helpers),
+            handles=tuple(_op_handle(op) for op in shard.ops.values() if not op.aten_call),
+            linear_calls=tuple(shard.linear.values()),
+            manual_helpers=tuple(sorted(shard.helpers)),
             views=shard.views,
-            nodes=list(shard.nodes.values()),
-            kernels=shard.kernels,
-            inplace_kernels=shard.inplace,
-            sizes_and_options=any(
-                "SizesAndOptions" in m for n in shard.nodes.values() for m in n["members"]
-            ),
+            nodes=tuple(shard.nodes.values()),
+            kernels=tuple(shard.kernels),
+            inplace_kernels=tuple(shard.inplace),
+            sizes_and_options=any(n.uses_sizes_and_options for n in shard.nodes.values()),
         )
         files.append(GeneratedFile(f"{target.key}_{shard_name}.cpp", text))
     return files
@@ -179,7 +206,7 @@ def _add_function(
     shard.helpers |= manual_helpers(info, forward)
     shard.ops[op.name + "." + op.overload] = op
     if info.has_derivatives and info.op not in shard.nodes:
-        shard.nodes[info.op] = node(info, target.namespace)
+        shard.nodes[info.op] = backward_node(info, target.namespace)
     # auto_linear formulas call the op itself; a view_copy op's (the view's formulas) the view.
     group = model.view_group_of.get(id(info.func))
     linear_ops = [info.func] + ([group.view] if group and group.view_copy is info.func else [])

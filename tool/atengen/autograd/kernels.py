@@ -1,10 +1,12 @@
-"""Autograd-key kernels (and ADInplaceOrView kernels) of one function, as template data.
+"""Autograd-key kernels (and ADInplaceOrView kernels) of one function, as the view-models
+``templates/autograd_kernels.j2`` writes the C++ of.
 
 - functional and in-place ops: record the backward node, save what the formulas need,
   redispatch below autograd, then attach the outputs to the node and set forward-mode tangents;
 - out= ops: refuse inputs or outputs that require grad and tangents, as torch's own out= ops do
   (autograd does not differentiate through out=), then redispatch;
-- ADInplaceOrView: bump the version counters of what a mutating op wrote.
+- ADInplaceOrView: bump the version counters of what a mutating op wrote, or make a view op's
+  output a view of its base.
 
 Kernels call the operator below them through `api/calls.py`'s OpRef: aten ops through
 `at::_ops::<op>::redispatch`, custom ops through a typed handle.
@@ -12,12 +14,16 @@ Kernels call the operator below them through `api/calls.py`'s OpRef: aten ops th
 
 from __future__ import annotations
 
+import dataclasses
+from dataclasses import dataclass
+from typing import ClassVar
+
 from atengen.api.calls import OpRef
 from atengen.api.cpp_types import cpp_arguments, dispatcher_options, returns_type
 from atengen.autograd.cpp_names import formula_outputs, return_names
 from atengen.autograd.formulas import uses
 from atengen.autograd.model import DEFAULT_KEY, DifferentiabilityInfo, FunctionDerivatives
-from atengen.autograd.nodes import OWNING, saved_kind, unsupported
+from atengen.autograd.nodes import SavedValue, saved_values, unsupported
 from atengen.model.native_function import NativeFunction
 from atengen.model.schema import SchemaKind
 
@@ -30,67 +36,72 @@ def handle_var(op: OpRef) -> str:
     return f"op_{name}__{op.overload}" if op.overload else f"op_{name}"
 
 
-def redispatch(op: OpRef, keys: str, args: str) -> str:
-    if op.aten_call:
-        return f"{op.aten_call.removesuffix('::call')}::redispatch({keys}, {args})"
-    return f"{handle_var(op)}().redispatch({keys}, {args})"
+@dataclass(frozen=True)
+class KernelSignature:
+    """A kernel's C++ signature (after the DispatchKeySet), and the op it redispatches to."""
+
+    op: str  # the overload it is registered for: `add.Tensor`
+    function: str
+    returns: str
+    parameters: tuple[str, ...]
+    arguments: tuple[str, ...]  # the parameters' names, passed on
+    redispatch: str  # `at::_ops::<op>::redispatch`, or `<handle>().redispatch` for custom ops
 
 
-def _signature(f: NativeFunction) -> tuple[str, list[str], str]:
+def _signature(f: NativeFunction, op: OpRef, suffix: str) -> KernelSignature:
     opts = dispatcher_options(f)
     args = cpp_arguments(f.func, opts)
-    return (
-        returns_type(f.func.returns, opts),
-        [a.decl() for a in args],
-        ", ".join(a.name for a in args),
+    return KernelSignature(
+        op=str(f.name),
+        function=f"{f.name.unambiguous_name()}_{suffix}",
+        returns=returns_type(f.func.returns, opts),
+        parameters=tuple(a.decl() for a in args),
+        arguments=tuple(a.name for a in args),
+        redispatch=(
+            f"{op.aten_call.removesuffix('::call')}::redispatch"
+            if op.aten_call
+            else f"{handle_var(op)}().redispatch"
+        ),
     )
 
 
-def _kernel_data(f: NativeFunction, suffix: str, body: list[str]) -> dict:
-    ret, params, _ = _signature(f)
-    return {
-        "name": str(f.name),
-        "fn": f"{f.name.unambiguous_name()}_{suffix}",
-        "ret": ret,
-        "params": params,
-        "body": body,
-    }
+@dataclass(frozen=True)
+class ForwardFormula:
+    output: str  # whose tangent it computes
+    formula: str
 
 
-def autograd_kernel(fd: FunctionDerivatives, info: DifferentiabilityInfo, op: OpRef) -> dict:
+@dataclass(frozen=True)
+class AutogradKernel:
+    """The Autograd-key kernel of a functional or in-place op."""
+
+    kind: ClassVar[str] = "autograd"
+    signature: KernelSignature
+    base_name: str  # the op's name in error messages
+    in_place: bool
+    node: str  # the backward node class; "" when nothing is differentiable
+    differentiable_inputs: tuple[str, ...]
+    list_inputs: tuple[str, ...]  # differentiable tensor lists: the node records their sizes
+    saved_inputs: tuple[SavedValue, ...]
+    outputs: tuple[str, ...]  # as the formulas name them
+    graph_outputs: tuple[str, ...]  # the outputs the node gets gradients for
+    saved_outputs: tuple[SavedValue, ...]
+    forward: tuple[ForwardFormula, ...]  # none: forward AD is an error
+    tangent_inputs: tuple[str, ...]  # inputs whose tangents forward formulas read
+    primals: tuple[str, ...]  # inputs whose primals (`x_p`) forward formulas read
+    original_self: bool  # forward formulas read self's value from before an in-place op
+
+
+def autograd_kernel(
+    fd: FunctionDerivatives, info: DifferentiabilityInfo, op: OpRef
+) -> AutogradKernel:
     f = fd.func
     if info.output_differentiability_conditions:
         raise unsupported(info, "conditions in output_differentiability")
     inplace = f.kind is SchemaKind.inplace
-    _, _, call_args = _signature(f)
     diff = [a.name for a in info.args_with_derivatives]
     types = {a.name: a.cpp_type for a in info.args_with_derivatives}
-    body = []
-    if info.has_derivatives:
-        body += [
-            f"bool _any_requires_grad = any_requires_grad({', '.join(diff)});",
-            *(["check_inplace(self, _any_requires_grad);"] if inplace else []),
-            f"c10::intrusive_ptr<{info.op}> grad_fn;",
-            "if (_any_requires_grad) {",
-            f"  grad_fn = c10::make_intrusive<{info.op}>();",
-            f"  grad_fn->set_next_edges(torch::autograd::collect_next_edges({', '.join(diff)}));",
-        ]
-        body += [
-            f"  grad_fn->{n}_size_ = {n}.size();" for n in diff if types[n] == "at::TensorList"
-        ]
-        for s in info.all_saved_inputs:
-            kind = saved_kind(info, s)
-            if kind == "tensor":
-                value = f"{s.expr}.clone()" if inplace and s.expr == "self" else s.expr
-                body.append(
-                    f"  grad_fn->{s.name}_ = torch::autograd::SavedVariable({value}, false);"
-                )
-            elif kind == "list":
-                body.append(f"  grad_fn->{s.name}_ = make_saved_list({s.expr}, false);")
-            else:
-                suffix = OWNING.get(s.cpp_type, ("", ""))[1]
-                body.append(f"  grad_fn->{s.name} = {s.expr}{suffix};")
-        body.append("}")
+    saved = saved_values(info)
     forward = (fd.forward_derivatives or {}).get(DEFAULT_KEY, ())
     tangent_inputs = sorted(
         {n for x in forward for n in (x.required_inputs_fw_grad or ()) if n in diff}
@@ -98,69 +109,41 @@ def autograd_kernel(fd: FunctionDerivatives, info: DifferentiabilityInfo, op: Op
     for n in tangent_inputs:
         if types[n] not in ("const at::Tensor &", _OPTIONAL_TENSOR):
             raise unsupported(info, f"a forward formula reading the tangents of '{n}'")
-    if not forward and diff:
-        # As torch's kernels do: a tangent cannot silently get lost.
-        body += [
-            "TORCH_CHECK_NOT_IMPLEMENTED(",
-            f"    !({' || '.join(f'has_fw_grad({n})' for n in diff)}),",
-            f'    "Trying to use forward AD with {f.func.name.name} that does not support it '
-            "because it has not been implemented yet (no forward formula in the derivatives "
-            'YAML).");',
-        ]
-    if forward:
-        checks = " || ".join(f"has_fw_grad({n})" for n in tangent_inputs) or "false"
-        body.append(f"bool _any_has_forward_grad = {checks};")
-        if any(x.required_original_self_value for x in forward):
-            body += [
-                "at::Tensor original_self;",
-                "if (_any_has_forward_grad) original_self = self.clone();",
-            ]
-    body += [
-        "auto _result = [&]() {",
-        "  at::AutoDispatchBelowADInplaceOrView guard;",
-        f"  return {redispatch(op, 'ks & c10::after_autograd_keyset', call_args)};",
-        "}();",
-    ]
     outputs = [n for n, _ in formula_outputs(info.func)]
     output_types = dict(formula_outputs(info.func))
-    if inplace:
-        body.append("auto& result = self;")
-    elif len(outputs) == 1:
-        body.append(f"auto& {outputs[0]} = _result;")
-    else:
-        body += [f"auto& {n} = std::get<{i}>(_result);" for i, n in enumerate(outputs)]
+    graph_outputs = []
     if info.has_derivatives:
-        body.append("if (grad_fn) {")
-        targets = ["self"] if inplace else _differentiable_outputs(info, outputs, output_types)
-        for t in targets:
+        graph_outputs = (
+            ["self"] if inplace else _differentiable_outputs(info, outputs, output_types)
+        )
+        for t in graph_outputs:
             if not inplace and output_types[t] != "at::Tensor":
                 raise unsupported(info, f"the output '{t}' ({output_types[t]}) in a graph")
-            body.append(f"  auto {t}_nr = grad_fn->add_input_metadata({t});")
-            edge = "rebase_history" if inplace else "set_gradient_edge"
-            body.append(
-                f"  torch::autograd::impl::{edge}({t}, torch::autograd::Edge(grad_fn, {t}_nr));"
-            )
-        body.append("}")
-    if forward:
-        body += _forward_lines(info, forward, tangent_inputs, types, inplace)
-    if info.all_saved_outputs:
-        # Saved after the tangents are set, so that the saved outputs carry them
-        # (forward-over-reverse differentiates the backward formulas).
-        body.append("if (grad_fn) {")
-        for s in info.all_saved_outputs:
-            kind = saved_kind(info, s)
-            if kind == "list":
-                body.append(f"  grad_fn->{s.name}_ = make_saved_list({s.name}, true);")
-            elif kind == "value":  # a non-tensor output, such as a SymInt
-                body.append(f"  grad_fn->{s.name} = {s.name};")
-            else:
-                body.append(
-                    f"  grad_fn->{s.name}_ = torch::autograd::SavedVariable({s.name}, true, "
-                    f"{'self.is_view()' if inplace else 'false'});"
-                )
-        body.append("}")
-    body.append("return self;" if inplace else "return _result;")
-    return _kernel_data(f, "autograd", body)
+    formulas = []
+    for x in forward:
+        if len(x.var_names) != 1:
+            raise unsupported(info, "a forward formula for several outputs")
+        formulas.append(ForwardFormula(x.var_names[0], x.formula))
+    return AutogradKernel(
+        signature=_signature(f, op, "autograd"),
+        base_name=str(f.func.name.name),
+        in_place=inplace,
+        node=info.op if info.has_derivatives else "",
+        differentiable_inputs=tuple(diff),
+        list_inputs=tuple(n for n in diff if types[n] == "at::TensorList"),
+        saved_inputs=tuple(
+            dataclasses.replace(s, clone=inplace and s.expr == "self")
+            for s in saved
+            if not s.is_output
+        ),
+        outputs=tuple(outputs),
+        graph_outputs=tuple(graph_outputs),
+        saved_outputs=tuple(s for s in saved if s.is_output),
+        forward=tuple(formulas),
+        tangent_inputs=tuple(tangent_inputs),
+        primals=tuple(sorted({n for x in forward for n in (x.required_inputs_primal or ())})),
+        original_self=any(x.required_original_self_value for x in forward),
+    )
 
 
 def _differentiable_outputs(
@@ -177,82 +160,60 @@ def _differentiable_outputs(
     return tensors
 
 
-def _forward_lines(info, forward, tangent_inputs, types, inplace) -> list[str]:
-    body = ["if (_any_has_forward_grad) {"]
-    for n in tangent_inputs:
-        body += [f"  auto {n}_t_raw = fw_grad_of({n});", f"  auto {n}_t = fw_grad_or_zeros({n});"]
-    primals = sorted({n for x in forward for n in (x.required_inputs_primal or ())})
-    body += [f"  auto {n}_p = primal_of({n});" for n in primals]
-    if any(x.required_original_self_value for x in forward):
-        body += [
-            "  auto original_self_t = fw_grad_or_zeros(original_self);",
-            "  auto original_self_p = original_self._fw_primal(/*level=*/0);",
-        ]
-    for x in forward:
-        if len(x.var_names) != 1:
-            raise unsupported(info, "a forward formula for several outputs")
-        out = x.var_names[0]
-        body += [
-            f"  auto {out}_new_fw_grad = {x.formula};",
-            f"  if ({out}_new_fw_grad.defined() && {out}.defined()) {{",
-            f"    {out}._set_fw_grad({out}_new_fw_grad, /*level=*/0, "
-            f"/*is_inplace_op=*/{'true' if inplace else 'false'});",
-            "  }",
-        ]
-    body.append("}")
-    return body
+@dataclass(frozen=True)
+class OutKernel:
+    """The Autograd-key kernel of an out= op: autograd does not differentiate through it, so
+    inputs that would need gradients, outputs that require grad, and tangents are errors."""
+
+    kind: ClassVar[str] = "out"
+    signature: KernelSignature
+    base_name: str  # the op's name in the requires-grad error
+    unambiguous_name: str  # its name in the forward AD error
+    differentiable_inputs: tuple[str, ...]
+    outputs: tuple[str, ...]  # the out arguments
 
 
-def out_kernel(f: NativeFunction, info: DifferentiabilityInfo, op: OpRef) -> dict:
-    """An out= op: autograd does not differentiate through it, so inputs that would need
-    gradients, outputs that require grad, and tangents are errors, with torch's messages."""
-    _, _, call_args = _signature(f)
-    outs = [a.name for a in f.func.arguments.out]
-    diff = [a.name for a in info.args_with_derivatives]
-    name = str(f.func.name.name)
-    message = (
-        f"\"{name}(): functions with out=... arguments don't support automatic "
-        'differentiation, but one of the arguments requires grad."'
+def out_kernel(f: NativeFunction, info: DifferentiabilityInfo, op: OpRef) -> OutKernel:
+    return OutKernel(
+        signature=_signature(f, op, "autograd"),
+        base_name=str(f.func.name.name),
+        unambiguous_name=f.name.unambiguous_name(),
+        differentiable_inputs=tuple(a.name for a in info.args_with_derivatives),
+        outputs=tuple(a.name for a in f.func.arguments.out),
     )
-    body = []
-    if diff:
-        body.append(f"TORCH_CHECK(!any_requires_grad({', '.join(diff)}), {message});")
-    body += [
-        f"TORCH_CHECK(!any_requires_grad({', '.join(outs)}), {message});",
-        "TORCH_CHECK_NOT_IMPLEMENTED(",
-        f"    !({' || '.join(f'has_fw_grad({n})' for n in diff + outs)}),",
-        f'    "Trying to use forward AD with {f.name.unambiguous_name()} that does not support '
-        'it because it is an out= function");',
-        "at::AutoDispatchBelowADInplaceOrView guard;",
-        f"return {redispatch(op, 'ks & c10::after_autograd_keyset', call_args)};",
-    ]
-    return _kernel_data(f, "autograd", body)
 
 
-def inplace_or_view_kernel(f: NativeFunction, op: OpRef) -> dict | None:
-    """Bumps the version counter of every argument f writes (in-place and out= ops)."""
+@dataclass(frozen=True)
+class BumpVersionKernel:
+    """The ADInplaceOrView kernel of an in-place or out= op: bumps the version counter of every
+    argument it writes, so that saved tensors can tell they were overwritten."""
+
+    kind: ClassVar[str] = "bump_version"
+    signature: KernelSignature
+    mutated: tuple[str, ...]
+    returns: tuple[str, ...]  # the names of what it returns (the mutated arguments)
+
+
+def inplace_or_view_kernel(f: NativeFunction, op: OpRef) -> BumpVersionKernel | None:
     args = cpp_arguments(f.func, dispatcher_options(f))
     mutated = [a.name for a in args if a.argument.is_write]
     names = return_names(f)
     if not mutated or f.is_view_op:
         return None
-    _, _, call_args = _signature(f)
-    body = [
-        "{",
-        "  at::AutoDispatchBelowADInplaceOrView guard;",
-        f"  {redispatch(op, 'ks & c10::after_ADInplaceOrView_keyset', call_args)};",
-        "}",
-        *(f"torch::autograd::impl::bump_version({m});" for m in mutated),
-        _return_of(names),
-    ]
-    why = "bump the version counters of what it mutates, so that saved tensors can tell"
-    return {**_kernel_data(f, "inplace_or_view", body), "why": why + " they were overwritten"}
+    return BumpVersionKernel(_signature(f, op, "inplace_or_view"), tuple(mutated), names)
 
 
-def view_kernel(f: NativeFunction, info: DifferentiabilityInfo, op: OpRef) -> dict:
-    """ADInplaceOrView kernel of a view op (`Tensor(a) self -> Tensor(a)`): its output becomes
-    a differentiable view of the aliased input, so that autograd sees in-place updates through
-    either of them and replays the view (as_strided) where it must."""
+@dataclass(frozen=True)
+class ViewKernel:
+    """The ADInplaceOrView kernel of a view op (`Tensor(a) self -> Tensor(a)`): its output
+    becomes a differentiable view of the aliased input."""
+
+    kind: ClassVar[str] = "view"
+    signature: KernelSignature
+    base: str  # the input the output aliases
+
+
+def view_kernel(f: NativeFunction, info: DifferentiabilityInfo, op: OpRef) -> ViewKernel:
     returns = f.func.returns
     if len(returns) != 1 or returns[0].annotation is None or str(returns[0].type) != "Tensor":
         raise unsupported(info, "view ops that do not return exactly one Tensor")
@@ -264,25 +225,4 @@ def view_kernel(f: NativeFunction, info: DifferentiabilityInfo, op: OpRef) -> di
     ]
     if len(bases) != 1 or str(bases[0].type) != "Tensor":
         raise unsupported(info, "view ops whose output aliases no single Tensor input")
-    _, _, call_args = _signature(f)
-    body = [
-        "auto _tmp = ([&]() {",
-        "  at::AutoDispatchBelowADInplaceOrView guard;",
-        f"  return {redispatch(op, 'ks & c10::after_ADInplaceOrView_keyset', call_args)};",
-        "})();",
-        "return torch::autograd::as_view(",
-        f"    /*base=*/{bases[0].name}, /*tensor=*/_tmp, /*is_bw_differentiable=*/true,",
-        "    /*is_fw_differentiable=*/true, /*view_func=*/nullptr, /*rev_view_func=*/nullptr,",
-        "    at::GradMode::is_enabled() ? torch::autograd::CreationMeta::DEFAULT",
-        "                               : torch::autograd::CreationMeta::NO_GRAD_MODE);",
-    ]
-    why = "make its output a differentiable view of its base"
-    return {**_kernel_data(f, "inplace_or_view", body), "why": why}
-
-
-def _return_of(names: tuple[str, ...]) -> str:
-    if not names:
-        return "return;"
-    if len(names) == 1:
-        return f"return {names[0]};"
-    return f"return ::std::forward_as_tuple({', '.join(names)});"
+    return ViewKernel(_signature(f, op, "inplace_or_view"), bases[0].name)

@@ -1,4 +1,5 @@
-"""Backward nodes: what a node class saves, and its apply() body.
+"""Backward nodes: what a node class saves, and what its apply() computes, as the view-model
+``templates/autograd_node.j2`` writes the C++ of.
 
 A node has one output edge per differentiable input, in argument order; a tensor-list input
 has one edge per element, so the edges of each input are an index range computed from the
@@ -89,62 +90,78 @@ def saved_kind(info: DifferentiabilityInfo, s: SavedAttribute) -> str:
     return "value"
 
 
-def node(info: DifferentiabilityInfo, namespace: str) -> dict:
-    """The template's data for info's backward node class."""
-    ranges = input_ranges(info)
-    members, released, unpack = [], [], []
+@dataclass(frozen=True)
+class SavedValue:
+    """What a backward node keeps of an input or an output of the op (or a property of one)."""
+
+    name: str  # as formulas name it; a tensor's or a list's member is `<name>_`
+    expr: str  # what the autograd kernel saves: an expression of the inputs, or the output
+    kind: str  # "tensor" (a SavedVariable), "list" (of SavedVariables) or "value"
+    is_output: bool
+    member_type: str  # a value's member: an owning copy of a view type (IntArrayRef...)
+    conversion: str  # of a saved input to member_type, such as `.vec()`
+    # An in-place kernel saves a copy of `self`: the op is about to overwrite it.
+    clone: bool = False
+
+
+def saved_values(info: DifferentiabilityInfo) -> tuple[SavedValue, ...]:
+    """What info's node saves: the inputs, then the outputs."""
+    saved = []
     for attrs, is_output in ((info.all_saved_inputs, False), (info.all_saved_outputs, True)):
-        owner = "getptr()" if is_output else "nullptr"
         for s in attrs:
+            member_type, conversion = OWNING.get(s.cpp_type, (s.cpp_type, ""))
+            expr = s.name if is_output else s.expr
             kind = saved_kind(info, s)
-            if kind == "tensor":
-                members.append(f"torch::autograd::SavedVariable {s.name}_")
-                released.append(f"{s.name}_.reset_data();")
-                unpack.append(f"auto {s.name} = {s.name}_.unpack({owner});")
-            elif kind == "list":
-                members += [
-                    f"std::vector<torch::autograd::SavedVariable> {s.name}_",
-                    f"bool {s.name}_released_ = false",
-                ]
-                released += [
-                    f"for (auto& v : {s.name}_) v.reset_data();",
-                    f"{s.name}_released_ = true;",
-                ]
-                unpack += [
-                    f"TORCH_CHECK(!{s.name}_released_, torch::autograd::ERR_BACKWARD_TWICE);",
-                    f"auto {s.name} = unpack_saved_list({s.name}_, {owner});",
-                ]
-            else:
-                members.append(f"{OWNING.get(s.cpp_type, (s.cpp_type,))[0]} {s.name}")
-    members += [f"size_t {r.name}_size_ = 0" for r in ranges if r.is_list]
-    index_ranges, begin = [], "0"
-    for r in ranges:
-        end = f"{begin} + {r.name}_size_" if r.is_list else f"{begin} + 1"
-        index_ranges.append(f"const torch::autograd::IndexRange {r.name}_ix{{{begin}, {end}}};")
-        begin = f"{r.name}_ix.second"
-    if any(uses(d.formula, "retain_variables") for d in info.derivatives):
-        # A formula that would reuse a saved buffer unless the graph is retained: a node
-        # cannot tell whether backward runs again, so it always takes the copying branch.
-        unpack.append("const bool retain_variables = true;")
-    if any(uses(d.formula, "grad") for d in info.derivatives):
-        unpack.append("const auto& grad = grads[0];")
-    for i, g in enumerate(info.available_named_gradients):
-        unpack.append(f"const auto& {g} = grads[{i}];")
+            saved.append(SavedValue(s.name, expr, kind, is_output, member_type, conversion))
+    return tuple(saved)
+
+
+@dataclass(frozen=True)
+class BackwardFormula:
+    inputs: tuple[str, ...]  # the differentiable inputs it gives gradients of
+    formula: str
+
+
+@dataclass(frozen=True)
+class BackwardNode:
+    """A backward node class, as ``templates/autograd_node.j2`` writes it."""
+
+    name: str  # the C++ struct
+    qualified_name: str  # what its name() says: `<namespace>::<name>`
+    entry: str  # the function of its derivatives entry
+    location: str  # where the entry is
+    saved: tuple[SavedValue, ...]
+    inputs: tuple[InputRange, ...]  # differentiable inputs: one range of edges each, in order
+    # A formula reading retain_variables (to reuse a saved buffer unless the graph is retained):
+    # a node cannot tell whether backward runs again, so it always takes the copying branch.
+    retain_variables: bool
+    reads_grad: bool  # a formula reads `grad` (the first output's gradient)
+    named_gradients: tuple[str, ...]  # `grad_<output>`, in the order of the grads vector
+    formulas: tuple[BackwardFormula, ...]
+
+    @property
+    def uses_sizes_and_options(self) -> bool:
+        return any(s.member_type == "SizesAndOptions" for s in self.saved if s.kind == "value")
+
+
+def backward_node(info: DifferentiabilityInfo, namespace: str) -> BackwardNode:
+    """The backward node class of info."""
+    ranges = input_ranges(info)
+    saved = saved_values(info)
     names = [r.name for r in ranges]
-    derivatives = []
     for d in info.derivatives:
         for v in d.var_names:
             if v not in names:
                 raise unsupported(info, f"a formula for '{v}', which is not differentiable here")
-        derivatives.append({"vars": list(d.var_names), "formula": d.formula})
-    return {
-        "cls": info.op,
-        "name": f"{namespace}::{info.op}",
-        "entry": f"{info.func.namespace}::{info.func.func.name}",
-        "location": str(info.loc),
-        "members": members,
-        "released": released,
-        "index_ranges": index_ranges,
-        "unpack": unpack,
-        "derivatives": derivatives,
-    }
+    return BackwardNode(
+        name=info.op,
+        qualified_name=f"{namespace}::{info.op}",
+        entry=f"{info.func.namespace}::{info.func.func.name}",
+        location=str(info.loc),
+        saved=saved,
+        inputs=ranges,
+        retain_variables=any(uses(d.formula, "retain_variables") for d in info.derivatives),
+        reads_grad=any(uses(d.formula, "grad") for d in info.derivatives),
+        named_gradients=tuple(info.available_named_gradients),
+        formulas=tuple(BackwardFormula(d.var_names, d.formula) for d in info.derivatives),
+    )

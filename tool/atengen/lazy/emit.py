@@ -20,7 +20,7 @@ from __future__ import annotations
 import os
 
 from atengen.backend.emit import header_file, header_path, registration_files
-from atengen.lazy.kernels import kernel_body
+from atengen.lazy.kernels import tracing_kernel
 from atengen.lazy.model import IrNode, LazyBackend, LazyKernel
 from atengen.lazy.nodes import node_class
 from atengen.lazy.options import LazyOptions
@@ -157,11 +157,11 @@ def _kernel_source(
     kernels: list[LazyKernel],
     templates: Templates,
 ) -> GeneratedFile:
-    class_name = lazy.spec.class_name
-    bodies = [kernel_body(k, class_name, opts) for k in kernels]
+    tracing = [tracing_kernel(k, lazy.spec.class_name) for k in kernels]
+    needs_meta = any(t.needs_meta for t in tracing)
     includes = [_quoted(opts.tensor_class_hdr), _quoted(opts.shape_inference_hdr)]
     includes += _KERNEL_CORE_HEADERS
-    if any(b.needs_meta for b in bodies):
+    if needs_meta:
         includes.append("<ATen/ops/empty_strided_native.h>")
     for k in kernels:
         root = str(k.f.name.name.base)
@@ -179,7 +179,8 @@ def _kernel_source(
         roots=sorted({str(k.f.name.name.base) for k in kernels}),
         includes=list(dict.fromkeys(includes)),
         cpp_namespace=lazy.spec.cpp_namespace,
-        needs_meta=any(b.needs_meta for b in bodies),
-        kernels=bodies,
+        needs_meta=needs_meta,
+        kernels=tracing,
+        options=opts,
     )
     return GeneratedFile(f"{lazy.spec.backend}NativeFunctions_{shard}.cpp", text)

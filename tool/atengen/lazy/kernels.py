@@ -10,6 +10,9 @@ Output shapes come from the op's meta kernel when it is structured, from its
 CompositeExplicitAutogradNonFunctional kernel for view_copy ops (both run on
 meta tensors), and otherwise from ``torch::lazy::compute_shape_<kernel>``,
 which the backend declares in its shape-inference header.
+
+Here: what the kernel of one op is made of, as a view-model (TracingKernel);
+``templates/lazy_kernel.j2`` writes its C++.
 """
 
 from __future__ import annotations
@@ -21,16 +24,60 @@ from atengen.api.declarations import native_declaration
 from atengen.errors import AtengenError, Location
 from atengen.lazy.ir_types import LazyArg
 from atengen.lazy.model import LazyBackend, LazyKernel
-from atengen.lazy.options import LazyOptions
 from atengen.model.schema import SchemaKind
 from atengen.model.schema_types import ListType, OptionalType
 
 
 @dataclass(frozen=True)
-class KernelBody:
+class KernelArg:
+    """An argument of the op, as the kernel hands it to the node."""
+
+    name: str
+    # An operand the kernel makes a lazy value of first: "scalar" or "optional_scalar" (a
+    # constant node), "tensor_list", "optional_tensor" or "tensor" (a lazy tensor); else "".
+    lazy_value: str
+    # What the node's constructor gets: the IR value of "symint", "optional_symint", "scalar",
+    # "tensor_list", "optional_tensor" or "tensor"; an owning copy of a list ("symint_array",
+    # "vector", "optional_vector"); or the argument "as_is".
+    node_input: str
+    vector_type: str = ""  # the owning vector ("vector") or its element ("optional_vector")
+
+
+@dataclass(frozen=True)
+class MetaArgument:
+    name: str
+    is_tensor: bool  # passed as a meta tensor
+
+
+@dataclass(frozen=True)
+class MetaShapes:
+    """Shapes from running the op's meta (or view_copy composite) kernel on meta tensors."""
+
+    namespace: str  # `meta` or `compositeexplicitautogradnonfunctional`
+    function: str
+    arguments: tuple[MetaArgument, ...]
+    num_returns: int
+
+
+@dataclass(frozen=True)
+class TracingKernel:
+    """What ``templates/lazy_kernel.j2`` needs to write the kernel of one full_codegen op."""
+
     declaration: str  # `at::Tensor LazyNativeFunctions::abs(const at::Tensor & self)`
-    statements: tuple[str, ...]
-    needs_meta: bool  # uses the to_meta() helpers
+    kernel: str  # names the shape function when there is no meta_shapes
+    node_class: str
+    num_outputs: int
+    schema: str  # the op's schema, for symbolic shapes
+    args: tuple[KernelArg, ...]  # the node's arguments, in schema order
+    device_args: tuple[str, ...]  # where the common device comes from
+    meta_shapes: MetaShapes | None  # None: torch::lazy::compute_shape_<kernel>
+    in_place: bool  # an out= or inplace op: its destination tensor now holds the node
+    destination: str
+
+    @property
+    def needs_meta(self) -> bool:
+        """Uses the to_meta() helpers."""
+        return self.meta_shapes is not None
 
 
 def shape_declaration(k: LazyKernel) -> str:
@@ -67,131 +114,72 @@ def check_shape_inference(lazy: LazyBackend, header_text: str, header_name: str)
         )
 
 
-def kernel_body(k: LazyKernel, class_name: str, opts: LazyOptions) -> KernelBody:
+def tracing_kernel(k: LazyKernel, class_name: str) -> TracingKernel:
     node = k.node
     values = [a for a in node.args if a.is_value]
     device_args = [a.name for a in values if not a.is_wrapped_scalar] + [
         a.name for a in node.args if not a.is_value and a.cpp_type == "::std::optional<at::Device>"
     ]
-    inputs = ", ".join(_ctor_input(a, k.symint) for a in node.args)
-    shape_lines, needs_meta = _shapes(k)
-    statements = [
-        f"{opts.metrics_counter};",
-        f"auto common_device = {opts.get_device_fn}({', '.join(device_args)});",
-        "TORCH_INTERNAL_ASSERT(common_device);",
-        *(s for a in values if (s := _lazy_tensor_decl(a, opts))),
-        f"torch::lazy::NodePtr node = torch::lazy::ReuseNode<{node.class_name}>({inputs});",
-        "if (!node) {",
-        *(f"  {s}" for s in shape_lines),
-        f"  TORCH_INTERNAL_ASSERT(shapes.size() == {node.num_outputs});",
-        "  if (torch::lazy::symbolicShapeEnabled()) {",
-        f"    std::vector<torch::jit::IValue> inputs = {{{', '.join(a.name for a in node.args)}}};",
-        f'    const char* schema_str = "aten::{k.f.func}";',
-        "    applySymbolicShapesOnLT(schema_str, inputs, shapes);",
-        "  }",
-        f"  node = torch::lazy::MakeNode<{node.class_name}>({inputs}, std::move(shapes));",
-        "  torch::lazy::CacheNode(node);",
-        "}",
-        *_result(k, values, opts),
-    ]
-    decl = native_declaration(k.f, f"{class_name}::{k.kernel}", symint=k.symint)
-    return KernelBody(decl, tuple(statements), needs_meta)
+    return TracingKernel(
+        declaration=native_declaration(k.f, f"{class_name}::{k.kernel}", symint=k.symint),
+        kernel=k.kernel,
+        node_class=node.class_name,
+        num_outputs=node.num_outputs,
+        schema=str(k.f.func),
+        args=tuple(_kernel_arg(a, k.symint) for a in node.args),
+        device_args=tuple(device_args),
+        meta_shapes=None if k.shape_source == "compute_shape" else _meta_shapes(k),
+        in_place=k.f.kind in (SchemaKind.inplace, SchemaKind.out),
+        # the model allows in-place results only with one output and a tensor to update
+        destination=next((a.name for a in values if not a.is_wrapped_scalar), ""),
+    )
 
 
-def _ctor_input(a: LazyArg, symint: bool) -> str:
-    n, t = a.name, a.schema_type
+def _kernel_arg(a: LazyArg, symint: bool) -> KernelArg:
+    return KernelArg(a.name, _lazy_value(a), *_node_input(a, symint))
+
+
+def _lazy_value(a: LazyArg) -> str:
+    if not a.is_value:
+        return ""
+    if a.is_wrapped_scalar:
+        return "optional_scalar" if a.is_optional else "scalar"
+    if a.is_symint_value:
+        return ""  # the node takes the SymInt's own IR value
+    if a.is_tensor_list:
+        return "tensor_list"
+    return "optional_tensor" if a.is_optional else "tensor"
+
+
+def _node_input(a: LazyArg, symint: bool) -> tuple[str, str]:
+    """(KernelArg.node_input, KernelArg.vector_type)."""
+    t = a.schema_type
     if a.is_value:
         if a.is_symint_value:
-            if a.is_optional:
-                return (
-                    f"{n} ? std::make_optional(torch::lazy::GetSymIntValue(*{n})) : ::std::nullopt"
-                )
-            return f"torch::lazy::GetSymIntValue({n})"
+            return ("optional_symint" if a.is_optional else "symint"), ""
         if a.is_wrapped_scalar:
-            return f"node_{n}"
+            return "scalar", ""
         if a.is_tensor_list:
-            return f"lazy_{n}_tensorlist"
-        if a.is_optional:
-            return f"lazy_{n} ? std::make_optional(lazy_{n}->GetIrValue()) : ::std::nullopt"
-        return f"lazy_{n}->GetIrValue()"
+            return "tensor_list", ""
+        return ("optional_tensor" if a.is_optional else "tensor"), ""
     if isinstance(t, ListType) and str(t.elem) == "SymInt":
         # a SymInt-aware kernel receives c10::SymIntArrayRef, which does not convert to ints
-        if symint:
-            return f"torch::lazy::GetSymIntArrayRefValue({n})"
-        return f"std::vector<int64_t>({n}.begin(), {n}.end())"
+        return ("symint_array", "") if symint else ("vector", "std::vector<int64_t>")
     if a.cpp_type.startswith("::std::vector<"):
-        return f"{a.cpp_type}({n}.begin(), {n}.end())"
+        return "vector", a.cpp_type
     if isinstance(t, OptionalType) and isinstance(t.elem, ListType):
         elem = a.cpp_type.removeprefix("::std::optional<::std::vector<").removesuffix(">>")
-        return f"torch::lazy::ToOptionalVector<{elem}>({n})"
-    return n
+        return "optional_vector", elem
+    return "as_is", ""
 
 
-def _lazy_tensor_decl(a: LazyArg, opts: LazyOptions) -> str:
-    n = a.name
-    if a.is_wrapped_scalar:
-        scalar = "torch::lazy::LazyGraphExecutor::Get()->GetIrValueForScalarFromCodegen"
-        if a.is_optional:
-            return (
-                f"auto node_{n} = {n} ? std::make_optional({scalar}(*{n}, *common_device)) "
-                ": ::std::nullopt;"
-            )
-        return f"auto node_{n} = {scalar}({n}, *common_device);"
-    if a.is_symint_value:
-        return ""
-    ns = opts.backend_namespace
-    if a.is_tensor_list:
-        return f"auto lazy_{n}_tensorlist = {ns}::GetTensorList({n});"
-    if a.is_optional:
-        return f"{opts.tensor_ptr} lazy_{n} = {ns}::TryGetLtcTensor({n}.value_or(at::Tensor()));"
-    return f"{opts.tensor_ptr} lazy_{n} = {ns}::GetLtcTensorOrCreateForWrappedNumber({n}, *common_device);"
-
-
-def _shapes(k: LazyKernel) -> tuple[list[str], bool]:
+def _meta_shapes(k: LazyKernel) -> MetaShapes:
     func = k.f.func
-    if k.shape_source == "compute_shape":
-        args = ", ".join(a.name for a in k.node.args)
-        return [f"auto shapes = torch::lazy::compute_shape_{k.kernel}({args});"], False
-    lines = []
-    call_args = []
-    for a in func.arguments.flat_all:
-        if a.type.is_tensor_like():
-            lines.append(f"auto {a.name}_meta = to_meta({a.name});")
-            call_args.append(f"{a.name}_meta")
-        else:
-            call_args.append(a.name)
-    ns = "meta" if k.shape_source == "meta" else "compositeexplicitautogradnonfunctional"
-    name = str(k.f.name.name) + ("_symint" if func.has_symint() and k.symint else "")
-    lines.append(f"auto out_meta = at::{ns}::{name}({', '.join(call_args)});")
-    n = len(func.returns)
-    outs = ["out_meta"] if n == 1 else [f"std::get<{i}>(out_meta)" for i in range(n)]
-    shapes = ", ".join(f"torch::lazy::Shape({o}.scalar_type(), {o}.sizes().vec())" for o in outs)
-    lines.append(f"std::vector<torch::lazy::Shape> shapes{{{shapes}}};")
-    return lines, True
-
-
-def _result(k: LazyKernel, values: list[LazyArg], opts: LazyOptions) -> list[str]:
-    tensors = [a.name for a in values if not a.is_wrapped_scalar]
-    n = k.node.num_outputs
-    if k.f.kind in (SchemaKind.inplace, SchemaKind.out):
-        # the model allows these only with one output, and they have a tensor to update
-        dest = tensors[0]
-        return [
-            f"lazy_{dest}->SetInPlaceIrValue(node);",
-            f"auto& result = {dest};",
-            "return result;",
-        ]
-    if n == 1:
-        return [
-            f"auto result = {opts.create_aten_from_tensor}(",
-            f"    {opts.create_tensor}(std::move(node), *common_device));",
-            "return result;",
-        ]
-    return [
-        f"std::vector<{opts.tensor_ptr}> lazy_tensors;",
-        f"for (int i = 0; i < {n}; i++) {{",
-        f"  lazy_tensors.push_back({opts.create_tensor}({opts.lazy_value_class}(node, i), *common_device));",
-        "}",
-        f"auto result = {opts.tuple_aten_from_tensors}<{n}>(lazy_tensors);",
-        "return result;",
-    ]
+    return MetaShapes(
+        namespace="meta" if k.shape_source == "meta" else "compositeexplicitautogradnonfunctional",
+        function=str(k.f.name.name) + ("_symint" if func.has_symint() and k.symint else ""),
+        arguments=tuple(
+            MetaArgument(a.name, a.type.is_tensor_like()) for a in func.arguments.flat_all
+        ),
+        num_returns=len(func.returns),
+    )
