@@ -62,7 +62,8 @@ def yaml_inputs(args: argparse.Namespace) -> YamlInputs:
         d = installed_torch_yaml_dir()
         if d is not None:
             tags_yaml = os.path.join(d, "tags.yaml")
-    return YamlInputs(op_yaml, tags_yaml)
+    # A command runs once and exits: the model may stay frozen (see YamlInputs).
+    return YamlInputs(op_yaml, tags_yaml, freeze_heap=True)
 
 
 def template_options() -> TemplateOptions:

@@ -66,30 +66,36 @@ class OperatorModel:
         }
 
 
-def load_model(op_yaml: str, tags_yaml: str) -> OperatorModel:
-    with gc_paused():
+def load_model(op_yaml: str, tags_yaml: str, *, freeze_heap: bool = False) -> OperatorModel:
+    """The model of an op YAML. ``freeze_heap``: see gc_paused; for a process that loads one
+    model and exits (the command line), not for a library caller."""
+    with gc_paused(freeze_heap):
         valid_tags = parse_tags_yaml(load_yaml(tags_yaml), tags_yaml)
         doc = load_yaml(op_yaml)
         return build_model(doc, op_yaml, valid_tags)
 
 
 @contextlib.contextmanager
-def gc_paused():
+def gc_paused(freeze_heap: bool = False):
     """Loading creates ~200,000 objects and no reference cycles. Left running, the
     cyclic GC walks the growing heap ~150 times for nothing, a tenth of the
-    time; so it is paused. At the end, what is alive is frozen: moved out of the
+    time; so it is paused, and set back as it was at the end.
+
+    ``freeze_heap``: at the end, what is alive is frozen: moved out of the
     collector's reach, so that the collections the emitters' allocations trigger
     do not walk the model again (~4% of a whole-YAML `generate`). Refcounting
     still frees it. No collection runs first: it would walk all 200,000 objects
     (~7 ms) to free the few hundred that lazily made classes and functions leave
-    in cycles, which frozen stay until exit."""
+    in cycles, which frozen stay until exit. That suits a process that loads one
+    model and exits; a long-lived caller (tests, a library user) leaves it off."""
     was_enabled = gc.isenabled()
     gc.disable()
     try:
         yield
     finally:
         if was_enabled:
-            gc.freeze()
+            if freeze_heap:
+                gc.freeze()
             gc.enable()
 
 

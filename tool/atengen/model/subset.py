@@ -47,7 +47,12 @@ def _family_of_base(base_name: str) -> str | None:
 
 
 def load_model_subset(
-    op_yaml: str, tags_yaml: str, op_names: Iterable[str], absent_words: Iterable[str] = ()
+    op_yaml: str,
+    tags_yaml: str,
+    op_names: Iterable[str],
+    absent_words: Iterable[str] = (),
+    *,
+    freeze_heap: bool = False,
 ) -> OperatorModel | None:
     """The model of the families of ``op_names``, or None where only the whole file will do.
 
@@ -69,7 +74,7 @@ def load_model_subset(
         return None
     families = {fam for name in op_names if (fam := family_of(name)) is not None}
     try:
-        with gc_paused():
+        with gc_paused(freeze_heap):
             valid_tags = parse_tags_yaml(load_yaml(tags_yaml), tags_yaml)
             return _build(text, items, families, op_yaml, valid_tags)
     except AtengenError:

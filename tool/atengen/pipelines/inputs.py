@@ -17,9 +17,12 @@ T = TypeVar("T")
 class YamlInputs:
     op_yaml: str
     tags_yaml: str
+    # Freeze the loaded model out of the cyclic GC's reach (model/operator_model.py, gc_paused):
+    # for a process that exits after one run, as the command line's does.
+    freeze_heap: bool = False
 
     def load(self) -> OperatorModel:
-        return load_model(self.op_yaml, self.tags_yaml)
+        return load_model(self.op_yaml, self.tags_yaml, freeze_heap=self.freeze_heap)
 
 
 def with_model_of_ops(
@@ -34,7 +37,11 @@ def with_model_of_ops(
     whole file (an unknown op's did-you-mean draws on every name). ``absent_words`` must not
     occur in the file outside comments for the subset to be used (a backend's own keys)."""
     model = load_model_subset(
-        inputs.op_yaml, inputs.tags_yaml, list(named), absent_words=absent_words
+        inputs.op_yaml,
+        inputs.tags_yaml,
+        list(named),
+        absent_words=absent_words,
+        freeze_heap=inputs.freeze_heap,
     )
     if model is not None:
         try:
