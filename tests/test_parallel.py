@@ -4,7 +4,7 @@ of processes, and any failure handed back to the caller instead of half a result
 from __future__ import annotations
 
 import os
-import time
+import select
 from pathlib import Path
 
 import pytest
@@ -25,11 +25,49 @@ def test_results_come_back_in_item_order(jobs):
     assert map_items(describe, ITEMS, jobs) == EXPECTED
 
 
-def test_every_process_takes_items():
-    # Items that take a while, so that no process empties the queue alone: each records which
-    # process ran it.
+class FirstItemsMeet:
+    """Two processes (the caller and one worker) meet on their first items: each, on its first
+    item, waits until the other has started its own. So each takes at least one item whatever
+    the scheduling: one holding its first item cannot empty the queue alone, and the other
+    finds items left (a loaded machine may not run a forked worker for seconds, and a queue of
+    sleeping items once emptied before it did). Not a lock on the queue: map_items runs as it
+    would. Call it at the start of the work function."""
+
+    def __init__(self):
+        self.caller = os.getpid()
+        self.to_caller = os.pipe()
+        self.to_worker = os.pipe()
+        self.met = False  # per process: the worker has its own copy from the fork
+
+    def __call__(self) -> None:
+        if self.met:
+            return
+        self.met = True
+        in_caller = os.getpid() == self.caller
+        mine, theirs = (
+            (self.to_worker, self.to_caller) if in_caller else (self.to_caller, self.to_worker)
+        )
+        os.write(mine[1], b"x")
+        # Bounded, so that a broken map_items fails the test instead of hanging it.
+        if not select.select([theirs[0]], [], [], 60)[0]:
+            raise TimeoutError("the other process took no item in 60 s")
+        os.read(theirs[0], 1)
+
+    def close(self) -> None:
+        for fd in (*self.to_caller, *self.to_worker):
+            os.close(fd)
+
+
+@pytest.fixture
+def meet():
+    m = FirstItemsMeet()
+    yield m
+    m.close()
+
+
+def test_every_process_takes_items(meet):
     def pid_of(_):
-        time.sleep(0.005)
+        meet()
         return os.getpid()
 
     pids = map_items(pid_of, list(range(24)), 2)
@@ -38,33 +76,41 @@ def test_every_process_takes_items():
     assert len(set(pids)) == 2
 
 
-def test_an_error_in_the_caller_returns_none():
-    parent = os.getpid()
+def test_an_error_in_the_caller_returns_none(meet):
+    raised = []  # the caller's own list: a worker appends to its copy
 
-    def fail_here(s):
-        if os.getpid() == parent:
+    def fail_in_caller(s):
+        meet()
+        if os.getpid() == meet.caller:
+            raised.append(s)
             raise ValueError(s)
         return s
 
-    assert map_items(fail_here, ITEMS, 2) is None
+    assert map_items(fail_in_caller, ITEMS, 2) is None
+    assert len(raised) == 1  # the caller's first item failed, and it took no other
 
 
-def test_an_error_or_death_in_a_worker_returns_none():
-    parent = os.getpid()
+def test_an_error_in_a_worker_returns_none(meet):
+    ran = []
 
     def fail_in_worker(s):
-        time.sleep(0.005)  # long enough that the worker gets items before the queue empties
-        if os.getpid() != parent:
+        meet()
+        if os.getpid() != meet.caller:
             raise ValueError(s)
-        return s
-
-    def die_in_worker(s):
-        time.sleep(0.005)
-        if os.getpid() != parent:
-            os._exit(3)
+        ran.append(s)
         return s
 
     assert map_items(fail_in_worker, ITEMS, 2) is None
+    assert 1 <= len(ran) < len(ITEMS)  # the caller went on with the items the worker left
+
+
+def test_a_worker_that_dies_returns_none(meet):
+    def die_in_worker(s):
+        meet()
+        if os.getpid() != meet.caller:
+            os._exit(3)
+        return s
+
     assert map_items(die_in_worker, ITEMS, 2) is None
 
 

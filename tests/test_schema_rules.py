@@ -80,6 +80,23 @@ def test_tensor_options_are_grouped_only_as_the_four_kwargs():
         ("f.o-l(Tensor self) -> Tensor", "illegal overload name"),
         ("f(Tensor self, *, Tensor(a!) out, int x) -> Tensor(a!)", "out arguments must come last"),
         ("__ifoo__(Tensor(a!) self) -> Tensor(a!)", "not a known inplace augmented"),
+        # torch's parser rejects these (its lexer reads True/False/None as constants; it reads
+        # numbers with std::stoll and std::stod).
+        ("f(int[99999999999999999999] x) -> ()", "list size in 'int[99999999999999999999]'"),
+        ("f(int[2147483648] x) -> ()", "is larger than 2147483647"),
+        ("True(Tensor self) -> Tensor", "'True' cannot be an operator name"),
+        ("False(Tensor self) -> Tensor", "'False' cannot be an operator name"),
+        ("None(Tensor self) -> Tensor", "'None' cannot be an operator name"),
+        ("f.True(Tensor self) -> Tensor", "'True' cannot be an overload name"),
+        ("f(Tensor None) -> Tensor", "'None' cannot be an argument name"),
+        ("f(Tensor self) -> (Tensor False, Tensor b)", "'False' cannot be a return name"),
+        ("f(int x=9223372036854775808) -> ()", "is not a 64-bit integer"),
+        ("f(int x=-9223372036854775809) -> ()", "is not a 64-bit integer"),
+        ("f(SymInt[2] x=[1,9223372036854775808]) -> ()", "is not a list like [1,2]"),
+        ("f(Scalar x=9223372036854775808) -> ()", "is not a number"),
+        ("f(float x=1.7976931348623159e308) -> ()", "is not a number a double holds"),
+        ("f(float x=1e-400) -> ()", "is not a number a double holds"),
+        ("f(float x=5e-324) -> ()", "is not a number a double holds"),
     ],
 )
 def test_malformed_schemas(s, message):
@@ -215,6 +232,35 @@ def test_schema_restrictions(s, message):
     with pytest.raises(SchemaError) as info:
         parse_schema(s)
     assert message in str(info.value)
+
+
+@pytest.mark.parametrize(
+    "s",
+    [
+        "f(int[2147483647] x) -> ()",
+        "True_(Tensor(a!) self) -> Tensor(a!)",
+        "f.Nonesuch(Tensor self, int Falsey) -> (Tensor Truer, Tensor b)",
+        "f(int x=9223372036854775807, int y=-9223372036854775808) -> ()",
+        "f(float x=1.7976931348623157e308, float y=2.2250738585072014e-308) -> ()",
+        "f(float x=0e-400, Scalar y=9223372036854775808.0) -> ()",
+    ],
+)
+def test_the_edges_torch_accepts_are_accepted(s):
+    assert str(parse_schema(s)) == s
+
+
+def test_a_schema_torch_rejects_is_a_file_line_error(tmp_path):
+    err = error_of(
+        tmp_path,
+        """\
+        - func: ok(Tensor self) -> Tensor
+        - func: True(Tensor self) -> Tensor
+        """,
+    )
+    assert err == (
+        f"{tmp_path}/ops.yaml:2: error: bad schema 'True(Tensor self) -> Tensor': 'True' cannot "
+        "be an operator name (in 'True'): torch's schema parser reads it as a constant"
+    )
 
 
 def test_restriction_errors_name_the_entry_with_file_and_line(tmp_path):

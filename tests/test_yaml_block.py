@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import glob
 import os
+import re
 
 import pytest
 import yaml
@@ -235,3 +236,117 @@ def test_generated_documents_often_take_the_block_path():
 
     count()
     assert taken >= 60, taken
+
+
+# --- YAML 1.1's implicit types ------------------------------------------------------------------
+# Every form PyYAML's resolver gives a type other than str, generated from PyYAML's own patterns
+# (yaml.resolver.Resolver), one alternative at a time so that each is drawn: the block reader
+# must read each scalar, and its near misses, as PyYAML does, or leave the document.
+
+
+def _alternatives(pattern: str) -> list[str]:
+    """The top-level alternatives of a resolver pattern `^(?:a|b|...)$`."""
+    assert pattern.startswith("^(?:") and pattern.endswith(")$"), pattern
+    body = pattern[4:-2]
+    out, depth, in_class, start, i = [], 0, False, 0, 0
+    while i < len(body):
+        c = body[i]
+        if c == "\\":
+            i += 2
+            continue
+        if in_class:
+            in_class = c != "]"
+        elif c == "[":
+            in_class = True
+        elif c == "(":
+            depth += 1
+        elif c == ")":
+            depth -= 1
+        elif c == "|" and depth == 0:
+            out.append(body[start:i])
+            start = i + 1
+        i += 1
+    return [*out, body[start:]]
+
+
+def _implicit_forms() -> list[tuple[str, int, re.Pattern[str]]]:
+    """(tag, alternative number, compiled alternative) for every resolver of PyYAML's."""
+    seen, forms = set(), []
+    for resolvers in yaml.resolver.Resolver.yaml_implicit_resolvers.values():
+        for tag, regexp in resolvers:
+            if (tag, regexp.pattern) in seen:
+                continue
+            seen.add((tag, regexp.pattern))
+            for n, alternative in enumerate(_alternatives(regexp.pattern)):
+                compiled = re.compile(alternative, regexp.flags)
+                forms.append((tag.rsplit(":", 1)[1], n, compiled))
+    return forms
+
+
+IMPLICIT_FORMS = _implicit_forms()
+
+
+def test_the_implicit_forms_are_all_there():
+    """The split found each type's alternatives (PyYAML 6: 18 bool words, 5 float forms, ...)."""
+    tags = {}
+    for tag, _, _ in IMPLICIT_FORMS:
+        tags[tag] = tags.get(tag, 0) + 1
+    assert tags == {
+        "bool": 18,
+        "float": 5,
+        "int": 5,
+        "merge": 1,
+        "null": 5,
+        "timestamp": 2,
+        "value": 1,
+        "yaml": 3,
+    }
+
+
+def _contexts(scalar: str) -> list[str]:
+    return [
+        f"a: {scalar}\n",
+        f"- {scalar}\n",
+        f"a: [{scalar}, b]\n",
+        f"- x: {scalar}\n  y: z\n",
+        f"{scalar}: x\n",
+    ]
+
+
+@pytest.mark.parametrize("form", IMPLICIT_FORMS, ids=[f"{tag}{n}" for tag, n, _ in IMPLICIT_FORMS])
+def test_every_implicit_form_reads_as_pyyaml_reads_it(form):
+    _, _, pattern = form
+
+    @settings(max_examples=60, derandomize=True, deadline=None, database=None)
+    @given(st.from_regex(pattern, fullmatch=True), st.sampled_from(["", "x", "_", "0", ".", "-"]))
+    def check(scalar, extra):
+        scalar = scalar.rstrip("\n")  # `$` also matches before a final newline
+        # The form itself, and near misses: one character more or less at either end.
+        for s in {scalar, scalar + extra, extra + scalar, scalar[1:], scalar[:-1]}:
+            for text in _contexts(s):
+                _agrees(text)
+
+    check()
+
+
+@pytest.mark.parametrize(
+    "scalar, value",
+    [
+        ("-.inf", float("-inf")),
+        ("+.Inf", float("inf")),
+        ("-.INF", float("-inf")),
+        ("+1_000", 1000),
+        ("-0x_1f", -31),
+        ("+0b1_0", 2),
+        ("-1:30", -90),
+        ("-1:30.5", -90.5),
+        ("-1.5e+3", -1500.0),
+    ],
+)
+def test_signed_numbers_are_numbers(scalar, value):
+    """What the block reader once read as strings: the loader now gives PyYAML's number."""
+    from atengen.yaml.loader import parse_yaml_text
+
+    assert yaml.safe_load(f"a: {scalar}\n") == {"a": value}  # the oracle agrees with the table
+    assert block.load(f"a: {scalar}\n", "f.yaml") is None
+    assert parse_yaml_text(f"a: {scalar}\n", "f.yaml") == {"a": value}

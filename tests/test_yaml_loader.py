@@ -38,6 +38,7 @@ DOCUMENTS = [
     "a: {b: 1, c: [d, e]}\nf: >\n  folded\n  text\ng: 'it''s'\nh: \"tab\\t\"\n",
     "a: caf\u00e9\nb: 0x1f\nc: 1_000\nd: .inf\ne: 2001-12-14\nf: x-y\ng: ''\n",
     "- - a\n  - b\n-\n  c: 1\n- ? d\n  : e\n",
+    "=: x\na: {=: 1}\n",  # YAML 1.1's value key: PyYAML reads it as the string "="
 ]
 # Read by PyYAML, rejected by atengen on purpose (line, message fragment).
 REJECTED = {
@@ -103,6 +104,31 @@ def test_rejected_on_purpose_with_file_line(text):
         load_yaml_text(text.encode(), "f.yaml")
     assert info.value.location.line == line
     assert fragment in info.value.message
+
+
+@pytest.mark.parametrize(
+    "text, line, first",
+    [
+        ("a: &x 1\nb: &x 2\nc: *x\n", 2, 1),
+        ("a: &x [1]\nb: &x [2]\nc: *x\n", 2, 1),
+        ("- &x a\n- &x b\n- *x\n", 2, 1),
+        ("a: &x\n  b: &x 1\n", 2, 1),  # inside the collection it names
+        ("a: &x 1\nb: &x\n  c: 2\n", 2, 1),
+    ],
+)
+def test_an_anchor_defined_again_is_rejected_as_pyyaml_rejects_it(text, line, first):
+    assert _assert_agrees(text) == "both reject"
+    with pytest.raises(AtengenError) as info:
+        load_yaml_text(text.encode(), "f.yaml")
+    assert info.value.format_all() == (
+        f"f.yaml:{line}: error: invalid YAML: anchor &x defined again (first on line {first})"
+    )
+
+
+def test_the_value_key_is_a_string_key_and_no_value():
+    assert load_yaml_text(b"=: x\n", "f.yaml") == {"=": "x"}
+    with pytest.raises(AtengenError, match=r"^f.yaml:2: error: invalid YAML value '='"):
+        load_yaml_text(b"=: x\na: =\n", "f.yaml")
 
 
 def test_alias_bomb_is_cut_short():

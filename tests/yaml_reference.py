@@ -26,10 +26,7 @@ def _node_tree(node: yaml.Node):
         return (
             "map",
             line,
-            tuple(
-                (_CONSTRUCTOR.construct_object(k), k.start_mark.line + 1, _node_tree(v))
-                for k, v in node.value
-            ),
+            tuple((_key(k), k.start_mark.line + 1, _node_tree(v)) for k, v in node.value),
         )
     if isinstance(node, yaml.SequenceNode):
         return (
@@ -39,6 +36,14 @@ def _node_tree(node: yaml.Node):
         )
     value = _CONSTRUCTOR.construct_object(node)
     return ("scalar", type(value).__name__, value)
+
+
+def _key(node: yaml.Node):
+    # What SafeConstructor.flatten_mapping does before constructing a mapping: YAML 1.1's
+    # value key `=` becomes the string "=" (yaml.safe_load("=: x") == {"=": "x"}).
+    if node.tag == "tag:yaml.org,2002:value":
+        return node.value
+    return _CONSTRUCTOR.construct_object(node)
 
 
 def loaded_tree(value):

@@ -51,6 +51,8 @@ JUSTIFIED_REJECTIONS = {
     r"dunder name '…' is not a known inplace augmented assignment": "torchgen's rule for "
     "`__i<op>__` names; torch takes any identifier",
     r"kwarg-only marker '…' may appear only once": "torch accepts a second '*' silently",
+    r"list size in '…' is larger than 2147483647": "torch reads a list size as 64 bits but "
+    "keeps it in 32: it registers int[2147483648] as int[-2147483648]",
 }
 
 
@@ -143,3 +145,47 @@ def test_optional_device_defaults_are_held_to_device_strings():
         ours, theirs, detail = harness.schema_verdict(text)
         assert (ours, theirs) == ("reject", "accept"), text
         assert _justified(detail), detail
+
+
+@pytest.mark.parametrize(
+    "text, verdict",
+    [
+        # torch's lexer reads True, False and None as constants, never as names.
+        ("True(Tensor self) -> Tensor", "reject"),
+        ("False(Tensor self) -> Tensor", "reject"),
+        ("None(Tensor self) -> Tensor", "reject"),
+        ("f.False(Tensor self) -> Tensor", "reject"),
+        ("f(Tensor True) -> Tensor", "reject"),
+        ("f(Tensor self) -> (Tensor None, Tensor b)", "reject"),
+        ("True_(Tensor(a!) self) -> Tensor(a!)", "accept"),
+        ("f.Nonesuch(Tensor self, int Falsey) -> (Tensor Truer, Tensor b)", "accept"),
+        # It reads numbers with std::stoll (64 bits) and std::stod (a double, no underflow).
+        ("f(int[99999999999999999999] x) -> ()", "reject"),
+        ("f(int[9223372036854775808] x) -> ()", "reject"),
+        ("f(int[2147483647] x) -> ()", "accept"),
+        ("f(int x=9223372036854775808) -> ()", "reject"),
+        ("f(int x=-9223372036854775809) -> ()", "reject"),
+        ("f(int x=9223372036854775807, int y=-9223372036854775808) -> ()", "accept"),
+        ("f(SymInt[2] x=[1,9223372036854775808]) -> ()", "reject"),
+        ("f(int[2] x=9223372036854775808) -> ()", "reject"),
+        ("f(Scalar x=9223372036854775808) -> ()", "reject"),
+        ("f(Scalar x=9223372036854775808.0) -> ()", "accept"),
+        ("f(float x=1.7976931348623159e308) -> ()", "reject"),
+        ("f(float x=1.7976931348623157e308) -> ()", "accept"),
+        ("f(float x=1e-400) -> ()", "reject"),
+        ("f(float x=5e-324) -> ()", "reject"),
+        ("f(float x=2.2250738585072014e-308) -> ()", "accept"),
+        ("f(float x=0e-400) -> ()", "accept"),
+        ("f(float[2] x=[1.0,1e400]) -> ()", "reject"),
+    ],
+)
+def test_names_and_numbers_torch_rejects_are_rejected(text, verdict):
+    ours, theirs, detail = harness.schema_verdict(text)
+    assert (ours, theirs, detail if verdict == "accept" else "") == (verdict, verdict, ""), detail
+
+
+def test_list_sizes_torch_wraps_are_rejected():
+    # Between 2**31 and 2**63 torch accepts the size but registers another one.
+    ours, theirs, detail = harness.schema_verdict("f(int[2147483648] x) -> ()")
+    assert (ours, theirs) == ("reject", "accept")
+    assert _justified(detail), detail

@@ -43,7 +43,25 @@ class AtengenError(Exception):
         return combined
 
     def format_all(self) -> str:
-        return "\n".join(e.format() for e in self.errors)
+        """The first MAX_SHOWN_ERRORS errors, one a line, then one line counting the rest."""
+        lines = [e.format() for e in self.errors[:MAX_SHOWN_ERRORS]]
+        more = len(self.errors) - len(lines)
+        if more:
+            lines.append(f"error: ... and {more} more error{'s' if more > 1 else ''}")
+        return "\n".join(lines)
+
+
+# At most this many errors are printed, then a line that counts the others: a file with
+# thousands of mistakes (a backend YAML written for another torch) would bury the first ones
+# under thousands of lines. Work done per error only for its message (a did-you-mean search
+# over every op name) is done only for the errors that will be shown: see `shown`.
+MAX_SHOWN_ERRORS = 20
+
+
+def shown(errors_so_far: list) -> bool:
+    """Whether the next error after ``errors_so_far`` (in the order they are combined) will be
+    printed."""
+    return len(errors_so_far) < MAX_SHOWN_ERRORS
 
 
 class SchemaError(ValueError):

@@ -123,6 +123,7 @@ class _FunctionIndex:
             self.by_schema[(f.namespace, str(f.func))] = f
         self._model = model
         self._signatures_ready = False
+        self._by_base: dict[tuple[str, str], list[str]] | None = None
 
     def family(self, f: NativeFunction) -> list[NativeFunction]:
         """The functions sharing f's signature (its inplace/out/functional variants)."""
@@ -134,11 +135,14 @@ class _FunctionIndex:
         return self.by_signature[(f.namespace, str(f.func.signature()))]
 
     def overloads(self, namespace: str, base: str) -> list[str]:
-        return [
-            s
-            for (ns, s), f in self.by_schema.items()
-            if ns == namespace and f.name.name.base == base
-        ]
+        """The schemas of the functions named `base` (for an unknown op's message): indexed
+        on first use, so that a file of thousands of unknown ops costs one pass, not one per
+        op."""
+        if self._by_base is None:
+            self._by_base = {}
+            for (ns, s), f in self.by_schema.items():
+                self._by_base.setdefault((ns, f.name.name.base), []).append(s)
+        return self._by_base.get((namespace, base), [])
 
 
 @dataclass

@@ -13,6 +13,7 @@ from dataclasses import replace
 
 from atengen.autograd import forward
 from atengen.autograd.cpp_names import api_arguments, value_type
+from atengen.autograd.formulas import free_names, replace_ident
 from atengen.autograd.model import (
     DEFAULT_KEY,
     Derivative,
@@ -172,6 +173,27 @@ def _is_reference(f: NativeFunction, ref: FunctionSchema) -> bool:
     )
 
 
+def _saved_argument(
+    f: NativeFunction, ref: DifferentiabilityInfo, s: SavedAttribute, ref_names: dict[str, str]
+) -> str:
+    """The argument of the per-tensor op `ref` that its saved value `s` is taken from.
+
+    The expression is not always `<arg>.<property>`: `strides_or_error(mat2, "mat2")` and
+    `TensorGeometry(self)` put the argument inside a call. So: the argument the member is named
+    after (`mat2_sym_strides`) that the expression uses outside string literals; of several,
+    the longest name (`self_t` over `self`). None fits when the argument is one the foreach op
+    does not take (the per-tensor op's trailing `alpha`)."""
+    used = free_names(s.expr)
+    fits = [n for n in ref_names if (s.name == n or s.name.startswith(n + "_")) and n in used]
+    if not fits:
+        raise AtengenError(
+            ref.loc,
+            f"'{f.func.name}' takes its formulas from '{ref.name}', which saves '{s.expr}', "
+            f"not an argument of '{f.func.name}'; give '{f.func.name}' its own entry",
+        )
+    return max(fits, key=len)
+
+
 def _foreach_info(
     f: NativeFunction,
     functional: dict[str, list[tuple[FunctionSchema, InfoDict]]],
@@ -200,10 +222,10 @@ def _foreach_info(
         formula = d.formula.replace("grad", "grads[i]").replace("result", "result[i]")
         saved_in = []
         for s in d.saved_inputs:
-            ref_name = s.expr.split(".")[0]
+            ref_name = _saved_argument(f, ref, s, ref_to_mine)
             mapped = ref_to_mine[ref_name]
             expr = f"{mapped}[i]" if isinstance(mine_by_name[mapped].type, ListType) else mapped
-            formula = formula.replace(s.name, s.expr.replace(ref_name, expr))
+            formula = formula.replace(s.name, replace_ident(s.expr, ref_name, expr))
             saved_in.append(SavedAttribute(mapped, value_type(api_types[mapped]), mapped))
         saved_out = []
         for s in d.saved_outputs:

@@ -24,7 +24,7 @@ from functools import cached_property
 
 from atengen import torch_facts
 from atengen.backend.spec import BackendYaml, OpEntry
-from atengen.errors import AtengenError, did_you_mean
+from atengen.errors import AtengenError, did_you_mean, shown
 from atengen.model.groups import NativeFunctionsGroup
 from atengen.model.native_function import NativeFunction, default_kernel_name
 from atengen.model.operator_model import OperatorModel
@@ -115,14 +115,15 @@ def resolve_backend(
         for e in entries:
             f = by_name.get(e.name)
             if f is None:
-                errors.append(AtengenError(e.loc, unknown_op_message(e.name, by_name)))
+                message = unknown_op_message(e.name, by_name, suggest=shown(errors))
+                errors.append(AtengenError(e.loc, message))
                 continue
             name = default_kernel_name(f.func) + ("_symint" if e.name in symint else "")
             kernels.append(BackendKernel(f, key, name, e.name in symint, e))
     claims = []
     for e in spec.structured:
         try:
-            claims.append(_structured_claim(e, by_name, model, functional))
+            claims.append(_structured_claim(e, by_name, model, functional, shown(errors)))
         except AtengenError as err:
             errors.append(err)
     if errors:
@@ -147,18 +148,25 @@ def _check_new_keys(spec: BackendYaml, model: OperatorModel) -> None:
             )
 
 
-def unknown_op_message(name: str, by_name: dict[str, NativeFunction]) -> str:
-    """torchgen's words for an op a backend YAML names that the op YAML lacks."""
-    hint = did_you_mean(name, by_name)
+def unknown_op_message(
+    name: str, by_name: dict[str, NativeFunction], *, suggest: bool = True
+) -> str:
+    """torchgen's words for an op a backend YAML names that the op YAML lacks; with
+    ``suggest``, the closest name (a search over every op name: only for errors shown)."""
+    hint = did_you_mean(name, by_name) if suggest else ""
     return f"Found an invalid operator name: {name}: no such aten operator in the op YAML{hint}"
 
 
 def _structured_claim(
-    e: OpEntry, by_name: dict[str, NativeFunction], model: OperatorModel, functional: bool
+    e: OpEntry,
+    by_name: dict[str, NativeFunction],
+    model: OperatorModel,
+    functional: bool,
+    suggest: bool,
 ) -> StructuredClaim:
     f = by_name.get(e.name)
     if f is None:
-        raise AtengenError(e.loc, unknown_op_message(e.name, by_name))
+        raise AtengenError(e.loc, unknown_op_message(e.name, by_name, suggest=suggest))
     if functional:
         raise AtengenError(
             e.loc,

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 from atengen.backend.model import ExternalBackend, resolve_backend, unknown_op_message
 from atengen.backend.spec import BackendYaml, OpEntry
-from atengen.errors import AtengenError, Location, SchemaError, did_you_mean
+from atengen.errors import AtengenError, Location, SchemaError, did_you_mean, shown
 from atengen.lazy.ir_types import LazyArg, UnsupportedType, lazy_args
 from atengen.model.native_function import NativeFunction, describe_value
 from atengen.model.operator_model import OperatorModel
@@ -140,7 +140,8 @@ def resolve_lazy_backend(
     ]:
         f = by_name.get(e.name)
         if f is None:
-            errors.append(AtengenError(e.loc, unknown_op_message(e.name, by_name)))
+            message = unknown_op_message(e.name, by_name, suggest=shown(errors))
+            errors.append(AtengenError(e.loc, message))
             continue
         # ir_gen ops are SymInt-aware only when also listed (supported + symint).
         is_symint = e.name in symint

@@ -32,6 +32,18 @@ from atengen.model.schema_types import (  # noqa: F401  (re-exported)
 )
 
 _IDENT_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+# Words torch's schema lexer reads as constants, never as names: it rejects them as operator,
+# overload, argument and return names ("expected ident but found 'True'").
+_CONSTANT_WORDS = frozenset({"True", "False", "None"})
+
+
+def _check_not_constant(name: str, what: str, s: str) -> None:
+    if name in _CONSTANT_WORDS:
+        raise SchemaError(
+            f"'{name}' cannot be {what} name (in '{s}'): torch's schema parser reads it as a "
+            "constant"
+        )
+
 
 # ---------------------------------------------------------------------------
 # Arguments and returns
@@ -147,6 +159,7 @@ def parse_argument(s: str) -> Argument:
     name, eq, default = rest.partition("=")
     if not _IDENT_RE.fullmatch(name):
         raise SchemaError(f"illegal argument name in '{s}'")
+    _check_not_constant(name, "an argument", s)
     if eq and not default:
         raise SchemaError(f"empty default value in argument '{s}'")
     if eq:
@@ -162,6 +175,8 @@ def parse_return(s: str) -> Return:
     t, annotation, name = _split_type_and_rest(s)
     if name is not None and not _IDENT_RE.fullmatch(name):
         raise SchemaError(f"illegal return name in '{s}'")
+    if name is not None:
+        _check_not_constant(name, "a return", s)
     return Return(name, t, annotation)
 
 
@@ -470,6 +485,8 @@ def parse_operator_name(s: str) -> OperatorName:
         raise SchemaError(f"illegal overload name in '{s}'")
     if overload == "default":  # torch names an op's unnamed overload `default`
         raise SchemaError(f"'default' is not a legal overload name (in '{s}')")
+    _check_not_constant(base, "an operator", s)
+    _check_not_constant(overload, "an overload", s)
     return OperatorName(parse_base_name(base), overload)
 
 

@@ -8,8 +8,9 @@ is laxer (torch takes ``bool flag=1`` and ``int n=1.5``, and the C++ and Python
 bindings then disagree about the value).
 
 Accepted, by type (``T?`` also takes ``None``):
-  bool: True, False;  int, SymInt: -?digits, and ``Mean`` (torch's Reduction);
-  float, Scalar: a decimal number (``-1``, ``0.5``, ``1e-05``);
+  bool: True, False;  int, SymInt: -?digits within 64 bits, and ``Mean`` (torch's Reduction);
+  float, Scalar: a decimal number (``-1``, ``0.5``, ``1e-05``) that std::stod reads (no
+  overflow, no underflow), or for Scalar an integer within 64 bits;
   str: a quoted ASCII string literal; Device: a quoted device string (``"cpu"``, ``"cuda:1"``);
   ScalarType: long, float, complex; Layout: strided; MemoryFormat: contiguous_format;
   int[N], SymInt[N], float[N], bool[N] lists: ``[a,b]`` of element defaults, or
@@ -20,6 +21,7 @@ Other types (Tensor, Generator, optional lists, ...) take only ``None`` where op
 from __future__ import annotations
 
 import re
+import sys
 from collections.abc import Callable
 
 from atengen import torch_facts
@@ -44,12 +46,34 @@ def _is_device(default: str) -> bool:
     )
 
 
+def _is_int64(default: str) -> bool:
+    # torch reads integers with std::stoll, which fails past 64 bits.
+    return _INT.fullmatch(default) is not None and -(2**63) <= int(default) < 2**63
+
+
+def _is_double(default: str) -> bool:
+    """A number std::stod reads: it fails when the value overflows a double or underflows
+    (to a subnormal, or to zero from nonzero digits: `1e-400`). Python's float() rounds as
+    strtod does."""
+    if _NUMBER.fullmatch(default) is None:
+        return False
+    value = abs(float(default))
+    if value == 0:
+        return not any(c in "123456789" for c in re.split("[eE]", default)[0])
+    return sys.float_info.min <= value <= sys.float_info.max
+
+
+def _is_scalar(default: str) -> bool:
+    # A number without '.', 'e' or 'E' is an integer to torch's parser, else a double.
+    return _is_int64(default) if _INT.fullmatch(default) else _is_double(default)
+
+
 _BY_TYPE: dict[str, Callable[[str], object]] = {
     "bool": re.compile(r"True|False").fullmatch,
-    "int": re.compile(r"-?[0-9]+|Mean").fullmatch,
-    "SymInt": _INT.fullmatch,
-    "float": _NUMBER.fullmatch,
-    "Scalar": _NUMBER.fullmatch,
+    "int": lambda default: default == "Mean" or _is_int64(default),
+    "SymInt": _is_int64,
+    "float": _is_double,
+    "Scalar": _is_scalar,
     "str": _STRING.fullmatch,
     "Device": _is_device,
     "ScalarType": re.compile(r"long|float|complex").fullmatch,
@@ -90,10 +114,10 @@ def _describe(t: Type) -> str:
     if isinstance(t, BaseType) and t.name in _BY_TYPE:
         return {
             "bool": "True or False",
-            "int": "an integer (or Mean)",
-            "SymInt": "an integer",
-            "float": "a number",
-            "Scalar": "a number",
+            "int": "a 64-bit integer (or Mean)",
+            "SymInt": "a 64-bit integer",
+            "float": "a number a double holds",
+            "Scalar": "a number (a 64-bit integer, or one a double holds)",
             "str": "a quoted ASCII string",
             "Device": 'a quoted device string like "cpu" or "cuda:1"',
             "ScalarType": "long, float or complex",

@@ -101,6 +101,7 @@ class ListType:
 Type = BaseType | CustomClassType | OptionalType | ListType
 
 TENSOR = BaseType("Tensor")
+MAX_LIST_SIZE = 2**31 - 1  # the largest `int[N]` torch keeps as written
 _LIST_SUFFIX_RE = re.compile(r"^(.+)\[([0-9]*)\]$")
 
 
@@ -115,6 +116,10 @@ def parse_type(s: str) -> Type:
         size = m.group(2)
         if size.startswith("0") and size != "0":
             raise SchemaError(f"unrecognized type '{s}'")
+        if size and int(size) > MAX_LIST_SIZE:
+            # torch reads the size as a 64-bit number (failing past it) and keeps it in 32
+            # bits: int[2147483648] would be registered as int[-2147483648].
+            raise SchemaError(f"list size in '{s}' is larger than {MAX_LIST_SIZE}")
         return ListType(parse_type(m.group(1)), int(size) if size else None)
     if s in BASE_TYPE_NAMES:
         return BaseType(s)

@@ -41,13 +41,35 @@ _WORD_VALUES: dict[str, object] = {
     **{w: None for w in ("null", "Null", "NULL")},
 }
 # Plain scalars starting with one of these may be numbers, dates or special values (`.inf`,
-# `~`, `<<`, `=`). They are strings here only where no such form can match (_surely_string).
+# `~`, `<<`, `=`): the full parser reads the ones that match _IMPLICIT.
 _NUMERIC_START = frozenset("0123456789-+.<~=")
 # Plain scalars starting with these are strings, or one of _WORD_VALUES.
 _WORD_START = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_")
-# Every character YAML 1.1's int, float and timestamp forms are made of: a scalar that starts
-# with a digit and holds any other character is a string.
-_NUMBER_CHARS = frozenset("0123456789_.:-+ eEbBoOxXaAcCdDfFtTzZ")
+# YAML 1.1's implicit types of the plain scalars that start with one of _NUMERIC_START: the
+# patterns of PyYAML's resolver (yaml/resolver.py) for float, int, timestamp, merge (`<<`),
+# value (`=`) and null (`~`), copied as they are. A scalar no pattern matches is a string to
+# PyYAML; one that matches is left to the full parser, which types it (or rejects it), so this
+# module never converts a number itself. tests/test_yaml_block.py generates every form of
+# PyYAML's own patterns and checks that such scalars are left or read as PyYAML reads them.
+_IMPLICIT = re.compile(
+    r"""^(?:[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+][0-9]+)?
+    |\.[0-9][0-9_]*(?:[eE][-+][0-9]+)?
+    |[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+\.[0-9_]*
+    |[-+]?\.(?:inf|Inf|INF)
+    |\.(?:nan|NaN|NAN)
+    |[-+]?0b[0-1_]+
+    |[-+]?0[0-7_]+
+    |[-+]?(?:0|[1-9][0-9_]*)
+    |[-+]?0x[0-9a-fA-F_]+
+    |[-+]?[1-9][0-9_]*(?::[0-5]?[0-9])+
+    |[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]
+    |[0-9][0-9][0-9][0-9] -[0-9][0-9]? -[0-9][0-9]?
+     (?:[Tt]|[ \t]+)[0-9][0-9]?
+     :[0-9][0-9] :[0-9][0-9] (?:\.[0-9]*)?
+     (?:[ \t]*(?:Z|[-+][0-9][0-9]?(?::[0-9][0-9])?))?
+    |<<|=|~)$""",
+    re.X,
+)
 
 
 MAX_DEPTH = 20
@@ -256,7 +278,7 @@ class _Reader:
     def plain(self, text: str):
         value = self.plain_values.get(text, _MISSING)
         if value is _MISSING:
-            if text[0] in _NUMERIC_START and not _surely_string(text):
+            if text[0] in _NUMERIC_START and _IMPLICIT.match(text):
                 raise _Outside
             value = _WORD_VALUES.get(text, text)
             self.plain_values[text] = value
@@ -310,18 +332,6 @@ class _Reader:
 
 
 _MISSING = object()
-
-
-def _surely_string(text: str) -> bool:
-    """Can a plain scalar that starts with a digit or `-+.<~=` be nothing but a string?
-    A sign followed by neither a digit nor a dot starts no number (`-norm(x)`); a digit, or a
-    sign and a digit, starts a number or date only if every other character could be part of
-    one (`-2.0 / sqrt(M_PI)` cannot)."""
-    if text[0] in "-+" and (len(text) < 2 or text[1] not in "0123456789."):
-        return len(text) > 1
-    if text[0] in "-+0123456789":
-        return not _NUMBER_CHARS.issuperset(text)
-    return False
 
 
 # `key:` or `key: value`; not `a:b`, which is a scalar.

@@ -6,6 +6,10 @@ recurses once per nesting level in C (a few hundred thousand ``[`` crash the
 interpreter) and follows aliases without limit (a few hundred bytes of nested
 aliases expand to billions of nodes). Here nesting depth and alias expansion
 are bounded, explicit tags are rejected, and every error is ``file:line``.
+
+Where the event stream leaves a choice, the values are PyYAML's (``yaml.safe_load``): an anchor
+defined twice is an error, as in PyYAML's composer, and the YAML 1.1 value key ``=`` is the
+string "=" as a mapping key (PyYAML's constructor turns it into one) and an error elsewhere.
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ MAX_DEPTH = 100
 MAX_ALIAS_EXPANSION = 100_000
 
 _STR_TAG = "tag:yaml.org,2002:str"
+_VALUE_TAG = "tag:yaml.org,2002:value"
 _PLAIN = (True, False)  # the implicit-tag flags of a plain scalar
 _RESOLVER = yaml.resolver.Resolver()
 _CONSTRUCTOR = yaml.constructor.SafeConstructor()
@@ -73,7 +78,7 @@ class _Builder:
         self.line_offset = line_offset
         # anchor -> (value, line, node count); a collection's anchor is set when it ends.
         self.anchors: dict[str, tuple[object, int, int]] = {}
-        self.open_anchors: set[str] = set()
+        self.open_anchors: dict[str, int] = {}  # anchor -> line, of collections not ended yet
         self.expanded = 0  # nodes added by aliases so far
         # plain scalar -> its value: op YAMLs repeat a few words (CPU, True) thousands of times
         self.plain_values = plain_values
@@ -106,8 +111,10 @@ class _Builder:
             kind = type(event)
             line = event.start_mark.line + 1 + line_offset
             if kind is yaml.ScalarEvent:
-                value, size = self.scalar(event), 1
+                is_key = bool(stack) and stack[-1].key is None and type(stack[-1].value) is YamlMap
+                value, size = self.scalar(event, is_key), 1
                 if event.anchor is not None:
+                    self.define_anchor(event, line)
                     self.anchors[event.anchor] = (value, line, 1)
             elif kind is yaml.AliasEvent:
                 value, line, size = self.alias(event)
@@ -125,14 +132,15 @@ class _Builder:
                 else:
                     out.key_lines = {}
                 if event.anchor is not None:
-                    self.open_anchors.add(event.anchor)
+                    self.define_anchor(event, line)
+                    self.open_anchors[event.anchor] = line
                 stack.append(_Open(out, event.anchor))
                 continue
             else:  # SequenceEnd or MappingEnd
                 done = stack.pop()
                 value, line, size = done.value, done.value.line, done.size
                 if done.anchor is not None:
-                    self.open_anchors.discard(done.anchor)
+                    del self.open_anchors[done.anchor]
                     self.anchors[done.anchor] = (value, line, size)
             if not stack:
                 return value
@@ -161,7 +169,20 @@ class _Builder:
             out.key_lines[parent.key] = parent.key_line
             parent.key = None
 
-    def scalar(self, event) -> object:
+    def define_anchor(self, event, line: int) -> None:
+        """PyYAML's composer rejects an anchor defined twice in a document (YAML 1.2 would let
+        the second replace the first); so does this loader, so that no document reads
+        differently here and in PyYAML."""
+        anchor = event.anchor
+        first = self.open_anchors.get(anchor)
+        if first is None and anchor in self.anchors:
+            first = self.anchors[anchor][1]
+        if first is not None:
+            raise self.error(
+                event, f"invalid YAML: anchor &{anchor} defined again (first on line {first})"
+            )
+
+    def scalar(self, event, is_key: bool = False) -> object:
         self.check_no_tag(event)
         text = event.value
         if not event.implicit[0] or event.style:  # quoted or block: always a string
@@ -169,6 +190,11 @@ class _Builder:
         if text in self.plain_values:
             return self.plain_values[text]
         tag = _resolve_tag(text)
+        if tag == _VALUE_TAG and is_key:
+            # YAML 1.1's "value" key `=`: PyYAML's SafeConstructor reads it as the string "="
+            # (flatten_mapping), and has no constructor for it anywhere else. Not cached: as a
+            # value it is an error.
+            return text
         if tag == _STR_TAG:
             value = text
         elif tag == "tag:yaml.org,2002:merge":
