@@ -1,7 +1,9 @@
 """Caches owned by the model objects they describe: they live in the object and die with it.
 
-Nothing here is module-global: a long-running process that loads many models (a test session,
-an IDE) keeps no result of a model it has dropped.
+A long-running process that loads many models (a test session, an IDE, a fuzzing campaign)
+keeps no result of a model it has dropped. The one kind of module-level cache left is
+``interned``: the parser's memo of values read from text (a type, an argument list), which hold
+no model object, are immutable, and are bounded.
 """
 
 from __future__ import annotations
@@ -36,6 +38,17 @@ class cached_property:  # noqa: N801 - a drop-in for functools.cached_property
             return self
         value = obj.__dict__[self.name] = self.func(obj)
         return value
+
+
+# Torch's op YAML has ~2,600 schemas of ~5,000 distinct argument strings; a bound far above that
+# keeps every hit of one file while a process that reads many stays bounded.
+_INTERNED_PER_FUNCTION = 32768
+
+
+def interned(func: Callable[..., R]) -> Callable[..., R]:
+    """A bounded memo for a pure function of text (or of other interned values) whose results
+    are immutable: one object per distinct input, shared by every model that reads it."""
+    return functools.lru_cache(maxsize=_INTERNED_PER_FUNCTION)(func)
 
 
 def cached_on_first_argument(func: Callable[..., R]) -> Callable[..., R]:

@@ -11,9 +11,9 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from functools import cache
 
 from atengen.autograd.model import SavedAttribute
+from atengen.cached import interned
 
 GRADS_INDEX_RE = re.compile(r"(?<!\w)grads\[(\d+)\]")
 RESULT_INDEX_RE = re.compile(r"^result(\d+)$")
@@ -23,7 +23,7 @@ class FormulaError(ValueError):
     """A formula breaks a rule; the loader adds the location."""
 
 
-@cache
+@interned
 def ident_re(name: str) -> re.Pattern[str]:
     """`name` as a whole identifier: not part of a longer word."""
     return re.compile(rf"(?<!\w){re.escape(name)}(?!\w)")
@@ -139,7 +139,7 @@ _FORBIDDEN = (
 )
 
 
-@cache
+@interned
 def _property_re(p: _Property, name: str) -> re.Pattern[str]:
     # `at::zeros_like(x)` is a qualified call, not the property `zeros_like(x)`.
     before = r"(?<![\w:.])" if p.prefix else ""

@@ -6,11 +6,10 @@ import keyword
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
-from functools import cache
 from types import MappingProxyType
 
 from atengen import torch_facts as tf
-from atengen.cached import cached_property
+from atengen.cached import cached_property, interned
 from atengen.errors import AtengenError, Location, SchemaError
 from atengen.model import dispatch_keys as dk
 from atengen.model.schema import (
@@ -451,12 +450,12 @@ def _parse_dispatch(
     return dispatch
 
 
-@cache  # `CPU, CUDA` and friends recur thousands of times
+@interned  # `CPU, CUDA` and friends recur thousands of times
 def _split_keys(keys: str) -> tuple[str, ...]:
     return tuple(k.strip() for k in keys.split(","))
 
 
-@cache  # kernels recur across keys and ops, and BackendMetadata is immutable
+@interned  # kernels recur across keys and ops, and BackendMetadata is immutable
 def _kernel_metadata(kernel: str, structured: bool) -> BackendMetadata | None:
     # `CPU: at::native::foo` or `CPU: foo`; up to three namespace levels.
     *namespaces, name = kernel.split("::")

@@ -12,9 +12,8 @@ from __future__ import annotations
 import enum
 import re
 from dataclasses import dataclass, replace
-from functools import cache
 
-from atengen.cached import cached_property
+from atengen.cached import cached_property, interned
 from atengen.errors import SchemaError
 from atengen.model.schema_defaults import check_default
 from atengen.model.schema_types import (  # noqa: F401  (re-exported)
@@ -106,7 +105,7 @@ class Return:
         return t if self.name is None else f"{t} {self.name}"
 
 
-@cache
+@interned
 def _plain_return(t: Type) -> Return:
     return Return(None, t, None)
 
@@ -151,7 +150,7 @@ def _split_type_and_rest(s: str) -> tuple[Type, Annotation | None, str | None]:
     return parse_type(type_s), None, rest
 
 
-@cache  # results are immutable, and most argument strings repeat
+@interned  # results are immutable, and most argument strings repeat
 def parse_argument(s: str) -> Argument:
     t, annotation, rest = _split_type_and_rest(s)
     if rest is None:
@@ -170,7 +169,7 @@ def parse_argument(s: str) -> Argument:
     return Argument(name, t, default if eq else None, annotation)
 
 
-@cache
+@interned
 def parse_return(s: str) -> Return:
     t, annotation, name = _split_type_and_rest(s)
     if name is not None and not _IDENT_RE.fullmatch(name):
@@ -301,7 +300,7 @@ def _split_top_level(s: str) -> list[str]:
     return parts
 
 
-@cache  # called for every argument of every schema; argument strings repeat
+@interned  # called for every argument of every schema; argument strings repeat
 def _balanced(s: str) -> bool:
     return (
         s.count("(") == s.count(")")
@@ -313,7 +312,7 @@ def _balanced(s: str) -> bool:
 
 # Arguments are immutable, and half of torch's schemas share their argument list
 # with another overload (the out= and inplace variants of one op, say).
-@cache
+@interned
 def parse_arguments(s: str) -> Arguments:
     positional: list[Argument] = []
     kwarg_only: list[Argument] = []
@@ -391,7 +390,7 @@ def parse_arguments(s: str) -> Arguments:
     )
 
 
-@cache  # ~100 distinct return lists among torch's ~2,600 schemas
+@interned  # ~100 distinct return lists among torch's ~2,600 schemas
 def parse_returns(s: str) -> tuple[Return, ...]:
     if s == "()":
         return ()
@@ -434,7 +433,7 @@ class BaseOperatorName:
         return self.base + suffix
 
 
-@cache  # the overloads of one op share it
+@interned  # the overloads of one op share it
 def parse_base_name(s: str) -> BaseOperatorName:
     if not s:
         raise SchemaError("empty operator name")
@@ -676,12 +675,12 @@ def parse_schema(s: str) -> FunctionSchema:
 _PASSED_SCHEMA_RULES: set[tuple[str, str, bool, bool]] = set()
 
 
-@cache
+@interned
 def _arguments_canonical(s: str) -> bool:
     return str(parse_arguments(s)) == s
 
 
-@cache
+@interned
 def _returns_canonical(s: str) -> bool:
     return _print_returns(parse_returns(s)) == s
 

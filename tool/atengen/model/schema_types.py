@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from functools import cache
 
+from atengen.cached import interned
 from atengen.errors import SchemaError
 
 # ---------------------------------------------------------------------------
@@ -105,7 +105,7 @@ MAX_LIST_SIZE = 2**31 - 1  # the largest `int[N]` torch keeps as written
 _LIST_SUFFIX_RE = re.compile(r"^(.+)\[([0-9]*)\]$")
 
 
-@cache
+@interned
 def parse_type(s: str) -> Type:
     # Suffixes bind from the right: `Tensor?[]` is a list of optionals and
     # `int[]?` an optional list.
@@ -150,7 +150,7 @@ class Annotation:
         return s
 
 
-@cache
+@interned
 def parse_annotation(s: str) -> Annotation:
     m = _ANNOTATION_RE.fullmatch(s)
     if m is None:

@@ -17,10 +17,10 @@ a word (a backend's dispatch key) that a check over the whole model would look f
 
 from __future__ import annotations
 
-import functools
 import re
 from collections.abc import Iterable
 
+from atengen.cached import interned
 from atengen.errors import AtengenError
 from atengen.model.native_function import NativeFunction, parse_tags_yaml
 from atengen.model.operator_model import OperatorModel, build_model, gc_paused
@@ -38,7 +38,7 @@ def family_of(op_name: str) -> str | None:
     return _family_of_base(op_name.partition(".")[0])
 
 
-@functools.cache
+@interned
 def _family_of_base(base_name: str) -> str | None:
     try:
         return view_base_name(parse_base_name(base_name).base)
