@@ -241,6 +241,43 @@ def test_unwritable_stamp_leaves_no_backend_sources(tmp_path):
     assert sorted(os.listdir(tmp_path)) == ["backend.yaml", "plain_file"]
 
 
+def test_a_file_too_large_for_the_disk_names_the_file(tmp_path):
+    """A write the file system refuses (here RLIMIT_FSIZE: `File too large`, what a full quota
+    gives) carries no file name of its own: the error names the output file, and nothing is
+    left."""
+    import resource
+    import subprocess
+    import sys
+
+    from tests.model_helpers import REPO
+
+    op = _custom_op_yaml(tmp_path)
+    out, inc = tmp_path / "out", tmp_path / "inc"
+
+    def limit_file_size():  # in the child: 100 bytes, less than any generated source
+        resource.setrlimit(resource.RLIMIT_FSIZE, (100, 100))
+
+    r = subprocess.run(
+        [
+            *(sys.executable, "-m", "atengen", "generate", f"--op_yaml={op}"),
+            *(f"--output_dir={out}", f"--header_output_dir={inc}"),
+        ],
+        capture_output=True,
+        text=True,
+        env=dict(os.environ, PYTHONPATH=os.path.join(REPO, "tool"), PYTHONDONTWRITEBYTECODE="1"),
+        preexec_fn=limit_file_size,
+        check=False,
+    )
+    assert r.returncode == 1, r.stderr
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1, r.stderr
+    m = re.fullmatch(r"error: cannot write (\S+): File too large", lines[0])
+    assert m, lines[0]
+    assert os.path.dirname(m[1]) in (str(out), str(inc)), lines[0]
+    assert m[1].endswith((".cpp", ".h")), lines[0]
+    assert sorted(os.listdir(tmp_path)) == ["ops.yaml", "tags.yaml"]
+
+
 def _scratch(tmp_path) -> tuple[list, list]:
     for d, text in (("a", "old a"), ("b", "old b")):
         (tmp_path / d).mkdir()
@@ -280,9 +317,14 @@ def test_failed_rename_restores_everything(tmp_path, monkeypatch, fail_at):
             "stamp": "new stamp",
         }
         return
-    with pytest.raises(AtengenError, match="cannot write .*: No space left on device"):
+    with pytest.raises(AtengenError) as info:
         write_outputs(trees, stamps)
     monkeypatch.undo()
+    # The output whose rename failed, not the temporary name it was staged under.
+    final = {1: "a", 2: "a", 3: "b", 4: "b", 5: "c", 6: "stamp", 7: "stamp"}[fail_at]
+    assert info.value.format_all() == (
+        f"error: cannot write {tmp_path / final}: No space left on device"
+    )
     assert _tree(tmp_path) == before
     assert sorted(os.listdir(tmp_path)) == ["a", "b", "stamp"]
 

@@ -151,7 +151,9 @@ def _aten_pch_impl(ctx):
         inputs = depset([header], transitive = [deps.headers, cc_toolchain.all_files]),
         outputs = [gch, stamp],
         mnemonic = "AtenPch",
-        progress_message = "Precompiling the generated sources' headers (%s) for %%{label}" % ctx.attr.kind,
+        # The label formatted here: Bazel 4.2.3 prints a `%{label}` placeholder as it is (later
+        # Bazels expand it).
+        progress_message = "Precompiling the generated sources' headers (%s) for %s" % (ctx.attr.kind, ctx.label),
     )
     return [
         DefaultInfo(files = depset([header, gch, stamp])),

@@ -16,6 +16,7 @@ is one ``error: cannot write ...`` line.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import tempfile
@@ -131,26 +132,28 @@ class _Transaction:
         self.staged.append((tmp, out_dir))
         for f in files:
             path = os.path.join(tmp, f.path)
-            os.makedirs(os.path.dirname(path), exist_ok=True)
-            with open(path, "w", encoding="utf-8", newline="\n") as fh:
-                fh.write(f.text)
+            with _naming(os.path.join(out_dir, f.path)):
+                os.makedirs(os.path.dirname(path), exist_ok=True)
+                with open(path, "w", encoding="utf-8", newline="\n") as fh:
+                    fh.write(f.text)
 
     def stage_file(self, path: str, text: str) -> None:
         if os.path.isdir(path):
             raise OSError(21, "is a directory", path)
         fd, tmp = tempfile.mkstemp(prefix=".atengen-", dir=self._make_parent(path))
         self.staged.append((tmp, path))
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
+        with _naming(path), os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
             fh.write(text)
 
     def commit(self) -> None:
         for tmp, final in self.staged:
             old = None
-            if os.path.lexists(final):
-                old = f"{tmp}.old"
-                os.rename(final, old)
-            self.placed.append((final, old))
-            os.rename(tmp, final)
+            with _naming(final):
+                if os.path.lexists(final):
+                    old = f"{tmp}.old"
+                    os.rename(final, old)
+                self.placed.append((final, old))
+                os.rename(tmp, final)
 
     def roll_back(self) -> None:
         for final, old in reversed(self.placed):
@@ -173,6 +176,17 @@ class _Transaction:
         for _, old in self.placed:
             if old is not None:
                 _remove(old)
+
+
+@contextlib.contextmanager
+def _naming(path: str):
+    """An OSError inside names ``path``, the output being written: a failed write (`File too
+    large`, `No space left on device`) carries no file name, and a failed rename names the
+    temporary file, which is gone by the time the error is read."""
+    try:
+        yield
+    except OSError as e:
+        raise OSError(e.errno, e.strerror or str(e), path) from None
 
 
 def _remove(path: str) -> None:
