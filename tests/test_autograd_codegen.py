@@ -53,6 +53,7 @@ def test_generated_autograd_passes_gradcheck(tmp_path, summary: list[str]) -> No
         "Autograd_diag_view_copy.cpp",
         "Autograd_fused_mul.cpp",
         "Autograd_list_mul.cpp",
+        "Autograd_mean_std.cpp",
         "Autograd_mul_add.cpp",
         "Autograd_scaled_tanh.cpp",
         "Autograd_sort_rows.cpp",
@@ -91,8 +92,9 @@ def test_generated_autograd_passes_gradcheck(tmp_path, summary: list[str]) -> No
 
     run = run_script("check_agops_autograd.py", str(lib))
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
-    assert run.stdout.count("gradcheck+gradgradcheck ok:") == 11, run.stdout
-    assert "gradients equal the torch-op reference: 8 ops" in run.stdout
+    assert run.stdout.count("gradcheck+gradgradcheck ok:") == 12, run.stdout
+    assert "gradients equal the torch-op reference: 9 ops" in run.stdout
+    assert "tangents equal the torch-op reference: 1 ops" in run.stdout
     assert "output_differentiability and a forward-only entry ok" in run.stdout
     assert "view op: a view of its base; in-place through it reaches" in run.stdout
     assert "opcheck (every test) ok: scaled_tanh, mul_add, fused_mul" in run.stdout
@@ -102,6 +104,6 @@ def test_generated_autograd_passes_gradcheck(tmp_path, summary: list[str]) -> No
     assert "out= errors as torch and bumps the version counter" in run.stdout
     assert "node name, leaf check and version counter ok" in run.stdout
     summary.append(
-        "autograd codegen: agops (11 ops, 9 generated files) compiled against the wheel; "
+        "autograd codegen: agops (12 ops, 10 generated files) compiled against the wheel; "
         "gradcheck+gradgradcheck (forward AD, fwd-over-rev) pass and gradients equal torch ops"
     )

@@ -36,6 +36,7 @@ cases = {
         lambda a: ops.diag_view(a.clone()).mul_(2),
         (x,),
     ),
+    "mean_std (two outputs; sigma's forward formula reads mu)": (ops.mean_std, (x,)),
 }
 # list_mul has no forward formula: forward AD is refused (see below), not silently wrong.
 NO_FORWARD = {"list_mul (tensor list input, saved list)"}
@@ -74,11 +75,26 @@ pairs = [
     (lambda: [ops.list_mul([x, y, z])], lambda: [x * y * z], (x, y, z)),
     (lambda: [ops.diag_view(x)], lambda: [x.diagonal()], (x,)),
     (lambda: [ops.sort_rows(x)[0]], lambda: [x.sort(-1)[0]], (x,)),
+    (lambda: list(ops.mean_std(x)), lambda: [x.mean(), x.std(correction=0)], (x,)),
 ]
 for ours, reference, inputs in pairs:
     for a, b in zip(grads(ours(), inputs), grads(reference(), inputs), strict=True):
         torch.testing.assert_close(a, b)
-print("gradients equal the torch-op reference: 8 ops")
+print("gradients equal the torch-op reference: 9 ops")
+
+# Forward mode: the tangents equal those of the same math written with torch ops.
+with fwAD.dual_level():
+    tangent = torch.linspace(-1, 1, x.numel(), dtype=x.dtype).view_as(x)
+
+    def tangents(fn):
+        return [fwAD.unpack_dual(o).tangent for o in fn(fwAD.make_dual(x.detach(), tangent))]
+
+    for ours, reference in [
+        (lambda d: ops.mean_std(d), lambda d: (d.mean(), d.std(correction=0))),
+    ]:
+        for mine, theirs in zip(tangents(ours), tangents(reference), strict=True):
+            torch.testing.assert_close(mine, theirs)
+print("tangents equal the torch-op reference: 1 ops")
 
 # output_differentiability [True, False]: the indices never require grad, as torch.sort's.
 values, indices = ops.sort_rows(x)

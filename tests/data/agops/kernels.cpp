@@ -54,6 +54,11 @@ at::Tensor cube_cpu(const at::Tensor& self) {
   return self.pow(3);
 }
 
+std::tuple<at::Tensor, at::Tensor> mean_std_cpu(const at::Tensor& self) {
+  auto mu = self.mean();
+  return {mu, (self - mu).pow(2).mean().sqrt()};
+}
+
 }  // namespace
 
 TORCH_LIBRARY(agops, m) {
@@ -68,6 +73,7 @@ TORCH_LIBRARY(agops, m) {
   m.def("diag_view_copy(Tensor self) -> Tensor");
   m.def("sort_rows(Tensor self) -> (Tensor values, Tensor indices)");
   m.def("cube(Tensor self) -> Tensor");
+  m.def("mean_std(Tensor self) -> (Tensor mu, Tensor sigma)");
 }
 
 TORCH_LIBRARY_IMPL(agops, CPU, m) {
@@ -82,4 +88,5 @@ TORCH_LIBRARY_IMPL(agops, CPU, m) {
   m.impl("diag_view_copy", TORCH_FN(diag_view_copy_cpu));
   m.impl("sort_rows", TORCH_FN(sort_rows_cpu));
   m.impl("cube", TORCH_FN(cube_cpu));
+  m.impl("mean_std", TORCH_FN(mean_std_cpu));
 }
