@@ -4,10 +4,11 @@ samples.
     .venv/bin/python conformance/aten_autograd.py [--ops=opinfo|all] [--max_samples=N]
         [--limit=N] [--shards=N] [--jobs=N] [--workdir=DIR] [--json=FILE] [--write]
 
-1. Selection. Every functional aten op with an entry in the wheel's derivatives.yaml is offered
-   to the generator on its own. It generates a kernel, or refuses with a reason: a formula calls
-   a FunctionsManual helper the wheel does not export, or the entry needs something not
-   generated yet. Counted per reason.
+1. Selection. Every aten function matched to an entry of the wheel's derivatives.yaml
+   (functional, in-place, out= and view variants) is offered to the generator on its own. It
+   generates a kernel, or refuses with a reason: a formula calls a FunctionsManual helper the
+   wheel does not export, or the entry needs something not generated yet. Counted per variant
+   and per reason.
 2. Build. The kernels of the chosen ops (`opinfo`: those an OpInfo names; `all`: every one the
    generator takes) are compiled with g++ and linked with --no-undefined against the wheel, so
    an op "links" when the library holds its kernel and loads.
@@ -47,35 +48,47 @@ def _packaged() -> Path:
     return Path(torchgen.__file__).parent / "packaged"
 
 
-def select(model, derivatives) -> tuple[list[str], Counter]:
-    """The functional aten ops the generator takes, and why it refuses the others."""
+VARIANTS = ("functional", "in-place", "out=", "view", "mutable")
+
+
+def variant(f) -> str:
+    from atengen.model.schema import SchemaKind
+
+    if f.is_view_op:
+        return "view"
+    return {
+        SchemaKind.inplace: "in-place",
+        SchemaKind.out: "out=",
+        SchemaKind.mutable: "mutable",
+    }.get(f.kind, "functional")
+
+
+def select(model, derivatives) -> tuple[list[str], Counter, Counter]:
+    """Every aten function matched to a derivatives entry (functional, in-place, out=, view),
+    offered to the generator on its own: the ones it takes, how many of each variant it takes,
+    and why it refuses the others (per variant and reason)."""
     from atengen.autograd.emit import AutogradTarget, autograd_files
     from atengen.errors import AtengenError
-    from atengen.model.schema import SchemaKind
     from atengen.render.shards import ShardSetting
     from atengen.render.templates import Templates
 
-    taken, refused = [], Counter()
+    taken, generated, refused = [], Counter(), Counter()
     templates = Templates()
     for fd in derivatives.functions:
         f = fd.func
         if f.namespace != "aten" or not fd.infos:
             continue
-        if f.kind is not SchemaKind.functional:
-            refused[f"{f.kind.name} variant (torch's kernel stays)"] += 1
-            continue
-        if f.is_view_op:
-            refused["view op (not generated yet)"] += 1
-            continue
+        kind = variant(f)
         target = AutogradTarget("aten", CPP_NAMESPACE, inplace_or_view=False, only={str(f.name)})
         try:
             if autograd_files(model, derivatives, target, ShardSetting(0), templates):
                 taken.append(str(f.name))
+                generated[kind] += 1
             else:
-                refused["no derivative formula"] += 1
+                refused[(kind, "no kernel for this variant")] += 1
         except AtengenError as e:
-            refused[_reason(e.message)] += 1
-    return taken, refused
+            refused[(kind, _reason(e.message))] += 1
+    return taken, generated, refused
 
 
 def _reason(message: str) -> str:
@@ -154,7 +167,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--ops", choices=("opinfo", "all"), default="opinfo")
     p.add_argument("--max_samples", type=int, help="samples per OpInfo (default: all)")
     p.add_argument(
-        "--limit", type=int, help="only the first N ops an OpInfo names, by name (CI's slice)"
+        "--limit",
+        type=int,
+        help="only the first N functional ops an OpInfo names, by name (CI's slice)",
     )
     p.add_argument("--shards", type=int, default=4)
     p.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
@@ -174,12 +189,15 @@ def main(argv: list[str] | None = None) -> int:
         str(pk / "ATen/native/native_functions.yaml"), str(pk / "ATen/native/tags.yaml")
     )
     derivatives = load_derivatives(str(pk / "autograd/derivatives.yaml"), model)
-    taken, refused = select(model, derivatives)
+    taken, generated, refused = select(model, derivatives)
+    model_function = {str(f.name): f for f in model.functions if f.namespace == "aten"}
     opinfos = opinfo_grads.opinfos_for({_root(name) for name in taken})
     roots = set().union(*(opinfo_grads.names_of(op) for op in opinfos))
     chosen = sorted(n for n in taken if _root(n) in roots)
     if args.limit:
-        chosen = chosen[: args.limit]
+        # CI's slice: functional ops only, as before the other variants were offered.
+        functional = {n for n in taken if variant(model_function[n]) == "functional"}
+        chosen = [n for n in chosen if n in functional][: args.limit]
         opinfos = opinfo_grads.opinfos_for({_root(name) for name in chosen})
     if args.ops == "all":
         chosen = taken
@@ -198,14 +216,22 @@ def main(argv: list[str] | None = None) -> int:
     counts = {
         "aten_functions_with_derivatives": len(taken) + sum(refused.values()),
         "generated": len(taken),
+        **{f"generated_{v}": generated[v] for v in VARIANTS},
         "refused": sum(refused.values()),
+        **{f"refused_{v}": sum(n for (k, _), n in refused.items() if k == v) for v in VARIANTS},
         "built_linked_loaded": len(chosen) - len(not_ours),
         **tally.as_dict(),
         "seconds": round(time.monotonic() - started, 1),
     }
     lines = [f"{k}: {v}" for k, v in counts.items()]
+    by_reason = Counter()
+    for (_, reason), n in refused.items():
+        by_reason[reason] += n
     lines += ["refused, by reason:"] + [
-        f"  {n} {r}" for r, n in sorted(refused.items(), key=_by_count)
+        f"  {n} {r}" for r, n in sorted(by_reason.items(), key=_by_count)
+    ]
+    lines += ["refused, by variant and reason:"] + [
+        f"  {n} {k}: {r}" for (k, r), n in sorted(refused.items(), key=_by_count)
     ]
     lines += ["torch's own kernels fail these samples too:"] + [
         f"  {n} {r}" for r, n in sorted(tally.torch_failures.items(), key=_by_count)
@@ -226,7 +252,7 @@ def _root(name: str) -> str:
     return name.split(".")[0]
 
 
-def _by_count(item: tuple[str, int]) -> tuple[int, str]:
+def _by_count(item: tuple) -> tuple:
     return (-item[1], item[0])
 
 

@@ -28,6 +28,17 @@ BAD_DERIVATIVES = {
         1,
         "agops::scaled_tanh has: scaled_tanh(Tensor self, float factor) -> Tensor",
     ),
+    "custom_op_without_its_namespace": (
+        "- name: cube(Tensor self) -> Tensor\n  self: grad\n",
+        1,
+        "unknown op 'cube(Tensor self) -> Tensor': no such schema in the op YAML; did you mean "
+        "'agops::cube(Tensor self) -> Tensor'? (a name without a namespace is aten's)",
+    ),
+    "custom_op_without_its_namespace_and_another_overload": (
+        "- name: cube(Tensor self, int n) -> Tensor\n  self: grad\n",
+        1,
+        "no such schema in the op YAML; did you mean 'agops::cube(...)'?",
+    ),
     "formula_for_unknown_variable": (
         SCALED_TANH + "  self: grad * factor\n  selff: grad\n",
         3,
@@ -47,6 +58,12 @@ BAD_DERIVATIVES = {
         SCALED_TANH_ + "  output_differentiability: [False]\n  self: grad\n",
         2,
         "output_differentiability cannot be False for an in-place op",
+    ),
+    "inplace_entry_forward_formula_reads_overwritten_self": (
+        SCALED_TANH_ + "  self: grad\n  result: self_t.mul_(self_p)\n",
+        1,
+        "the forward formula of the in-place op scaled_tanh_ reads self_p, the value it "
+        "overwrites; use 'result' (or original_self_p)",
     ),
     "gradient_for_non_differentiable_argument": (
         SCALED_TANH + "  self: grad * factor\n  factor: grad.sum()\n",

@@ -2,9 +2,11 @@
 compiled with g++ against the torch wheel together with the library's CPU kernels,
 loaded with torch.ops.load_library, then gradcheck/gradgradcheck (float64, forward
 AD and forward-over-reverse) on functional, in-place, two-output, multi-input (grad_input_mask),
-an op with non-differentiable arguments, output_differentiability, a forward-only entry and a
-view op (and its view_copy); gradients equal to the same math written with torch ops, and
-in-place updates through the view reach the base."""
+an op with non-differentiable arguments, output_differentiability, a forward-only entry, a
+view op (and its view_copy), forward formulas reading other outputs, and in-place ops with
+entries of their own (alone, through the custom view and through a slice); gradients and
+tangents equal to the same math written with torch ops, and in-place updates through the view
+reach the base."""
 
 from __future__ import annotations
 
@@ -51,11 +53,14 @@ def test_generated_autograd_passes_gradcheck(tmp_path, summary: list[str]) -> No
         "Autograd_cube.cpp",
         "Autograd_diag_view.cpp",
         "Autograd_diag_view_copy.cpp",
+        "Autograd_exp_scale.cpp",
         "Autograd_fused_mul.cpp",
         "Autograd_list_mul.cpp",
+        "Autograd_mean_std.cpp",
         "Autograd_mul_add.cpp",
         "Autograd_scaled_tanh.cpp",
         "Autograd_sort_rows.cpp",
+        "Autograd_square.cpp",
         "Autograd_take_rows.cpp",
     ]
     text = "".join(s.read_text() for s in sources)
@@ -91,8 +96,9 @@ def test_generated_autograd_passes_gradcheck(tmp_path, summary: list[str]) -> No
 
     run = run_script("check_agops_autograd.py", str(lib))
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
-    assert run.stdout.count("gradcheck+gradgradcheck ok:") == 11, run.stdout
-    assert "gradients equal the torch-op reference: 8 ops" in run.stdout
+    assert run.stdout.count("gradcheck+gradgradcheck ok:") == 16, run.stdout
+    assert "gradients equal the torch-op reference: 12 ops" in run.stdout
+    assert "tangents equal the torch-op reference: 4 ops" in run.stdout
     assert "output_differentiability and a forward-only entry ok" in run.stdout
     assert "view op: a view of its base; in-place through it reaches" in run.stdout
     assert "opcheck (every test) ok: scaled_tanh, mul_add, fused_mul" in run.stdout
@@ -102,6 +108,6 @@ def test_generated_autograd_passes_gradcheck(tmp_path, summary: list[str]) -> No
     assert "out= errors as torch and bumps the version counter" in run.stdout
     assert "node name, leaf check and version counter ok" in run.stdout
     summary.append(
-        "autograd codegen: agops (11 ops, 9 generated files) compiled against the wheel; "
+        "autograd codegen: agops (14 ops, 12 generated files) compiled against the wheel; "
         "gradcheck+gradgradcheck (forward AD, fwd-over-rev) pass and gradients equal torch ops"
     )

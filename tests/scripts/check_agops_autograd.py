@@ -15,6 +15,14 @@ index = torch.tensor([2, 0, 2])
 bias = torch.randn(4, 3, dtype=torch.float64, requires_grad=True)
 z = torch.randn(4, 3, dtype=torch.float64, requires_grad=True)
 
+
+def _through(update, a):
+    """Update a view of a copy of a in place, and return the copy (the view's base)."""
+    base = a.clone()
+    update(base)
+    return base
+
+
 cases = {
     "scaled_tanh (functional, non-differentiable float)": (lambda a: ops.scaled_tanh(a, 1.5), (x,)),
     "scaled_tanh_ (in-place)": (lambda a: ops.scaled_tanh_(a.clone(), 1.5), (x,)),
@@ -34,6 +42,23 @@ cases = {
     "diag_view_copy (its view_copy, matched to the view's entry)": (ops.diag_view_copy, (x,)),
     "diag_view, then in-place through the view": (
         lambda a: ops.diag_view(a.clone()).mul_(2),
+        (x,),
+    ),
+    "mean_std (two outputs; sigma's forward formula reads mu)": (ops.mean_std, (x,)),
+    "square_ (in-place entry; its formulas read self before the update)": (
+        lambda a: ops.square_(a.clone()),
+        (x,),
+    ),
+    "exp_scale_ (in-place entry; its formulas read the result)": (
+        lambda a: ops.exp_scale_(a.clone(), 0.5),
+        (x,),
+    ),
+    "square_ through the custom view diag_view": (
+        lambda a: _through(lambda b: ops.square_(ops.diag_view(b)), a),
+        (x,),
+    ),
+    "exp_scale_ through a slice": (
+        lambda a: _through(lambda b: ops.exp_scale_(b[1:], 0.5), a),
         (x,),
     ),
 }
@@ -74,11 +99,39 @@ pairs = [
     (lambda: [ops.list_mul([x, y, z])], lambda: [x * y * z], (x, y, z)),
     (lambda: [ops.diag_view(x)], lambda: [x.diagonal()], (x,)),
     (lambda: [ops.sort_rows(x)[0]], lambda: [x.sort(-1)[0]], (x,)),
+    (lambda: list(ops.mean_std(x)), lambda: [x.mean(), x.std(correction=0)], (x,)),
+    (lambda: [ops.square_(x.clone())], lambda: [x.clone().pow_(2)], (x,)),
+    (lambda: [ops.exp_scale_(x.clone(), 0.5)], lambda: [x.clone().exp_() * 0.5], (x,)),
+    (
+        lambda: [_through(lambda b: ops.square_(ops.diag_view(b)), x)],
+        lambda: [_through(lambda b: b.diagonal().pow_(2), x)],
+        (x,),
+    ),
 ]
 for ours, reference, inputs in pairs:
     for a, b in zip(grads(ours(), inputs), grads(reference(), inputs), strict=True):
         torch.testing.assert_close(a, b)
-print("gradients equal the torch-op reference: 8 ops")
+print("gradients equal the torch-op reference: 12 ops")
+
+# Forward mode: the tangents equal those of the same math written with torch ops.
+with fwAD.dual_level():
+    tangent = torch.linspace(-1, 1, x.numel(), dtype=x.dtype).view_as(x)
+
+    def tangents(fn):
+        return [fwAD.unpack_dual(o).tangent for o in fn(fwAD.make_dual(x.detach(), tangent))]
+
+    for ours, reference in [
+        (lambda d: ops.mean_std(d), lambda d: (d.mean(), d.std(correction=0))),
+        (lambda d: [ops.square_(d.clone())], lambda d: [d.clone().pow_(2)]),
+        (lambda d: [ops.exp_scale_(d.clone(), 0.5)], lambda d: [d.clone().exp_() * 0.5]),
+        (
+            lambda d: [_through(lambda b: ops.square_(ops.diag_view(b)), d)],
+            lambda d: [_through(lambda b: b.diagonal().pow_(2), d)],
+        ),
+    ]:
+        for mine, theirs in zip(tangents(ours), tangents(reference), strict=True):
+            torch.testing.assert_close(mine, theirs)
+print("tangents equal the torch-op reference: 4 ops")
 
 # output_differentiability [True, False]: the indices never require grad, as torch.sort's.
 values, indices = ops.sort_rows(x)
@@ -125,6 +178,24 @@ v = x.detach().clone()
 before = v._version
 ops.scaled_tanh_(v, 2.0)
 assert v._version == before + 1, (before, v._version)
+# The same for an in-place op with its own entry.
+assert ops.square_(x.clone()).grad_fn.name() == "agops::SquareBackward0"
+try:
+    ops.square_(leaf)
+    raise AssertionError("in-place on a leaf that requires grad must fail")
+except RuntimeError as e:
+    assert "leaf Variable that requires grad" in str(e)
+ops.exp_scale_(v, 2.0)
+assert v._version == before + 2, (before, v._version)
+# A saved tensor overwritten later is detected: square_ saved a copy of self, but mul saved self.
+w = x.clone()
+product = w * w
+ops.square_(w)
+try:
+    product.sum().backward()
+    raise AssertionError("backward through an overwritten saved tensor must fail")
+except RuntimeError as e:
+    assert "modified by an inplace operation" in str(e), e
 print("node name, leaf check and version counter ok")
 
 # Only the inputs that need a gradient get one (grad_input_mask).

@@ -54,6 +54,19 @@ at::Tensor cube_cpu(const at::Tensor& self) {
   return self.pow(3);
 }
 
+std::tuple<at::Tensor, at::Tensor> mean_std_cpu(const at::Tensor& self) {
+  auto mu = self.mean();
+  return {mu, (self - mu).pow(2).mean().sqrt()};
+}
+
+at::Tensor& square_cpu_(at::Tensor& self) {
+  return self.mul_(self);
+}
+
+at::Tensor& exp_scale_cpu_(at::Tensor& self, double factor) {
+  return self.exp_().mul_(factor);
+}
+
 }  // namespace
 
 TORCH_LIBRARY(agops, m) {
@@ -68,6 +81,9 @@ TORCH_LIBRARY(agops, m) {
   m.def("diag_view_copy(Tensor self) -> Tensor");
   m.def("sort_rows(Tensor self) -> (Tensor values, Tensor indices)");
   m.def("cube(Tensor self) -> Tensor");
+  m.def("mean_std(Tensor self) -> (Tensor mu, Tensor sigma)");
+  m.def("square_(Tensor(a!) self) -> Tensor(a!)");
+  m.def("exp_scale_(Tensor(a!) self, float factor) -> Tensor(a!)");
 }
 
 TORCH_LIBRARY_IMPL(agops, CPU, m) {
@@ -82,4 +98,7 @@ TORCH_LIBRARY_IMPL(agops, CPU, m) {
   m.impl("diag_view_copy", TORCH_FN(diag_view_copy_cpu));
   m.impl("sort_rows", TORCH_FN(sort_rows_cpu));
   m.impl("cube", TORCH_FN(cube_cpu));
+  m.impl("mean_std", TORCH_FN(mean_std_cpu));
+  m.impl("square_", TORCH_FN(square_cpu_));
+  m.impl("exp_scale_", TORCH_FN(exp_scale_cpu_));
 }

@@ -13,7 +13,9 @@ The same code serves three uses (an AutogradTarget says which):
 - aten itself: ``Autograd`` kernels for selected aten operators, registered over torch's own.
 
 View ops of custom namespaces get an ADInplaceOrView kernel that makes their output a view of
-the aliased input; aten's view ops keep torch's kernels.
+the aliased input; aten's view ops keep torch's ADInplaceOrView kernels (which do that, and
+record how to replay the view) and get a generated Autograd kernel above them, like any
+functional op's.
 
 Not generated yet (an error names the entry): in-place view ops, views returning several
 tensors, keys other than Default, conditions in output_differentiability, outputs that are
@@ -139,11 +141,7 @@ def autograd_files(
 ) -> list[GeneratedFile]:
     out_infos = _functional_infos(derivatives, model)
     chosen: dict[int, FunctionDerivatives] = {
-        id(fd.func): fd
-        for fd in derivatives.functions
-        # View ops need an ADInplaceOrView kernel that makes the output a view: generated for
-        # custom namespaces; torch's own aten kernels below ours are not replaced.
-        if target.wants(fd.func) and (target.inplace_or_view or not fd.func.is_view_op)
+        id(fd.func): fd for fd in derivatives.functions if target.wants(fd.func)
     }
     files = []
     for (_, shard_name), functions in sharding.group(fd.func for fd in chosen.values()):
@@ -200,8 +198,11 @@ def _add_function(
     if f.is_view_op:
         if f.kind is not SchemaKind.functional:
             raise unsupported(info, "in-place view ops")
-        shard.inplace.append(view_kernel(f, info, op))
-        shard.views = True
+        # The output must become a view of its input: generated for custom namespaces; aten
+        # keeps torch's own ADInplaceOrView kernel below ours.
+        if target.inplace_or_view:
+            shard.inplace.append(view_kernel(f, info, op))
+            shard.views = True
     forward = (fd.forward_derivatives or {}).get(DEFAULT_KEY, ())
     shard.helpers |= manual_helpers(info, forward)
     shard.ops[op.name + "." + op.overload] = op

@@ -23,11 +23,9 @@ from atengen.api.cpp_types import cpp_arguments, dispatcher_options, returns_typ
 from atengen.autograd.cpp_names import formula_outputs, return_names
 from atengen.autograd.formulas import uses
 from atengen.autograd.model import DEFAULT_KEY, DifferentiabilityInfo, FunctionDerivatives
-from atengen.autograd.nodes import SavedValue, saved_values, unsupported
+from atengen.autograd.nodes import SINGLE_INPUT, SavedValue, saved_values, unsupported
 from atengen.model.native_function import NativeFunction
 from atengen.model.schema import SchemaKind
-
-_OPTIONAL_TENSOR = "const ::std::optional<at::Tensor> &"
 
 
 def handle_var(op: OpRef) -> str:
@@ -107,7 +105,7 @@ def autograd_kernel(
         {n for x in forward for n in (x.required_inputs_fw_grad or ()) if n in diff}
     )
     for n in tangent_inputs:
-        if types[n] not in ("const at::Tensor &", _OPTIONAL_TENSOR):
+        if types[n] not in SINGLE_INPUT:
             raise unsupported(info, f"a forward formula reading the tangents of '{n}'")
     outputs = [n for n, _ in formula_outputs(info.func)]
     output_types = dict(formula_outputs(info.func))

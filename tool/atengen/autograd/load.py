@@ -134,6 +134,9 @@ class _FunctionIndex:
             self._signatures_ready = True
         return self.by_signature[(f.namespace, str(f.func.signature()))]
 
+    def namespaces(self) -> set[str]:
+        return {ns for ns, _ in self.by_schema}
+
     def overloads(self, namespace: str, base: str) -> list[str]:
         """The schemas of the functions named `base` (for an unknown op's message): indexed
         on first use, so that a file of thousands of unknown ops costs one pass, not one per
@@ -173,15 +176,14 @@ def _entry_infos(
     namespace, _, schema_text = (
         spec.rpartition("::") if "::" in spec.split("(")[0] else ("", "", spec)
     )
-    namespace = namespace or DEFAULT_NAMESPACE
-    named = index.by_schema.get((namespace, schema_text))
+    named = index.by_schema.get((namespace or DEFAULT_NAMESPACE, schema_text))
     if named is None:
-        base = schema_text.split("(")[0].split(".")[0]
-        known = index.overloads(namespace, base.rstrip("_")) + index.overloads(namespace, base)
-        hint = f"; {namespace}::{base} has: {' | '.join(sorted(set(known)))}" if known else ""
         raise AtengenError(
-            raw.key_location("name"), f"unknown op '{spec}': no such schema in the op YAML{hint}"
+            raw.key_location("name"),
+            f"unknown op '{spec}': no such schema in the op YAML"
+            + _unknown_op_hint(namespace, schema_text, index),
         )
+    namespace = namespace or DEFAULT_NAMESPACE
     name = str(named.name.name)
     entry = _Entry(raw, spec, name, _canonical(named, name, index), None, None)
     _read_output_differentiability(entry)
@@ -214,6 +216,25 @@ def _entry_infos(
     # Keyed by the function the formulas are written against, so that an entry
     # naming an out= schema is found for its functional op.
     return (namespace, str(entry.func.func)), result
+
+
+def _unknown_op_hint(namespace: str, schema_text: str, index: _FunctionIndex) -> str:
+    """The overloads of the name that exist; for a name without a namespace (an aten op) that
+    only another namespace has, that namespace: a custom library's entry that forgot it."""
+    base = schema_text.split("(")[0].split(".")[0]
+    ns = namespace or DEFAULT_NAMESPACE
+    known = index.overloads(ns, base.rstrip("_")) + index.overloads(ns, base)
+    if known:
+        return f"; {ns}::{base} has: {' | '.join(sorted(set(known)))}"
+    if namespace:
+        return ""
+    exact = sorted(n for n in index.namespaces() if (n, schema_text) in index.by_schema)
+    if exact:
+        return f"; did you mean '{exact[0]}::{schema_text}'? (a name without a namespace is aten's)"
+    named = sorted(n for n in index.namespaces() if index.overloads(n, base))
+    if named:
+        return f"; did you mean '{named[0]}::{base}(...)'? (a name without a namespace is aten's)"
+    return ""
 
 
 def _canonical(f: NativeFunction, name: str, index: _FunctionIndex) -> NativeFunction:

@@ -20,8 +20,11 @@ from atengen.torch_facts import AUTOGRAD_HELPERS_CALLABLE, AUTOGRAD_HELPERS_NOT_
 # Value types (as cpp_names.value_type gives them) of what a node saves as SavedVariables.
 SAVED_TENSOR = frozenset({"at::Tensor", "::std::optional<at::Tensor>"})
 SAVED_TENSOR_LIST = frozenset({"at::TensorList", "::std::vector<at::Tensor>"})
-# Differentiable input types: one edge each, or one edge per list element.
-_SINGLE_INPUT = frozenset({"const at::Tensor &", "const ::std::optional<at::Tensor> &"})
+# Differentiable input types: one edge each, or one edge per list element. `at::Tensor &` is the
+# self of an in-place op's own entry.
+SINGLE_INPUT = frozenset(
+    {"const at::Tensor &", "at::Tensor &", "const ::std::optional<at::Tensor> &"}
+)
 _LIST_INPUT = frozenset({"at::TensorList"})
 
 # Non-owning C++ types a node must store as an owning copy: (member type, conversion).
@@ -70,7 +73,7 @@ class InputRange:
 def input_ranges(info: DifferentiabilityInfo) -> tuple[InputRange, ...]:
     ranges = []
     for a in info.args_with_derivatives:
-        if a.cpp_type in _SINGLE_INPUT:
+        if a.cpp_type in SINGLE_INPUT:
             ranges.append(InputRange(a.name, False))
         elif a.cpp_type in _LIST_INPUT:
             ranges.append(InputRange(a.name, True))
