@@ -54,6 +54,7 @@ TARGETS = {
     "derivatives": Target("derivatives load: import+call", 0.3),
     "functionalization_edit": Target("functionalization, add a mutating op: compile CPU s", None),
     "functionalization_full": Target("functionalization, full compile: CPU s", None),
+    "P10": Target("P10 kernel edit to loadable library: Bazel/cpp_extension.load(), wall", 0.5),
 }
 
 # In run order, with the targets each prints (the full-compile ones are left out by --tiny).
@@ -65,6 +66,7 @@ BENCHMARKS = {
     "bench_lazy": ["P8"],
     "bench_derivatives": ["derivatives"],
     "bench_functionalization": ["functionalization_edit", "functionalization_full"],
+    "bench_edit_loop": ["P10"],
 }
 NOT_IN_TINY = {
     "P2_add",

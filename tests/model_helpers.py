@@ -101,14 +101,14 @@ def run_cli_process(*args: str, env: dict | None = None) -> subprocess.Completed
     )
 
 
-def run_benchmark_tiny(script: str, *args: str) -> str:
+def run_benchmark_tiny(script: str, *args: str, timeout: float = 300) -> str:
     """``python benchmarks/<script> --tiny [args]`` (one repetition, nothing written); its stdout."""
     proc = subprocess.run(
         [sys.executable, f"benchmarks/{script}", "--tiny", *args],
         cwd=REPO,
         capture_output=True,
         text=True,
-        timeout=300,
+        timeout=timeout,
         check=False,
     )
     assert proc.returncode == 0, proc.stderr[-2000:]

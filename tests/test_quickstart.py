@@ -14,42 +14,30 @@ run of the suite finds the build up to date instead of fetching and compiling ag
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 import shutil
 import subprocess
-import tempfile
 from pathlib import Path
 
 import pytest
 
 from tests import bazel_helpers
-
-REPO = Path(__file__).resolve().parent.parent
-README = REPO / "README.md"
-VENV = REPO / ".venv"
-
-# `<!-- quickstart: NAME -->`, then a fenced block: NAME and the block's text.
-QUICKSTART_BLOCK = re.compile(
-    r"^<!-- quickstart: (\S+) -->\n```[^\n]*\n(.*?)^```$", re.MULTILINE | re.DOTALL
+from tests.quickstart_helpers import (
+    CHECKOUT_PLACEHOLDER,
+    COMMANDS,
+    PYTHON_SNIPPET,
+    VENV,
+    WORKSPACE_FILES,
+    quickstart_blocks,
+    quickstart_startup,
+    write_quickstart_workspace,
 )
-WORKSPACE_FILES = ("WORKSPACE", ".bazelrc", "ops.yaml", "kernels.cpp", "BUILD.bazel")
-PYTHON_SNIPPET = "use_myops.py"
-COMMANDS = "commands"
-CHECKOUT_PLACEHOLDER = '"/path/to/rules_aten"'
+
 LIBRARY_NAME = re.compile(r'aten_codegen\(\n\s+name = "(\w+)"')
 
 # scale(arange(3), 2.0), computed by hand.
 EXPECTED_OUTPUT = "tensor([0., 2., 4.])"
-
-
-def quickstart_blocks() -> dict[str, str]:
-    blocks: dict[str, str] = {}
-    for name, text in QUICKSTART_BLOCK.findall(README.read_text()):
-        assert name not in blocks, f"README.md: two quickstart blocks named {name}"
-        blocks[name] = text
-    return blocks
 
 
 def test_readme_has_every_quickstart_block() -> None:
@@ -64,26 +52,12 @@ def quickstart_workspace() -> Path:
         pytest.fail("bazel is not on PATH; run ./dev setup")
     if not (VENV / "bin" / "python3").exists():
         pytest.fail(f"{VENV}/bin/python3 missing; run ./dev setup")
-    key = hashlib.sha256(str(REPO).encode()).hexdigest()[:12]
-    base = Path(tempfile.gettempdir()) / f"rules_aten_quickstart_{key}"
-    workspace = base / "workspace"
-    shutil.rmtree(workspace, ignore_errors=True)
-    workspace.mkdir(parents=True)
-    assert not workspace.is_relative_to(REPO)
-    blocks = quickstart_blocks()
-    for name in (*WORKSPACE_FILES, PYTHON_SNIPPET):
-        text = blocks[name]
-        if name == "WORKSPACE":
-            text = text.replace(CHECKOUT_PLACEHOLDER, f'"{REPO}"')
-        (workspace / name).write_text(text)
-    (workspace / ".venv").symlink_to(VENV)
-    return workspace
+    return write_quickstart_workspace()
 
 
 def quickstart_bazel(workspace: Path, *args: str):
     env = {k: v for k, v in os.environ.items() if not k.startswith("RULES_ATEN_")}
-    startup = (f"--output_base={workspace.parent / 'output_base'}", "--max_idle_secs=120")
-    return bazel_helpers.bazel(*args, cwd=workspace, startup=startup, env=env)
+    return bazel_helpers.bazel(*args, cwd=workspace, startup=quickstart_startup(), env=env)
 
 
 def test_quickstart_builds_and_runs(quickstart_workspace: Path, summary: list[str]) -> None:
@@ -116,3 +90,54 @@ def test_quickstart_builds_and_runs(quickstart_workspace: Path, summary: list[st
     assert result.returncode == 0, result.stderr[-4000:]
     assert result.stdout.strip().splitlines()[-1] == EXPECTED_OUTPUT, result.stdout
     summary.append(f"quickstart: built {library} and printed {EXPECTED_OUTPUT}")
+
+
+# The body edit, and what scale(arange(3), 2.0) prints after it, by hand.
+KERNEL_BODY, EDITED_BODY = "return self * factor;", "return self * factor + 1;"
+EDITED_OUTPUT = "tensor([1., 3., 5.])"
+
+
+def test_a_kernel_edit_recompiles_only_the_kernel_from_the_precompiled_header(
+    quickstart_workspace: Path, summary: list[str]
+) -> None:
+    """The quickstart as written is the fast edit loop: after a first build, an edit of the
+    kernel's body compiles kernels.cpp alone, starting from the library's precompiled
+    ATen/ATen.h (pch.bzl, `kernels`), then archives and relinks."""
+    library = "libmyops.so"
+    log = quickstart_workspace.parent / "edit_exec.json"
+    try:
+        quickstart_bazel(quickstart_workspace, "build", f"//:{library}")
+        kernels = quickstart_workspace / "kernels.cpp"
+        text = kernels.read_text()
+        assert text.count(KERNEL_BODY) == 1, text
+        kernels.write_text(text.replace(KERNEL_BODY, EDITED_BODY))
+        result = quickstart_bazel(
+            quickstart_workspace, "build", f"--execution_log_json_file={log}", f"//:{library}"
+        )
+    finally:
+        quickstart_bazel(quickstart_workspace, "shutdown")
+    spawns = bazel_helpers.read_execution_log(log)
+    mnemonics = sorted(s.get("mnemonic", "?") for s in spawns)
+    # The archive of the library's `srcs` objects and the shared library: both CppLink actions.
+    assert mnemonics == ["CppCompile", "CppLink", "CppLink"], mnemonics
+    linked = sorted(
+        Path(o).name for s in spawns if s.get("mnemonic") == "CppLink" for o in s["listedOutputs"]
+    )
+    assert linked == sorted([library, "libmyops_srcs_objects.lo"]), linked
+    (compile_spawn,) = [s for s in spawns if s.get("mnemonic") == "CppCompile"]
+    args = compile_spawn["commandArgs"]
+    assert Path(args[args.index("-c") + 1]).name == "kernels.cpp", args
+    includes = [args[i + 1] for i, a in enumerate(args) if a == "-include"]
+    assert "myops_pch_kernels.h" in includes and "-Winvalid-pch" in args, args
+    # GCC says so (-Winvalid-pch) when it cannot use the .gch and parses the headers instead.
+    assert ".gch" not in result.stderr and "Winvalid-pch" not in result.stderr, result.stderr
+    run = subprocess.run(
+        [str(quickstart_workspace / ".venv" / "bin" / "python"), PYTHON_SNIPPET],
+        cwd=quickstart_workspace,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert run.returncode == 0, run.stderr[-4000:]
+    assert run.stdout.strip().splitlines()[-1] == EDITED_OUTPUT, run.stdout
+    summary.append("quickstart: a kernel edit ran " + ", ".join(mnemonics))

@@ -95,7 +95,8 @@ def aten_archive_library(name, srcs, deps, copts, visibility, tags, generated_sr
         built against these deps: those of the headers they hold (torch's and the runtime's),
         not the library's generated headers or kernels, which change with every operator edit
         and would rebuild them, and with them every source. `generated_srcs` are offered both;
-        `srcs`, then compiled by `<name>_srcs_objects`, start with the full one.
+        `srcs`, then compiled by `<name>_srcs_objects`, start with `<name>_pch_kernels`, which
+        holds <ATen/ATen.h> too (kernels start with it).
     """
     if pch_deps == None:
         libraries = [_objects_library(name + "_objects", generated_srcs + srcs, deps, copts, tags)]
@@ -118,11 +119,20 @@ def aten_archive_library(name, srcs, deps, copts, visibility, tags, generated_sr
             tags,
         )]
         if srcs:
+            kernels = name + "_pch_kernels"
+            aten_pch(
+                name = kernels,
+                kind = "kernels",
+                deps = pch_deps,
+                copts = copts,
+                visibility = ["//visibility:private"],
+                tags = tags,
+            )
             libraries.append(_objects_library(
                 name + "_srcs_objects",
                 srcs,
-                deps + [":" + full],
-                copts + pch_include_copts(full),
+                deps + [":" + kernels],
+                copts + pch_include_copts(kernels),
                 tags,
             ))
     _aten_archive(

@@ -146,14 +146,20 @@ def autograd_files(
     files = []
     for (_, shard_name), functions in sharding.group(fd.func for fd in chosen.values()):
         shard = _Shard()
+        # The operators this file has kernels for: the header names only them, so that an
+        # operator without formulas (nothing of it here) leaves the file's bytes alone.
+        served = set()
         for f in functions:
+            before = len(shard.kernels) + len(shard.inplace)
             _add_function(shard, chosen[id(f)], out_infos.get(id(f)), target, model)
-        if not (shard.kernels or shard.inplace):
+            if len(shard.kernels) + len(shard.inplace) > before:
+                served.add(str(f.name.name))
+        if not served:
             continue
         text = templates.render(
             "autograd_shard.cpp.j2",
             derivatives_yaml=derivatives_yaml,
-            operators=sorted({str(f.name.name) for f in functions}),
+            operators=sorted(served),
             namespace=target.namespace,
             cpp_namespace=target.cpp_namespace,
             key=target.key,

@@ -1,0 +1,164 @@
+"""A one-op edit of the whole op YAML, end to end: codegen, compile and link of the library.
+
+    .venv/bin/python benchmarks/bench_aten_edit.py [--op _prelu_kernel] [--write] [--tiny]
+
+A workspace beside the checkout (its own output base, kept in the temporary directory between
+runs) holds a copy of torch's native_functions.yaml and one aten_codegen() of every op in it,
+as //:aten_generated builds with --//:aten_ops=all (CPU-side keys; CUDA off, as on a machine
+without a toolkit). After one full build, the CPU kernel of --op is renamed in the copy (the
+edit of P2: the renamed kernel is not one the wheel exports, so its registration is left out)
+and `bazel build //:libaten_all.so` runs again. Reported: the wall time of that build, its
+parts from Bazel's profile (analysis; the generator action; compiles; archive and link) and the
+actions it ran, by kind. No ratio: there is no other tool to compare with here.
+
+`--tiny` (what CI runs): the selection is --op alone instead of every op; nothing is written.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import hashlib
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from bench_edit_loop import profile_parts
+from common import REPO, TINY_HELP, append_results, package_dir, reject_tiny_write
+
+WORKSPACE = """\
+workspace(name = "aten_edit")
+
+local_repository(
+    name = "rules_aten",
+    path = "{repo}",
+)
+
+load(
+    "@rules_aten//rules:repositories.bzl",
+    "rules_aten_debian_dependencies",
+    "rules_aten_dependencies",
+    "rules_aten_register_toolchains",
+)
+
+rules_aten_debian_dependencies()
+
+rules_aten_dependencies()
+
+rules_aten_register_toolchains()
+"""
+
+BUILD = """\
+load("@rules_aten//rules:defs.bzl", "aten_codegen")
+
+aten_codegen(
+    name = "aten_all",
+    cuda = False,
+    op_yaml = "native_functions.yaml",
+    ops = {ops},
+    tags_yaml = "@torch//:tags.yaml",
+)
+"""
+
+
+def bazel(root: Path, base: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "RULES_ATEN_PYTHON": str(REPO / ".venv" / "bin" / "python3")}
+    result = subprocess.run(
+        ["bazel", f"--output_base={base / 'output_base'}", "--max_idle_secs=300", *args],
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    if result.returncode != 0:
+        raise SystemExit(f"bazel {' '.join(args)} failed:\n{result.stderr[-4000:]}")
+    return result
+
+
+def build(root: Path, base: Path, profile: Path) -> tuple[float, float, float, float, list[str]]:
+    start = time.perf_counter()
+    bazel(root, base, "build", f"--profile={profile}", "//:libaten_all.so")
+    wall = time.perf_counter() - start
+    analysis, compile_s, link_s, actions = profile_parts(profile)
+    return wall, analysis, compile_s, link_s, actions
+
+
+def kind(action: str) -> str:
+    """`Compiling x.cpp` -> `Compiling`; the generator's own progress message as it is."""
+    first = action.split(" ", 1)[0]
+    return first if first in ("Compiling", "Linking", "Precompiling") else action.split(":")[0]
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--op", default="_prelu_kernel", help="the op whose CPU kernel is renamed")
+    p.add_argument("--write", action="store_true", help="append the result to RESULTS.md")
+    p.add_argument("--tiny", action="store_true", help=TINY_HELP)
+    args = p.parse_args(argv)
+    reject_tiny_write(p, args)
+
+    key = hashlib.sha256(f"{REPO}:{args.tiny}".encode()).hexdigest()[:12]
+    base = Path(tempfile.gettempdir()) / f"rules_aten_aten_edit_{key}"
+    root = base / "workspace"
+    shutil.rmtree(root, ignore_errors=True)
+    root.mkdir(parents=True)
+    (root / "WORKSPACE").write_text(WORKSPACE.format(repo=REPO))
+    (root / ".bazelrc").write_text("build --cxxopt=-std=c++20 --nosandbox_debug\n")
+    ops = f'["{args.op}"]' if args.tiny else '["all"]'
+    (root / "BUILD.bazel").write_text(BUILD.format(ops=ops))
+    yaml = root / "native_functions.yaml"
+    native = package_dir("torchgen") / "packaged" / "ATen" / "native" / "native_functions.yaml"
+    text = native.read_text()
+    start = text.index(f"- func: {args.op}(")
+    end = text.find("\n- func: ", start)
+    entry = text[start : end if end >= 0 else len(text)]
+    # The dispatch line whose keys name CPU (`CPU: k` or `CPU, MPS: k`).
+    cpu_line = next(
+        m
+        for m in re.finditer(r"^ +([\w, ]+): (\w+)$", entry, re.M)
+        if "CPU" in (k.strip() for k in m.group(1).split(","))
+    )
+    kernel = cpu_line.group(2)
+    edited = cpu_line.group(0).replace(f": {kernel}", f": {kernel}_renamed")
+    edited_entry = entry.replace(cpu_line.group(0), edited, 1)
+    yaml.write_text(text)
+
+    try:
+        first = build(root, base, base / "first.json")
+        yaml.write_text(text.replace(entry, edited_entry, 1))
+        edit = build(root, base, base / "edit.json")
+    finally:
+        bazel(root, base, "shutdown")
+
+    wall, analysis, compile_s, link_s, actions = edit
+    counts = collections.Counter(kind(a) for a in actions)
+    selection = args.op if args.tiny else "every op"
+    table = [
+        "| measurement | value |",
+        "|---|---|",
+        f"| first build of libaten_all.so ({selection}), wall (s) | {first[0]:.1f} |",
+        f"| after renaming the CPU kernel {kernel} of {args.op}: wall (s) | {wall:.1f} |",
+        f"| of which analysis (s) | {analysis:.1f} |",
+        f"| of which compile actions (s, summed) | {compile_s:.1f} |",
+        f"| of which archive and link actions (s, summed) | {link_s:.1f} |",
+        "| actions run | " + ", ".join(f"{k}: {n}" for k, n in sorted(counts.items())) + " |",
+    ]
+    print("\n".join(table))
+    print("actions of the edit: " + "; ".join(actions))
+    if args.write:
+        append_results(
+            "One-op edit at every op, end to end (codegen, compile, link)",
+            "bench_aten_edit.py",
+            table,
+            note="Bazel 4.2.3, a warm server; CPU-side keys, shards = auto, the precompiled headers",
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,28 @@
+"""The tiny mode of benchmarks/bench_aten_edit.py runs: a workspace with one aten op, built, its
+CPU kernel renamed in the op YAML, built again; the edit's actions are reported."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from tests.model_helpers import run_benchmark_tiny
+
+# A workspace of its own, built with Bazel from scratch the first time.
+pytestmark = [pytest.mark.slow, pytest.mark.bazel]
+
+
+def test_bench_aten_edit_tiny_mode(summary: list[str]) -> None:
+    stdout = run_benchmark_tiny("bench_aten_edit.py", timeout=1500)
+    wall = re.search(
+        r"^\| after renaming the CPU kernel (\w+) of _prelu_kernel: wall \(s\) \| ([\d.]+) \|$",
+        stdout,
+        re.M,
+    )
+    assert wall and float(wall.group(2)) > 0, stdout
+    actions = re.search(r"^actions of the edit: (.*)$", stdout, re.M).group(1)
+    # The generator ran again, and what it changed was compiled and linked into the library.
+    assert "Compiling" in actions and "Linking libaten_all.so" in actions, actions
+    assert "Precompiling" not in actions, actions
+    summary.append(f"bench_aten_edit --tiny: the edit rebuilt in {wall.group(2)} s")
