@@ -174,3 +174,29 @@ def test_one_file_per_operator_by_default(tmp_path: Path) -> None:
         "RegisterPrivateUse1_abs.cpp",
         "RegisterPrivateUse1_add.cpp",
     ]
+
+
+def test_a_copy_op_the_generated_wrappers_need_is_a_warning_until_listed(tmp_path: Path) -> None:
+    # abs.out and abs_ get wrappers over the functional abs kernel that copy its result back with
+    # at::_copy_from_and_resize and at::_copy_from, which run on the backend's tensors.
+    yaml = tmp_path / "b.yaml"
+    yaml.write_text(HEAD + "supported:\n- abs\n- add.Tensor\n")
+    r = run_cli("backend", f"--backend_yaml={yaml}", f"--output_dir={tmp_path / 'o'}")
+    assert r.returncode == 0, r.stderr
+    lines = r.stderr.splitlines()
+    assert len(lines) == 2, r.stderr
+    inplace, out = lines  # one line per copy op, in the ops' order
+    assert inplace.startswith(f"{yaml}:4: warning: the generated wrapper of 'abs_' (and "), inplace
+    assert inplace.endswith(
+        " calls at::_copy_from on PrivateUse1 tensors, which b.yaml does not list: list "
+        "'_copy_from' under supported (unless another library registers it for PrivateUse1), "
+        "or those wrappers fail when called"
+    ), inplace
+    assert out.startswith(f"{yaml}:4: warning: the generated wrapper of 'abs.out' (and "), out
+    assert " calls at::_copy_from_and_resize on PrivateUse1 tensors" in out, out
+    assert (tmp_path / "o").is_dir()  # a warning, not an error
+    yaml.write_text(
+        HEAD + "supported:\n- abs\n- add.Tensor\n- _copy_from\n- _copy_from_and_resize\n"
+    )
+    r = run_cli("backend", f"--backend_yaml={yaml}", f"--output_dir={tmp_path / 'o'}")
+    assert r.returncode == 0 and r.stderr == "", r.stderr

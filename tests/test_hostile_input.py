@@ -181,7 +181,9 @@ def test_names_that_reach_paths_or_code_are_checked(tmp_path, key, value):
 def test_op_listed_twice_is_a_warning(tmp_path):
     y, r = _backend(
         tmp_path,
-        f"backend: PrivateUse1\n{HEAD}supported:\n- abs\n- neg\n- abs\n",
+        # The copy ops too: the generated abs.out/abs_ wrappers call them (else a warning).
+        f"backend: PrivateUse1\n{HEAD}supported:\n- abs\n- neg\n- abs\n- _copy_from\n"
+        "- _copy_from_and_resize\n",
         f"--output_dir={tmp_path}/o",
     )
     assert r.returncode == 0, r.stderr
@@ -191,6 +193,8 @@ def test_op_listed_twice_is_a_warning(tmp_path):
     ]
     assert sorted(os.listdir(tmp_path / "o")) == [
         "PrivateUse1NativeFunctions.h",
+        "RegisterPrivateUse1__copy_from.cpp",
+        "RegisterPrivateUse1__copy_from_and_resize.cpp",
         "RegisterPrivateUse1_abs.cpp",
         "RegisterPrivateUse1_neg.cpp",
     ]
@@ -231,7 +235,7 @@ def test_unwritable_stamp_leaves_no_backend_sources(tmp_path):
     (tmp_path / "plain_file").write_text("x")
     y, r = _backend(
         tmp_path,
-        f"backend: PrivateUse1\n{HEAD}supported:\n- abs\n",
+        f"backend: PrivateUse1\n{HEAD}supported:\n- abs\n- _copy_from\n- _copy_from_and_resize\n",
         f"--output_dir={tmp_path}/o",
         f"--check_stamp={tmp_path}/plain_file/stamp",
     )

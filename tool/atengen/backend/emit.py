@@ -158,6 +158,36 @@ def wrapper_for(backend: ExternalBackend, f: NativeFunction, key: str) -> Backen
     return _copy_back_wrapper(backend, f, key, functional)
 
 
+def copy_back_warnings(backend: ExternalBackend) -> tuple[str, ...]:
+    """`file:line: warning:` lines for the copy ops the generated out= and in-place wrappers call
+    (at::_copy_from_and_resize, at::_copy_from) that the backend YAML does not list: they run on
+    the backend's tensors, so without a kernel every such wrapper fails when it is called. One
+    line per copy op, at the first functional kernel whose wrappers need it."""
+    listed = {e.name.split(".")[0] for e in backend.spec.supported + backend.spec.autograd}
+    first: dict[str, tuple[BackendKernel, NativeFunction, int]] = {}
+    for f in backend.model.functions:
+        for key in backend.spec.keys:
+            functional = backend.wrapped_from(f, key)
+            if functional is None:
+                continue
+            w = _copy_back_wrapper(backend, f, key, functional)
+            op = w.copy_op.removeprefix("at::") if w is not None else ""
+            if not op or op in listed:
+                continue
+            known = first.get(op)
+            first[op] = (known[0], known[1], known[2] + 1) if known else (functional, f, 1)
+    name, key = os.path.basename(backend.spec.path), backend.spec.backend
+    return tuple(
+        f"{k.entry.loc}: warning: the generated wrapper of '{f.name}'"
+        + (f" (and {n - 1} more)" if n > 1 else "")
+        + f" calls at::{op} on {key} tensors, which {name} does not list: list '{op}' under "
+        f"supported (unless another library registers it for {key}), or "
+        + ("those wrappers fail" if n > 1 else "that wrapper fails")
+        + " when called"
+        for op, (k, f, n) in sorted(first.items())
+    )
+
+
 def _kernel_call(backend: ExternalBackend, k: BackendKernel, args: Sequence[str]) -> str:
     spec = backend.spec
     return f"{spec.cpp_namespace}::{spec.class_name}::{k.kernel}({', '.join(args)})"

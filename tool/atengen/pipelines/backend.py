@@ -20,7 +20,12 @@ from dataclasses import dataclass, replace
 from atengen.autograd.emit import AutogradTarget, autograd_files
 from atengen.autograd.load import load_derivatives
 from atengen.autograd.model import DEFAULT_KEY, DerivativesModel
-from atengen.backend.emit import header_file, registration_files, registration_paths
+from atengen.backend.emit import (
+    copy_back_warnings,
+    header_file,
+    registration_files,
+    registration_paths,
+)
 from atengen.backend.kernel_check import check_kernels
 from atengen.backend.model import resolve_backend
 from atengen.backend.spec import BackendYaml, check_include_prefix, load_backend_yaml
@@ -61,21 +66,24 @@ def backend_outputs(opts: BackendOptions) -> Outputs:
         check_include_prefix(opts.include_prefix)
     templates = Templates(opts.templates)
 
-    def generate(model: OperatorModel) -> list[tuple[str, list[GeneratedFile]]]:
+    def generate(model: OperatorModel) -> tuple[list[tuple[str, list[GeneratedFile]]], tuple]:
         return _backend_trees(opts, spec, model, templates)
 
     if opts.derivatives_yaml is None:
-        trees = with_model_of_ops(opts.inputs, backend_op_names(spec), spec.keys, generate)
+        trees, warnings = with_model_of_ops(
+            opts.inputs, backend_op_names(spec), spec.keys, generate
+        )
     else:  # the derivatives YAML is matched against the whole op YAML
-        trees = generate(opts.inputs.load())
+        trees, warnings = generate(opts.inputs.load())
     stamps = () if opts.check_stamp is None else ((opts.check_stamp, STAMP_TEXT),)
-    return Outputs.of_trees(trees, stamps=stamps, warnings=spec.warnings)
+    return Outputs.of_trees(trees, stamps=stamps, warnings=spec.warnings + warnings)
 
 
 def _backend_trees(
     opts: BackendOptions, spec: BackendYaml, model: OperatorModel, templates: Templates
-) -> list[tuple[str, list[GeneratedFile]]]:
-    """Every checked output file by directory, nothing written yet."""
+) -> tuple[list[tuple[str, list[GeneratedFile]]], tuple[str, ...]]:
+    """Every checked output file by directory, nothing written yet; and the warnings about
+    the backend (the copy ops its generated wrappers need)."""
     autograd_sources: list[GeneratedFile] = []
     if opts.derivatives_yaml is not None:
         derivatives = load_derivatives(opts.derivatives_yaml, model)
@@ -111,16 +119,17 @@ def _backend_trees(
         backend = resolve_backend(spec, model, functional=opts.functional_backend)
         sources = headers = None
         generated = {}
+    warnings = copy_back_warnings(backend)
     if opts.impl_paths:
         kernel_sources = {p: read_text(p, "kernel source", lenient=True) for p in opts.impl_paths}
         check_kernels(backend, {**kernel_sources, **generated})
     if opts.output_dir is None:
-        return []
+        return [], warnings
     if sources is None:
         headers = [header_file(backend, opts.include_prefix, templates)]
         sources = registration_files(backend, opts.shards, opts.include_prefix, templates)
     header_dir = opts.header_output_dir or opts.output_dir  # merged when they are one
-    return [(opts.output_dir, sources + autograd_sources), (header_dir, headers)]
+    return [(opts.output_dir, sources + autograd_sources), (header_dir, headers)], warnings
 
 
 def _with_generated_autograd(
