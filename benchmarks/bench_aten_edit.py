@@ -5,9 +5,9 @@
 A workspace beside the checkout (its own output base, kept in the temporary directory between
 runs) holds a copy of torch's native_functions.yaml and one aten_codegen() of every op in it,
 as //:aten_generated builds with --//:aten_ops=all (CPU-side keys; CUDA off, as on a machine
-without a toolkit). After one full build, the CPU kernel of --op is renamed in the copy (the
-edit of P2: the renamed kernel is not one the wheel exports, so its registration is left out)
-and `bazel build //:libaten_all.so` runs again. Reported: the wall time of that build, its
+without a toolkit). After one full build, --op's CPU kernel leaves its dispatch table in the
+copy (its registration leaves one CPU shard; an edit that compiles against the wheel's headers,
+which a renamed kernel would not) and `bazel build //:libaten_all.so` runs again. Reported: the wall time of that build, its
 parts from Bazel's profile (analysis; the generator action; compiles; archive and link) and the
 actions it ran, by kind. No ratio: there is no other tool to compare with here.
 
@@ -89,14 +89,16 @@ def build(root: Path, base: Path, profile: Path) -> tuple[float, float, float, f
 
 
 def kind(action: str) -> str:
-    """`Compiling x.cpp` -> `Compiling`; the generator's own progress message as it is."""
+    """`Compiling x.cpp` -> `Compiling`; `Generating ATen registrations //:x` -> its words."""
     first = action.split(" ", 1)[0]
-    return first if first in ("Compiling", "Linking", "Precompiling") else action.split(":")[0]
+    if first in ("Compiling", "Linking", "Precompiling", "Writing"):
+        return first
+    return action.split(" //", 1)[0]
 
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--op", default="_prelu_kernel", help="the op whose CPU kernel is renamed")
+    p.add_argument("--op", default="_prelu_kernel", help="the op the edit changes")
     p.add_argument("--write", action="store_true", help="append the result to RESULTS.md")
     p.add_argument("--tiny", action="store_true", help=TINY_HELP)
     args = p.parse_args(argv)
@@ -117,15 +119,18 @@ def main(argv: list[str] | None = None) -> int:
     start = text.index(f"- func: {args.op}(")
     end = text.find("\n- func: ", start)
     entry = text[start : end if end >= 0 else len(text)]
-    # The dispatch line whose keys name CPU (`CPU: k` or `CPU, MPS: k`).
-    cpu_line = next(
+    # The edit: the op's CPU kernel leaves its dispatch table (`CPU, CUDA: k` becomes
+    # `CUDA: k`), so its registration leaves the CPU shard that held it. An edit that compiles
+    # against the wheel's headers, which a renamed kernel would not.
+    line = next(
         m
-        for m in re.finditer(r"^ +([\w, ]+): (\w+)$", entry, re.M)
-        if "CPU" in (k.strip() for k in m.group(1).split(","))
+        for m in re.finditer(r"^( +)([\w, ]+): (\w+)$", entry, re.M)
+        if "CPU" in (k.strip() for k in m.group(2).split(","))
     )
-    kernel = cpu_line.group(2)
-    edited = cpu_line.group(0).replace(f": {kernel}", f": {kernel}_renamed")
-    edited_entry = entry.replace(cpu_line.group(0), edited, 1)
+    others = [k.strip() for k in line.group(2).split(",") if k.strip() != "CPU"]
+    kernel = line.group(3)
+    replacement = f"{line.group(1)}{', '.join(others)}: {kernel}" if others else ""
+    edited_entry = entry.replace(line.group(0) + ("\n" if not others else ""), replacement, 1)
     yaml.write_text(text)
 
     try:
@@ -142,7 +147,7 @@ def main(argv: list[str] | None = None) -> int:
         "| measurement | value |",
         "|---|---|",
         f"| first build of libaten_all.so ({selection}), wall (s) | {first[0]:.1f} |",
-        f"| after renaming the CPU kernel {kernel} of {args.op}: wall (s) | {wall:.1f} |",
+        f"| after dropping the CPU kernel {kernel} of {args.op}: wall (s) | {wall:.1f} |",
         f"| of which analysis (s) | {analysis:.1f} |",
         f"| of which compile actions (s, summed) | {compile_s:.1f} |",
         f"| of which archive and link actions (s, summed) | {link_s:.1f} |",
