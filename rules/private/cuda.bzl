@@ -173,7 +173,8 @@ def _aten_cuda_objects_impl(ctx):
     flags += NVCC_TORCH_FLAGS + ctx.attr.gencode + ctx.attr.copts
     flags += ["-D" + d for d in compilation.defines.to_list()]
     flags += ["-I" + i for i in compilation.quote_includes.to_list() + compilation.includes.to_list()]
-    flags += ["-isystem" + i for i in compilation.system_includes.to_list()]
+    for i in compilation.system_includes.to_list():
+        flags += ["-isystem", i]  # (nvcc takes no -isystemDIR)
     objects = []
     for src in ctx.files.srcs:
         out = ctx.actions.declare_file("_objs/{}/{}.pic.o".format(ctx.label.name, src.basename.rsplit(".", 1)[0]))
@@ -186,6 +187,8 @@ def _aten_cuda_objects_impl(ctx):
             inputs = depset([src] + ctx.files.hdrs, transitive = [compilation.headers]),
             outputs = [out],
             mnemonic = "AtenNvcc",
+            # PATH, for the host compiler's assembler (the fixed one of --incompatible_strict_action_env).
+            use_default_shell_env = True,
             progress_message = "Compiling CUDA %s" % src.short_path,
         )
         objects.append(out)
