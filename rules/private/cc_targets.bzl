@@ -149,7 +149,7 @@ def _objects_library(name, srcs, deps, copts, tags):
     )
     return ":" + name
 
-def aten_shared_library(name, visibility, tags, cuda = False):
+def aten_shared_library(name, visibility, tags, cuda = False, cuda_warning = False):
     """`lib<name>.so` of the library `name`, for torch.ops.load_library.
 
     It links torch dynamically (through `name`'s deps) and bundles no torch code.
@@ -161,11 +161,13 @@ def aten_shared_library(name, visibility, tags, cuda = False):
       cuda: also link `<name>_cuda` whole, with -Wl,--no-undefined: every symbol the CUDA
         registrations and kernels use must come from torch's (CUDA) libraries or the CUDA
         runtime, or the link fails instead of the load.
+      cuda_warning: depend on `<name>_cuda` only for its warning (a CUDA wheel without a
+        toolkit: it is empty, and says that the library is CPU-only).
     """
     cc_binary(
         name = "lib{}.so".format(name),
         linkshared = True,
-        deps = [":" + name] + ([":" + name + "_cuda"] if cuda else []),
+        deps = [":" + name] + ([":" + name + "_cuda"] if cuda or cuda_warning else []),
         linkopts = ["-Wl,--no-undefined"] if cuda else [],
         visibility = visibility,
         tags = tags,

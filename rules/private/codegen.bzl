@@ -363,7 +363,10 @@ def aten_codegen(
             tags = tags,
         )
 
-    if loadable_cuda:
-        aten_shared_library(name, visibility, tags, cuda = True)
-    else:
-        aten_shared_library(name, visibility, tags)
+    aten_shared_library(
+        name,
+        visibility,
+        tags,
+        cuda = loadable_cuda,
+        cuda_warning = cuda and not use_cuda and TORCH_CUDA != "",
+    )
