@@ -20,12 +20,62 @@ def _torch_yaml(name: str):
         return yaml.load(f, Loader=yaml.CSafeLoader)
 
 
+RELEASE = ".".join(torch.__version__.split("+")[0].split(".")[:2])
+
+
 def test_facts_are_for_the_installed_release():
-    installed = ".".join(torch.__version__.split("+")[0].split(".")[:2])
-    assert installed == tf.TORCH_RELEASE, (
+    assert RELEASE in tf.SUPPORTED_RELEASES, (
         f"torch {torch.__version__} is installed but atengen/torch_facts.py describes "
-        f"{tf.TORCH_RELEASE}: review every fact there, then update TORCH_RELEASE"
+        f"{tf.SUPPORTED_RELEASES}: review every fact there, then add {RELEASE} to "
+        "SUPPORTED_RELEASES and to each _BY_RELEASE table"
     )
+    for table in (
+        tf.WHEEL_STRUCTURED_META_CLASSES_BY_RELEASE,
+        tf.AUTOGRAD_HELPERS_NOT_EXPORTED_BY_RELEASE,
+    ):
+        assert set(table) == set(tf.SUPPORTED_RELEASES)
+
+
+def _probe() -> dict:
+    import json
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    probe = Path(__file__).resolve().parent.parent / "tool" / "torch_probe.py"
+    out = subprocess.run([sys.executable, str(probe)], capture_output=True, text=True, check=True)
+    return json.loads(out.stdout)
+
+
+def test_the_probe_reads_the_installed_wheel():
+    """What @torch reads of the wheel (tool/torch_probe.py) is what torch says of itself, and
+    the generator takes it."""
+    facts = _probe()
+    assert facts["version"] == torch.__version__
+    assert facts["release"] == RELEASE
+    assert facts["cuda"] == (torch.version.cuda or "")
+    assert facts["cxx11_abi"] == bool(torch._C._GLIBCXX_USE_CXX11_ABI)
+    assert facts["dispatch_keys"] == sorted(torch._C.DispatchKey.__members__)
+    if torch.version.cuda:
+        assert facts["arch_list"] == torch.cuda.get_arch_list()
+        assert {"libc10_cuda.so", "libtorch_cuda.so"} <= set(facts["libraries"])
+        assert facts["cuda_runtime"], "a CUDA wheel without its nvidia-* runtime package"
+        assert set(facts["native_kernels"]) == {"libtorch_cpu", "libtorch_cuda"}
+    else:
+        assert facts["arch_list"] == [] and set(facts["native_kernels"]) == {"libtorch_cpu"}
+    assert facts["headers"]["torch/csrc/lazy/core/shape_inference.h"]
+    wheel = tf.parse_wheel_facts(__import__("json").dumps(facts))
+    for kernel in sorted(tf.NATIVE_KERNELS_NOT_EXPORTED):
+        assert wheel.unexported_kernel(kernel, cuda_key=False), kernel
+    assert wheel.unexported_kernel("abs_sparse", cuda_key=False) is None
+    assert wheel.unexported_kernel("abs_sparse", cuda_key=True) is None  # (libtorch_cpu)
+    if not torch.version.cuda:  # nothing is known of CUDA kernels without libtorch_cuda
+        assert wheel.unexported_kernel("bmm_out_sparse_csr_cuda", cuda_key=True) is None
+
+
+def test_an_unsupported_release_is_one_line():
+    with pytest.raises(ValueError, match=r"^torch 2\.99\.0 is not supported: .* 2\.13, 2\.14 only"):
+        tf.parse_wheel_facts('{"release": "2.99", "version": "2.99.0"}')
 
 
 def test_c10_tags_are_the_wheels_tags():
@@ -115,9 +165,9 @@ def test_structured_meta_classes_are_the_ones_libtorch_exports():
     ).stdout
     exported = set(re.findall(r"at::meta::structured_(\w+)::meta\(", symbols))
     assert len(exported) > 200
-    assert tf.WHEEL_STRUCTURED_META_CLASSES == exported, (
-        f"libtorch_cpu gained {sorted(exported - tf.WHEEL_STRUCTURED_META_CLASSES)}, "
-        f"lost {sorted(tf.WHEEL_STRUCTURED_META_CLASSES - exported)}"
+    listed = tf.WHEEL_STRUCTURED_META_CLASSES_BY_RELEASE[RELEASE]
+    assert listed == exported, (
+        f"libtorch_cpu gained {sorted(exported - listed)}, lost {sorted(listed - exported)}"
     )
 
 
@@ -160,9 +210,12 @@ def test_autograd_helpers_are_split_by_what_libtorch_exports():
     assert tf.AUTOGRAD_HELPERS_CALLABLE == (exported | inline) & declared, sorted(
         tf.AUTOGRAD_HELPERS_CALLABLE ^ ((exported | inline) & declared)
     )
-    assert tf.AUTOGRAD_HELPERS_NOT_EXPORTED == declared - exported - inline, sorted(
-        tf.AUTOGRAD_HELPERS_NOT_EXPORTED ^ (declared - exported - inline)
+    not_exported = tf.AUTOGRAD_HELPERS_NOT_EXPORTED_BY_RELEASE[RELEASE]
+    assert not_exported == declared - exported - inline, sorted(
+        not_exported ^ (declared - exported - inline)
     )
+    # The union the generator refuses takes nothing a formula of this release may call.
+    assert not tf.AUTOGRAD_HELPERS_NOT_EXPORTED & tf.AUTOGRAD_HELPERS_CALLABLE
 
 
 def test_unexported_native_kernels_are_the_ones_libtorch_lacks(installed_model):

@@ -79,7 +79,7 @@ archive, with --whole-archive.""",
     toolchains = ["@bazel_tools//tools/cpp:toolchain_type"],
 )
 
-def aten_archive_library(name, srcs, deps, copts, visibility, tags, generated_srcs = [], pch_deps = None):
+def aten_archive_library(name, srcs, deps, copts, visibility, tags, generated_srcs = [], pch_deps = None, extra_libraries = []):
     """Target `name`: the sources compiled by the cc_library `<name>_objects`, as its archive.
 
     Args:
@@ -97,6 +97,8 @@ def aten_archive_library(name, srcs, deps, copts, visibility, tags, generated_sr
         and would rebuild them, and with them every source. `generated_srcs` are offered both;
         `srcs`, then compiled by `<name>_srcs_objects`, start with `<name>_pch_kernels`, which
         holds <ATen/ATen.h> too (kernels start with it).
+      extra_libraries: more alwayslink libraries to link whole with the archive (the nvcc
+        objects of aten_codegen's cuda_srcs).
     """
     if pch_deps == None:
         libraries = [_objects_library(name + "_objects", generated_srcs + srcs, deps, copts, tags)]
@@ -137,7 +139,7 @@ def aten_archive_library(name, srcs, deps, copts, visibility, tags, generated_sr
             ))
     _aten_archive(
         name = name,
-        libraries = libraries,
+        libraries = libraries + extra_libraries,
         deps = deps,
         visibility = visibility,
         tags = tags,
@@ -157,7 +159,7 @@ def _objects_library(name, srcs, deps, copts, tags):
     )
     return ":" + name
 
-def aten_shared_library(name, visibility, tags):
+def aten_shared_library(name, visibility, tags, cuda = False, cuda_warning = False):
     """`lib<name>.so` of the library `name`, for torch.ops.load_library.
 
     It links torch dynamically (through `name`'s deps) and bundles no torch code.
@@ -166,11 +168,17 @@ def aten_shared_library(name, visibility, tags):
       name: the aten_archive_library to link whole.
       visibility: visibility of the shared library.
       tags: tags of the shared library.
+      cuda: also link `<name>_cuda` whole, with -Wl,--no-undefined: every symbol the CUDA
+        registrations and kernels use must come from torch's (CUDA) libraries or the CUDA
+        runtime, or the link fails instead of the load.
+      cuda_warning: depend on `<name>_cuda` only for its warning (a CUDA wheel without a
+        toolkit: it is empty, and says that the library is CPU-only).
     """
     cc_binary(
         name = "lib{}.so".format(name),
         linkshared = True,
-        deps = [":" + name],
+        deps = [":" + name] + ([":" + name + "_cuda"] if cuda or cuda_warning else []),
+        linkopts = ["-Wl,--no-undefined"] if cuda else [],
         visibility = visibility,
         tags = tags,
     )

@@ -17,8 +17,9 @@ not declared files. Bazel compiles each file of a tree in its own action, and a 
 that operator's shards.
 """
 
-load("@local_cuda//:defs.bzl", "HAS_CUDA")
+load("@local_cuda//:defs.bzl", "CUDA_DIR", "CUDA_VERSION", "HAS_CUDA", "NVCC")
 load("@rules_cc//cc:defs.bzl", "cc_library")
+load("@torch//:defs.bzl", "CUDA_ARCH_LIST", "TORCH_CUDA", "TORCH_VERSION")
 load(
     ":cc_targets.bzl",
     "aten_archive_library",
@@ -27,6 +28,7 @@ load(
     "labels",
     "torch_deps",
 )
+load(":cuda.bzl", "aten_cuda_objects", "gencode_flags")
 load(":generator_attrs.bzl", "generator_attrs", "shards_attr", "shards_flag")
 load(":providers.bzl", "AtenCodegenInfo", "AtenOpsInfo")
 
@@ -64,6 +66,7 @@ def _aten_codegen_impl(ctx):
     args.add("--header_output_dir=" + headers.path)
     if cuda:
         args.add("--cuda_output_dir=" + cuda.path)
+    args.add("--torch_facts=" + ctx.file.torch_facts.path)
 
     # Generated sources declare the custom-namespace kernels they call themselves instead of
     # including include/<ns>/ops/<root>_native.h: Bazel 4 tracks a header from a tree artifact
@@ -73,7 +76,7 @@ def _aten_codegen_impl(ctx):
     ctx.actions.run(
         executable = ctx.executable.tool,
         arguments = [args],
-        inputs = [ctx.file.op_yaml, ctx.file.tags_yaml] + selection_inputs,
+        inputs = [ctx.file.op_yaml, ctx.file.tags_yaml, ctx.file.torch_facts] + selection_inputs,
         outputs = [cpu, headers] + ([cuda] if cuda else []),
         mnemonic = "AtenCodegen",
         progress_message = "Generating ATen registrations %s" % ctx.label,
@@ -164,13 +167,22 @@ path. Use the aten_codegen macro rather than this rule.""",
             doc = "An aten_ops_flag; when its value is non-empty it overrides ops and ops_file.",
         ),
         "shards": shards_attr(default = "auto"),
+        "torch_facts": attr.label(
+            default = Label("@torch//:torch_facts.json"),
+            allow_single_file = [".json"],
+            doc = "The installed torch's facts (tool/torch_probe.py): kernels it does not " +
+                  "export are left out.",
+        ),
     }),
 )
 
 def _aten_cuda_unavailable_impl(ctx):
     # buildifier: disable=print
     print(("WARNING: {}: no CUDA toolkit was found (set RULES_ATEN_CUDA_DIR or CUDA_HOME, or " +
-           "install one at /usr/local/cuda), so this CUDA registration library is empty.").format(ctx.label))
+           "install one at /usr/local/cuda), so this CUDA registration library is empty{}.").format(
+        ctx.label,
+        ctx.attr.note,
+    ))
     return [
         DefaultInfo(files = depset()),
         CcInfo(),  # buildifier: disable=native-cc-info
@@ -179,7 +191,26 @@ def _aten_cuda_unavailable_impl(ctx):
 _aten_cuda_unavailable = rule(
     implementation = _aten_cuda_unavailable_impl,
     doc = "Stands in for <name>_cuda without a toolkit: an empty CcInfo, and a warning.",
+    attrs = {"note": attr.string(doc = "The rest of the warning's sentence.")},
 )
+
+def _major(version):
+    return version.split(".")[0]
+
+def check_cuda_versions():
+    """Fails with one line when the CUDA toolkit's major version is not the torch wheel's.
+
+    Called by aten_codegen, so that the error names the mismatch before any compile."""
+    if HAS_CUDA and TORCH_CUDA and CUDA_VERSION and _major(CUDA_VERSION) != _major(TORCH_CUDA):
+        fail(("rules_aten: the CUDA toolkit at {} is CUDA {}, but torch {} is built with CUDA {}: " +
+              "install a CUDA {} toolkit and point RULES_ATEN_CUDA_DIR at it, or set " +
+              "RULES_ATEN_CUDA_DIR=none to build without CUDA").format(
+            CUDA_DIR,
+            CUDA_VERSION,
+            TORCH_VERSION,
+            TORCH_CUDA,
+            _major(TORCH_CUDA),
+        ))
 
 def aten_codegen(
         name,
@@ -195,6 +226,9 @@ def aten_codegen(
         deps = [],
         srcs = [],
         cuda = True,
+        cuda_srcs = [],
+        cuda_gencode = None,
+        cuda_copts = [],
         copts = [],
         pch = True,
         visibility = None,
@@ -208,9 +242,12 @@ def aten_codegen(
       N: C++ library (CcInfo, linked whole) of the CPU-side registrations, `srcs` and `deps`;
         the archive of the cc_library N_objects (see cc_targets.bzl).
       N_cuda: the same for the CUDA keys' registrations, compiled as C++ against
-        @local_cuda//:cuda_headers; without a toolkit (or with cuda = False) it is empty.
-      libN.so: shared library of N for torch.ops.load_library; it links libtorch_cpu and libc10
-        dynamically and bundles no torch code.
+        @local_cuda//:cuda_headers, and `cuda_srcs` compiled with nvcc (N_cuda_kernels); without
+        a toolkit (or with cuda = False) it is empty.
+      libN.so: shared library for torch.ops.load_library: N, and, when torch is a CUDA build
+        and a toolkit of its CUDA major version is found, N_cuda too, linked with
+        -Wl,--no-undefined against libtorch_cuda, libc10_cuda and the CUDA runtime. It links
+        torch dynamically and bundles no torch code.
 
     Args:
       name: base name of the targets.
@@ -232,6 +269,12 @@ def aten_codegen(
       srcs: kernel sources compiled into N, starting from the precompiled header N_pch_kernels
         (see `pch`): the fast place for a custom namespace's kernels.
       cuda: generate and compile the CUDA keys' registrations (when a toolkit exists).
+      cuda_srcs: `.cu` kernel sources, compiled with the toolkit's nvcc into N_cuda (with the
+        flags of torch's extension builder: rules/private/cuda.bzl). They include the
+        generated `<ns>/ops/<root>_native.h` like `srcs` do.
+      cuda_gencode: nvcc's -gencode flags; None (the default): those of the wheel's
+        torch.cuda.get_arch_list() (machine code for each sm_, PTX for the newest).
+      cuda_copts: extra nvcc options for cuda_srcs.
       copts: extra compiler options for N and N_cuda.
       pch: compile N's sources (`srcs` too) with GCC precompiled headers of the headers the
         generated sources start with, built once by the targets N_pch (ATen/core/Tensor.h,
@@ -243,7 +286,11 @@ def aten_codegen(
       visibility: visibility of the targets.
       tags: tags of the targets.
     """
+    check_cuda_versions()
     use_cuda = cuda and HAS_CUDA
+
+    # The CUDA registrations go into lib<name>.so when they can load: torch is a CUDA build.
+    loadable_cuda = use_cuda and TORCH_CUDA != ""
     codegen = name + "_codegen"
     aten_codegen_sources(
         name = codegen,
@@ -275,18 +322,40 @@ def aten_codegen(
     )
 
     if use_cuda:
+        cuda_deps = library_deps + labels(["@local_cuda//:cuda_headers", "@torch//:torch_cuda"])
+        cuda_libraries = []
+        if cuda_srcs:
+            aten_cuda_objects(
+                name = name + "_cuda_kernels",
+                srcs = cuda_srcs,
+                deps = cuda_deps + [":" + name + "_headers"] + deps,
+                gencode = gencode_flags(CUDA_ARCH_LIST) if cuda_gencode == None else cuda_gencode,
+                copts = cuda_copts,
+                nvcc = NVCC,
+                visibility = ["//visibility:private"],
+                tags = tags,
+            )
+            cuda_libraries.append(":" + name + "_cuda_kernels")
         aten_archive_library(
             name = name + "_cuda",
             generated_srcs = [":{}_cuda_srcs".format(codegen)],
             srcs = [],
-            deps = library_deps + labels(["@local_cuda//:cuda_headers"]) + [":" + name + "_headers"] + deps,
+            deps = cuda_deps + [":" + name + "_headers"] + deps,
             copts = copts,
             visibility = visibility,
             tags = tags,
+            extra_libraries = cuda_libraries,
         )
     elif cuda:
         _aten_cuda_unavailable(
             name = name + "_cuda",
+            note = (", and lib{}.so has the CPU-side registrations only (torch {} is a CUDA {} build)".format(
+                name,
+                TORCH_VERSION,
+                TORCH_CUDA,
+            ) if TORCH_CUDA else "") + (
+                "; cuda_srcs are not compiled" if cuda_srcs else ""
+            ),
             visibility = visibility,
             tags = tags,
         )
@@ -297,4 +366,10 @@ def aten_codegen(
             tags = tags,
         )
 
-    aten_shared_library(name, visibility, tags)
+    aten_shared_library(
+        name,
+        visibility,
+        tags,
+        cuda = loadable_cuda,
+        cuda_warning = cuda and not use_cuda and TORCH_CUDA != "",
+    )

@@ -12,8 +12,14 @@ The repository always exists, so BUILD files can depend on it unconditionally:
   - `@local_cuda//:cuda_headers`: the toolkit's include/ (empty without a toolkit), plus a stub
     `c10/cuda/impl/cuda_cmake_macros.h`. The CPU torch wheel ships the c10/cuda headers but not
     that one, which CMake writes when it builds a CUDA torch; the stub defines what it would.
-  - `@local_cuda//:defs.bzl`: HAS_CUDA (True/False), CUDA_DIR, CUDA_VERSION ("13.0", or "").
+  - `@local_cuda//:defs.bzl`: HAS_CUDA (True/False), CUDA_DIR, CUDA_VERSION ("13.0", or ""),
+    NVCC (the toolkit's bin/nvcc, or "").
+
+The file also holds `aten_cuda_objects`, the rule that compiles `.cu` sources with that nvcc
+(aten_codegen's `cuda_srcs`).
 """
+
+load(":cc_toolchain.bzl", "cc_toolchain_and_features")
 
 CUDA_DIR_ENV = "RULES_ATEN_CUDA_DIR"
 
@@ -105,11 +111,13 @@ def _local_cuda_impl(rctx):
 HAS_CUDA = {has_cuda}
 CUDA_DIR = "{cuda_dir}"
 CUDA_VERSION = "{version}"
+NVCC = "{nvcc}"
 """.format(
         summary = summary,
         has_cuda = path != None,
         cuda_dir = path or "",
         version = version,
+        nvcc = path.get_child("bin").get_child("nvcc") if path and path.get_child("bin").get_child("nvcc").exists else "",
     ), executable = False)
 
 local_cuda_repo = repository_rule(
@@ -118,4 +126,109 @@ local_cuda_repo = repository_rule(
     environ = [CUDA_DIR_ENV, CUDA_HOME_ENV],
     local = True,
     configure = True,
+)
+
+# What torch's extension builder (torch.utils.cpp_extension) passes nvcc besides the arch flags:
+# constexpr host functions usable in device code, and no implicit half/bfloat16 conversions
+# (ATen's own kernels are built so; c10::Half and c10::BFloat16 provide them).
+NVCC_TORCH_FLAGS = [
+    "--expt-relaxed-constexpr",
+    "-D__CUDA_NO_HALF_OPERATORS__",
+    "-D__CUDA_NO_HALF_CONVERSIONS__",
+    "-D__CUDA_NO_BFLOAT16_CONVERSIONS__",
+    "-D__CUDA_NO_HALF2_OPERATORS__",
+]
+
+def gencode_flags(arch_list):
+    """nvcc's -gencode flags for torch.cuda.get_arch_list() values (`sm_90`, `compute_90`).
+
+    Machine code for each `sm_`, PTX for each `compute_`, and PTX of the newest `sm_` as well,
+    so that newer GPUs can run it (as torch's extension builder does).
+
+    Args:
+      arch_list: the architectures, as torch.cuda.get_arch_list() gives them.
+
+    Returns:
+      The flags.
+    """
+    flags = []
+    newest = None
+    for arch in arch_list:
+        kind, _, number = arch.partition("_")
+        if kind == "sm":
+            flags.append("-gencode=arch=compute_{0},code=sm_{0}".format(number))
+            newest = number
+        elif kind == "compute":
+            flags.append("-gencode=arch=compute_{0},code=compute_{0}".format(number))
+    if newest != None and "compute_" + newest not in arch_list:
+        flags.append("-gencode=arch=compute_{0},code=compute_{0}".format(newest))
+    return flags
+
+# buildifier: disable=native-cc-common
+# buildifier: disable=native-cc-info
+def _aten_cuda_objects_impl(ctx):
+    cc_toolchain, feature_configuration = cc_toolchain_and_features(ctx)
+    compilation = cc_common.merge_cc_infos(cc_infos = [d[CcInfo] for d in ctx.attr.deps]).compilation_context
+    flags = ["-std=c++20", "-Xcompiler", "-fPIC", "-ccbin", cc_toolchain.compiler_executable]
+    flags += NVCC_TORCH_FLAGS + ctx.attr.gencode + ctx.attr.copts
+    flags += ["-D" + d for d in compilation.defines.to_list()]
+    flags += ["-I" + i for i in compilation.quote_includes.to_list() + compilation.includes.to_list()]
+    for i in compilation.system_includes.to_list():
+        flags += ["-isystem", i]  # (nvcc takes no -isystemDIR)
+    objects = []
+    for src in ctx.files.srcs:
+        out = ctx.actions.declare_file("_objs/{}/{}.pic.o".format(ctx.label.name, src.basename.rsplit(".", 1)[0]))
+        args = ctx.actions.args()
+        args.add_all(flags)
+        args.add_all(["-c", src.path, "-o", out.path])
+        ctx.actions.run(
+            executable = ctx.attr.nvcc,
+            arguments = [args],
+            inputs = depset([src] + ctx.files.hdrs, transitive = [compilation.headers]),
+            outputs = [out],
+            mnemonic = "AtenNvcc",
+            # PATH, for the host compiler's assembler (the fixed one of --incompatible_strict_action_env).
+            use_default_shell_env = True,
+            progress_message = "Compiling CUDA %s" % src.short_path,
+        )
+        objects.append(out)
+    outputs = cc_common.create_compilation_outputs(
+        objects = depset(objects),
+        pic_objects = depset(objects),
+    )
+    linking_context, _ = cc_common.create_linking_context_from_compilation_outputs(
+        actions = ctx.actions,
+        feature_configuration = feature_configuration,
+        cc_toolchain = cc_toolchain,
+        compilation_outputs = outputs,
+        name = ctx.label.name,
+        alwayslink = True,
+        disallow_dynamic_library = True,
+    )
+    return [
+        DefaultInfo(files = depset(objects)),
+        CcInfo(linking_context = linking_context),
+    ]
+
+aten_cuda_objects = rule(
+    implementation = _aten_cuda_objects_impl,
+    doc = """Compiles `.cu` sources with the toolkit's nvcc into an alwayslink archive.
+
+The include paths and defines are those of `deps` (torch's headers, the CUDA toolkit's, the
+generated kernel headers); the flags are torch's extension builder's (NVCC_TORCH_FLAGS),
+`-std=c++20 -Xcompiler -fPIC`, `gencode` and `copts`. The host compiler is the C++ toolchain's.""",
+    attrs = {
+        "copts": attr.string_list(doc = "Extra nvcc options."),
+        "deps": attr.label_list(
+            providers = [CcInfo],  # buildifier: disable=native-cc-info
+            doc = "Libraries whose headers, include paths and defines the sources use.",
+        ),
+        "gencode": attr.string_list(doc = "nvcc's -gencode flags (gencode_flags())."),
+        "hdrs": attr.label_list(allow_files = True, doc = "Headers the sources include."),
+        "nvcc": attr.string(mandatory = True, doc = "The nvcc binary (an absolute path)."),
+        "srcs": attr.label_list(allow_files = [".cu"], mandatory = True),
+        "_cc_toolchain": attr.label(default = Label("@bazel_tools//tools/cpp:current_cc_toolchain")),
+    },
+    fragments = ["cpp"],
+    toolchains = ["@bazel_tools//tools/cpp:toolchain_type"],
 )

@@ -13,31 +13,24 @@ load(":python.bzl", "PYTHON_ATTRS", "PYTHON_ENV", "find_python")
 
 TORCH_DIR_ENV = "RULES_ATEN_TORCH_DIR"
 
-# Prints a JSON object describing the torch installation. argv[1] is the torch directory to
-# describe, or "" to import torch from the interpreter's own path.
-_PROBE = """
-import json, os, sys
-override = sys.argv[1]
-info = {"abi_source": "default", "cxx11_abi": True, "version": "unknown"}
-if override:
-    torch_dir = os.path.abspath(override)
-    sys.path.insert(0, os.path.dirname(torch_dir))
-try:
-    import torch
-    imported = os.path.dirname(os.path.abspath(torch.__file__))
-    if not override or os.path.realpath(imported) == os.path.realpath(torch_dir):
-        torch_dir = imported
-        info["cxx11_abi"] = bool(torch._C._GLIBCXX_USE_CXX11_ABI)
-        info["abi_source"] = "torch._C._GLIBCXX_USE_CXX11_ABI"
-        info["version"] = torch.__version__
-except Exception as e:
-    if not override:
-        sys.exit("cannot import torch: %r" % (e,))
-    info["import_error"] = repr(e)
-info["torch_dir"] = torch_dir
-info["torchgen_dir"] = os.path.join(os.path.dirname(torch_dir), "torchgen")
-print(json.dumps(info))
-"""
+# tool/torch_probe.py prints a JSON object describing the torch installation (see its doc).
+_PROBE = Label("//tool:torch_probe.py")
+
+# Where tool/atengen/torch_facts.py lists the releases it has facts for, one line.
+_FACTS = Label("//tool:atengen/torch_facts.py")
+
+# The facts the generator reads (`atengen generate --torch_facts`): the probe's, without the
+# machine's paths, so that an action reading them is keyed the same in every checkout.
+_GENERATOR_FACTS = [
+    "arch_list",
+    "cuda",
+    "cxx11_abi",
+    "dispatch_keys",
+    "headers",
+    "native_kernels",
+    "release",
+    "version",
+]
 
 _YAML = {
     "derivatives.yaml": "packaged/autograd/derivatives.yaml",
@@ -54,9 +47,12 @@ load("@rules_cc//cc:defs.bzl", "cc_import", "cc_library")
 package(default_visibility = ["//visibility:public"])
 
 exports_files([
+    "defs.bzl",
     "derivatives.yaml",
     "native_functions.yaml",
     "tags.yaml",
+    # What the generator reads of the wheel (tool/torch_probe.py; `atengen generate --torch_facts`).
+    "torch_facts.json",
     # The TorchScript lazy backend's compute_shape_* declarations (external_backend_codegen).
     "include/torch/csrc/lazy/core/shape_inference.h",
 ])
@@ -119,12 +115,119 @@ cc_library(
         ":torch_cpu",
     ],
 )
+{cuda}"""
+
+# The CUDA libraries of a CUDA wheel. The headers of the nvidia-* wheels beside it come after the
+# toolkit's (@local_cuda//:cuda_headers), which a target compiling CUDA code also needs.
+_CUDA_BUILD = """
+# The CUDA side of torch {version} (CUDA {cuda}): libc10_cuda, libtorch_cuda, the CUDA runtime
+# and the include directories of the nvidia-* wheels its headers need (cusparse.h, cublas_v2.h).
+cc_library(
+    name = "cuda_package_headers",
+    hdrs = glob(["nvidia/**/*.h", "nvidia/**/*.hpp", "nvidia/**/*.cuh"]),
+    includes = {cuda_includes},
+)
+
+cc_import(
+    name = "libc10_cuda",
+    shared_library = "lib/libc10_cuda.so",
+)
+
+cc_import(
+    name = "libtorch_cuda",
+    shared_library = "lib/libtorch_cuda.so",
+)
+
+cc_import(
+    name = "libcudart",
+    shared_library = "cuda_runtime/libcudart.so",
+)
+
+cc_library(
+    name = "c10_cuda",
+    deps = [
+        ":c10",
+        ":cuda_package_headers",
+        ":libc10_cuda",
+    ],
+)
+
+cc_library(
+    name = "torch_cuda",
+    deps = [
+        ":c10_cuda",
+        ":libcudart",
+        ":libtorch_cuda",
+        ":torch_cpu",
+    ],
+)
 """
+
+# A CPU wheel: the CUDA targets exist, and are empty.
+_NO_CUDA_BUILD = """
+# torch {version} is a CPU build: no CUDA libraries.
+cc_library(name = "c10_cuda")
+
+cc_library(name = "torch_cuda")
+"""
+
+def _supported_releases(rctx):
+    """The releases tool/atengen/torch_facts.py has facts for (its SUPPORTED_RELEASES line)."""
+    for line in rctx.read(rctx.path(_FACTS)).split("\n"):
+        if line.startswith("SUPPORTED_RELEASES = "):
+            return [r.strip().strip("\"") for r in line.split("(")[1].split(")")[0].split(",") if r.strip()]
+    fail("rules_aten: no SUPPORTED_RELEASES line in {}".format(_FACTS))
+
+def _check_release(rctx, info, torch_dir):
+    """Fails with one line when the generator has no facts for the release, or a library is missing."""
+    supported = _supported_releases(rctx)
+    if info["release"] != "unknown" and info["release"] not in supported:
+        fail(("rules_aten: torch {} at {} is not supported: tool/atengen/torch_facts.py has the " +
+              "facts of torch {} only, none of {}; install one of those, or point {} at one").format(
+            info["version"],
+            torch_dir,
+            ", ".join(supported),
+            info["release"],
+            TORCH_DIR_ENV,
+        ))
+    missing = [lib for lib in ["libc10.so", "libtorch_cpu.so", "libtorch.so"] if lib not in info["libraries"]]
+    if info["cuda"]:
+        missing += [lib for lib in ["libc10_cuda.so", "libtorch_cuda.so"] if lib not in info["libraries"]]
+    if missing:
+        fail("rules_aten: torch {} at {} is not supported: its lib/ has no {}".format(
+            info["version"],
+            torch_dir,
+            ", ".join(missing),
+        ))
+
+def _cuda_parts(rctx, info, torch_dir):
+    """Links a CUDA wheel's nvidia-* include directories and CUDA runtime into the repository.
+
+    Returns the BUILD text of the CUDA targets (empty ones for a CPU wheel)."""
+    if not info["cuda"]:
+        return _NO_CUDA_BUILD.format(version = info["version"])
+    if not info["cuda_runtime"]:
+        fail("rules_aten: torch {} at {} is a CUDA {} build, but no nvidia-*/lib/libcudart.so* is installed beside it".format(
+            info["version"],
+            torch_dir,
+            info["cuda"],
+        ))
+    includes = []
+    for path in info["cuda_include_dirs"]:
+        package = path.split("/")[-2]  # site-packages/nvidia/<package>/include
+        rctx.symlink(path, "nvidia/{}/include".format(package))
+        includes.append("nvidia/{}/include".format(package))
+    rctx.symlink(info["cuda_runtime"], "cuda_runtime/libcudart.so")
+    return _CUDA_BUILD.format(
+        version = info["version"],
+        cuda = info["cuda"],
+        cuda_includes = repr(includes),
+    )
 
 def _torch_repo_impl(rctx):
     python = find_python(rctx)
     override = rctx.os.environ.get(TORCH_DIR_ENV, "").strip()
-    result = rctx.execute([python.path, "-c", _PROBE, override])
+    result = rctx.execute([python.path, rctx.path(_PROBE), override])
     if result.return_code != 0:
         fail("rules_aten: cannot locate torch with {} ({}); install torch there or set {}:\n{}".format(
             python.path,
@@ -140,9 +243,7 @@ def _torch_repo_impl(rctx):
         if not torch_dir.get_child(sub).exists:
             fail("rules_aten: {} has no {}/ (is it a torch package directory?)".format(torch_dir, sub))
         rctx.symlink(torch_dir.get_child(sub), sub)
-    for lib in ["libc10.so", "libtorch_cpu.so", "libtorch.so"]:
-        if not torch_dir.get_child("lib").get_child(lib).exists:
-            fail("rules_aten: {}/lib has no {}".format(torch_dir, lib))
+    _check_release(rctx, info, torch_dir)
     for name, rel in _YAML.items():
         src = torchgen_dir
         for part in rel.split("/"):
@@ -152,18 +253,35 @@ def _torch_repo_impl(rctx):
         rctx.symlink(src, name)
 
     abi = 1 if info["cxx11_abi"] else 0
+    cuda_build = _cuda_parts(rctx, info, torch_dir)
+    rctx.file("torch_facts.json", json.encode({k: info[k] for k in _GENERATOR_FACTS if k in info}) + "\n", executable = False)
     rctx.file("WORKSPACE", "workspace(name = \"{}\")\n".format(rctx.name), executable = False)
     rctx.file("BUILD.bazel", _BUILD.format(
         version = info["version"],
         torch_dir = torch_dir,
         abi = abi,
         abi_source = info["abi_source"],
+        cuda = cuda_build,
     ), executable = False)
     rctx.file("defs.bzl", """# Generated by @rules_aten//rules/private:torch.bzl.
 TORCH_VERSION = "{version}"
+TORCH_RELEASE = "{release}"
 TORCH_DIR = "{torch_dir}"
 CXX11_ABI = {abi}
-""".format(version = info["version"], torch_dir = torch_dir, abi = abi), executable = False)
+
+# The CUDA version of a CUDA wheel ("13.0"), or "" for a CPU wheel.
+TORCH_CUDA = "{cuda}"
+
+# torch.cuda.get_arch_list() of a CUDA wheel: the default targets of nvcc (aten_codegen's cuda_srcs).
+CUDA_ARCH_LIST = {arch_list}
+""".format(
+        version = info["version"],
+        release = info["release"],
+        torch_dir = torch_dir,
+        abi = abi,
+        cuda = info["cuda"],
+        arch_list = repr(info["arch_list"]),
+    ), executable = False)
 
 torch_repo = repository_rule(
     implementation = _torch_repo_impl,

@@ -1,13 +1,28 @@
-"""Facts about one torch release (2.13) that the generator relies on, and nothing else.
+"""Facts about the torch releases the generator supports (2.13 and 2.14), and nothing else.
 
-Everything here is a property of the installed torch, not of the YAML formats: its dispatch
-keys, its tags, the operators its own codegen treats by hand. A torch upgrade is a diff of this
-file; tests/test_torch_facts.py compares every fact with the installed wheel and says which one
-changed.
+Everything here is a property of torch, not of the YAML formats: its dispatch keys, its tags,
+the operators its own codegen treats by hand. Where a fact differs between releases it is kept
+per release (`..._BY_RELEASE`), and the module-level value is the one that is safe for every
+supported release (the union of what the generator must refuse or may use). A torch upgrade is a
+new entry in SUPPORTED_RELEASES and in each `_BY_RELEASE` table; tests/test_torch_facts.py
+compares every fact with the installed wheel and says which one changed.
+
+What can be read from the wheel itself is not kept here: the @torch repository runs
+tool/torch_probe.py and writes @torch//:torch_facts.json (the release, its CUDA version and arch
+list, its dispatch keys, the at::native kernels libtorch_cpu and libtorch_cuda export), which
+`atengen generate --torch_facts` reads into a WheelFacts. NATIVE_KERNELS_NOT_EXPORTED below is
+only the fallback of a run without it.
 """
 
 from __future__ import annotations
 
+import json
+from dataclasses import dataclass
+
+# One line: rules/private/torch.bzl reads it to refuse other releases up front.
+SUPPORTED_RELEASES = ("2.13", "2.14")
+
+# The release of the default development venv (third_party/requirements_dev.lock).
 TORCH_RELEASE = "2.13"
 
 # --- Dispatch keys --------------------------------------------------------------------------
@@ -292,7 +307,7 @@ INPLACE_OPS_WITH_PYTHON_META = frozenset(
 # The meta classes libtorch_cpu exports (`at::meta::structured_<name>`, named by the functional
 # op: `add_Tensor` for add.Tensor): a backend may implement these ops by impl() alone and reuse
 # torch's meta().
-WHEEL_STRUCTURED_META_CLASSES = frozenset(
+_STRUCTURED_META_CLASSES_2_13 = frozenset(
     """
     _addmm_activation _convert_indices_from_coo_to_csr _convert_indices_from_csr_to_coo
     _linalg_det _linalg_eigh _linalg_slogdet _linalg_solve_ex _linalg_svd _log_softmax
@@ -346,6 +361,15 @@ WHEEL_STRUCTURED_META_CLASSES = frozenset(
     upsample_trilinear3d_backward xlogy_Tensor
     """.split()
 )
+WHEEL_STRUCTURED_META_CLASSES_BY_RELEASE = {
+    "2.13": _STRUCTURED_META_CLASSES_2_13,
+    "2.14": _STRUCTURED_META_CLASSES_2_13
+    | {"_scaled_grouped_mm_v2", "_scaled_mm_v2", "linalg_polar"},
+}
+# A release's op YAML names only its own structured ops, so the union is safe for each.
+WHEEL_STRUCTURED_META_CLASSES = frozenset().union(
+    *WHEEL_STRUCTURED_META_CLASSES_BY_RELEASE.values()
+)
 
 # --- Autograd formula helpers -----------------------------------------------------------------
 
@@ -362,7 +386,7 @@ AUTOGRAD_HELPERS_CALLABLE = frozenset(
 # The helpers (and the one variable, kCudnnDoubleBackwardMsg) that header declares but
 # libtorch_cpu does not export: a formula using one would compile and then fail to link (or to
 # load), so the generator refuses it up front.
-AUTOGRAD_HELPERS_NOT_EXPORTED = frozenset(
+_AUTOGRAD_HELPERS_NOT_EXPORTED_2_13 = frozenset(
     """
     kCudnnDoubleBackwardMsg
     _convolution_jvp _cudnn_convolution_backward _cudnn_ctc_loss_backward
@@ -419,3 +443,74 @@ AUTOGRAD_HELPERS_NOT_EXPORTED = frozenset(
     unsqueeze_to values_backward var_backward var_jvp var_mean_backward warn_backwards
     """.split()
 )
+AUTOGRAD_HELPERS_NOT_EXPORTED_BY_RELEASE = {
+    "2.13": _AUTOGRAD_HELPERS_NOT_EXPORTED_2_13,
+    "2.14": (
+        _AUTOGRAD_HELPERS_NOT_EXPORTED_2_13
+        - {"infinitely_differentiable_native_group_norm_backward"}
+    )
+    | {
+        "_cdist_backward_backward",
+        "_pdist_backward_backward",
+        "linalg_matrix_sqrth_differential",
+        "linalg_polar_backward",
+        "linalg_polar_jvp",
+        "masked_fill_inplace_if_safe",
+        "native_group_norm_backward_dispatcher",
+    },
+}
+# Refused on every supported release: a name one release exports and another lacks is refused.
+AUTOGRAD_HELPERS_NOT_EXPORTED = frozenset().union(
+    *AUTOGRAD_HELPERS_NOT_EXPORTED_BY_RELEASE.values()
+)
+
+# --- What the @torch repository read from the wheel -------------------------------------------
+
+# The libraries whose exports decide whether a registration of a key can call its kernel: a
+# CUDA key's kernel may live in libtorch_cpu (shared implementations) or libtorch_cuda.
+_KERNEL_LIBRARIES = {False: ("libtorch_cpu",), True: ("libtorch_cpu", "libtorch_cuda")}
+
+
+@dataclass(frozen=True)
+class WheelFacts:
+    """@torch//:torch_facts.json (tool/torch_probe.py): facts read from the installed wheel."""
+
+    version: str  # "2.14.1+cu130"
+    release: str  # "2.14"
+    cuda: str  # "13.0", or "" for a CPU wheel
+    arch_list: tuple[str, ...]
+    # library name -> the at::native functions it exports; None: unknown (no `nm` at setup)
+    native_kernels: dict[str, frozenset[str]] | None
+
+    def unexported_kernel(self, kernel: str, cuda_key: bool) -> str | None:
+        """Why a registration calling at::native::<kernel> would not load, or None."""
+        if self.native_kernels is None:
+            return None
+        if cuda_key and "libtorch_cuda" not in self.native_kernels:
+            return None  # a CPU wheel: CUDA registrations are compiled, never loaded
+        libraries = [lib for lib in _KERNEL_LIBRARIES[cuda_key] if lib in self.native_kernels]
+        if not libraries or any(kernel in self.native_kernels[lib] for lib in libraries):
+            return None
+        return f"torch {self.version} exports no at::native::{kernel} ({', '.join(libraries)})"
+
+
+def parse_wheel_facts(text: str) -> WheelFacts:
+    """WheelFacts from the JSON text; ValueError with one line when it is not for a supported
+    release."""
+    data = json.loads(text)
+    release = data.get("release", "unknown")
+    if release not in SUPPORTED_RELEASES:
+        raise ValueError(
+            f"torch {data.get('version', release)} is not supported: the generator has the facts "
+            f"of torch {', '.join(SUPPORTED_RELEASES)} only (tool/atengen/torch_facts.py)"
+        )
+    kernels = data.get("native_kernels")
+    return WheelFacts(
+        version=data.get("version", release),
+        release=release,
+        cuda=data.get("cuda", ""),
+        arch_list=tuple(data.get("arch_list", ())),
+        native_kernels=None
+        if kernels is None
+        else {lib: frozenset(names) for lib, names in kernels.items()},
+    )

@@ -42,9 +42,13 @@ from atengen.render.shards import ShardSetting
 from atengen.render.templates import Templates
 
 
-def wrappers_for(model: OperatorModel, f: NativeFunction, key: str) -> Wrapper | None:
+def wrappers_for(
+    model: OperatorModel, f: NativeFunction, key: str, wheel: tf.WheelFacts | None = None
+) -> Wrapper | None:
+    """The wrapper f gets for key, or None. ``wheel``: the installed torch's facts (which
+    kernels it exports); None: the fallback list of torch_facts."""
     if key == tf.FUNCTIONALIZE_KEY:
-        return _functionalize_wrapper(model, f)
+        return _functionalize_wrapper(model, f, wheel)
     if key == tf.BACKEND_SELECT_KEY:
         return backend_select_wrapper(f) if needs_backend_select(f) else None
     if key == "CompositeExplicitAutogradNonFunctional":
@@ -68,7 +72,7 @@ def wrappers_for(model: OperatorModel, f: NativeFunction, key: str) -> Wrapper |
         if key != "CompositeExplicitAutograd" or group is None:
             return None
         return generated_wrapper(f, group, key)
-    if key in f.dispatch and not calls_unexported_kernel(f, key):
+    if key in f.dispatch and not calls_unexported_kernel(f, key, wheel):
         return direct_wrapper(f, key)
     return None
 
@@ -86,23 +90,38 @@ def _needs_inplace_meta(f: NativeFunction) -> bool:
     )
 
 
-def calls_unexported_kernel(f: NativeFunction, key: str) -> bool:
+def calls_unexported_kernel(
+    f: NativeFunction, key: str, wheel: tf.WheelFacts | None = None
+) -> bool:
     """Would f's kernel for key be an at::native function the wheel does not export? Such a
     registration is left out (torch's own stays): it would not load."""
+    return unexported_kernel_reason(f, key, wheel) is not None
+
+
+def unexported_kernel_reason(
+    f: NativeFunction, key: str, wheel: tf.WheelFacts | None = None
+) -> str | None:
+    """Why f's registration for key is left out because the wheel does not export its kernel
+    (from ``wheel``, the facts @torch read from the wheel; without them, torch_facts' list of
+    the default release's CPU-side kernels), or None."""
     kernel = f.dispatch.get(key)
-    return (
-        f.namespace == "aten"
-        and kernel is not None
-        and kernel.kernel in tf.NATIVE_KERNELS_NOT_EXPORTED
-    )
+    if f.namespace != "aten" or kernel is None or kernel.structured:
+        return None
+    if wheel is not None and wheel.native_kernels is not None:
+        return wheel.unexported_kernel(kernel.kernel, key in tf.CUDA_KEYS)
+    if kernel.kernel in tf.NATIVE_KERNELS_NOT_EXPORTED:
+        return f"torch {tf.TORCH_RELEASE} exports no at::native::{kernel.kernel} (libtorch_cpu)"
+    return None
 
 
-def _functionalize_wrapper(model: OperatorModel, f: NativeFunction) -> Wrapper | None:
+def _functionalize_wrapper(
+    model: OperatorModel, f: NativeFunction, wheel: tf.WheelFacts | None
+) -> Wrapper | None:
     plan = functionalize_plan(model, f)
     if plan is None:
         return None
     if isinstance(plan, DecomposePlan):
-        if calls_unexported_kernel(f, "CompositeImplicitAutograd"):
+        if calls_unexported_kernel(f, "CompositeImplicitAutograd", wheel):
             return None
         # Registered with its own composite kernel, so that it decomposes into
         # the views functionalization handles before functionalization sees it.
@@ -122,13 +141,18 @@ def registration_files(
     sharding: ShardSetting,
     templates: Templates,
     jobs: int = 1,
+    wheel: tf.WheelFacts | None = None,
+    left_out: list[str] | None = None,
 ) -> list[GeneratedFile]:
     """One file per (key, namespace, shard) that registers at least one kernel (none for a key
     no function has a kernel for), and the kernel-signature files of the CPU-side and of the
     CUDA library (see kernel_signatures).
 
     The keys are independent, so with ``jobs`` > 1 they are shared out between forked
-    processes (render/parallel.py); the files are the same bytes with any ``jobs``."""
+    processes (render/parallel.py); the files are the same bytes with any ``jobs``.
+
+    ``wheel``: the installed torch's facts; a registration whose kernel it does not export is
+    left out, and, when ``left_out`` is a list, one line naming it and why is appended."""
     for key in keys:
         if key in tf.UNSERVABLE_KEYS or key not in tf.SERVABLE_KEYS:
             raise AtengenError(None, f"dispatch key '{key}' cannot be generated for this torch")
@@ -139,7 +163,7 @@ def registration_files(
     }
 
     def key_files(key: str) -> tuple[list[GeneratedFile], set[str]]:
-        return _key_files(model, functions, candidates[key], key, sharding, templates)
+        return _key_files(model, functions, candidates[key], key, sharding, templates, wheel)
 
     # Largest first: no process is left with a large key at the end.
     order = sorted(keys, key=lambda k: (-_work_estimate(k, candidates[k]), keys.index(k)))
@@ -150,8 +174,10 @@ def registration_files(
     files = []
     signatures: dict[bool, set[str]] = {False: set(), True: set()}
     for key in keys:
-        key_shards, key_signatures = by_key[key]
+        key_shards, key_signatures, key_left_out = by_key[key]
         files += key_shards
+        if left_out is not None:
+            left_out += key_left_out
         signatures[key in tf.CUDA_KEYS].update(key_signatures)
     for cuda in (False, True):
         files += signature_files(signatures[cuda], cuda, templates)
@@ -165,9 +191,16 @@ def _key_files(
     key: str,
     sharding: ShardSetting,
     templates: Templates,
-) -> tuple[list[GeneratedFile], set[str]]:
-    """The shards of one key, and the C++ signatures of the wrappers they register."""
-    wrapped = {id(f): w for f in candidates if (w := _wrapper(model, f, key)) is not None}
+    wheel: tf.WheelFacts | None,
+) -> tuple[list[GeneratedFile], set[str], list[str]]:
+    """The shards of one key, the C++ signatures of the wrappers they register, and a line for
+    each registration left out because the wheel does not export its kernel."""
+    wrapped = {id(f): w for f in candidates if (w := _wrapper(model, f, key, wheel)) is not None}
+    left_out = [
+        f"left out: {f.namespace}::{f.name} {key}: {reason}"
+        for f in candidates
+        if id(f) not in wrapped and (reason := unexported_kernel_reason(f, key, wheel)) is not None
+    ]
     # Only operators with a kernel for this key: a shard's bytes must not depend on
     # operators it does not register (nor, with automatic sharding, their number).
     key_functions = [f for f in functions if id(f) in wrapped]
@@ -176,7 +209,7 @@ def _key_files(
         text = _shard_text(key, namespace, [(f, wrapped[id(f)]) for f in fns], templates)
         stem = shard if namespace == "aten" else f"{namespace}_{shard}"
         files.append(GeneratedFile(f"Register{key}_{stem}.cpp", text, key in tf.CUDA_KEYS))
-    return files, {wrapped[id(f)].signature for f in key_functions}
+    return files, {wrapped[id(f)].signature for f in key_functions}, left_out
 
 
 def _work_estimate(key: str, candidates: list[NativeFunction]) -> int:
@@ -219,9 +252,11 @@ def _functions_naming_keys(
     return naming
 
 
-def _wrapper(model: OperatorModel, f: NativeFunction, key: str) -> Wrapper | None:
+def _wrapper(
+    model: OperatorModel, f: NativeFunction, key: str, wheel: tf.WheelFacts | None
+) -> Wrapper | None:
     try:
-        return wrappers_for(model, f, key)
+        return wrappers_for(model, f, key, wheel)
     except CannotGenerate as e:
         raise AtengenError(f.loc, f"cannot generate {key} kernel for '{f.name}': {e}") from None
 

@@ -3,7 +3,7 @@ sharded by operator, with custom namespaces' schemas and kernel headers."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from atengen import torch_facts
 from atengen.aten.custom_ops import check_supported, native_headers, schema_files
@@ -32,6 +32,8 @@ class AtenOptions:
     header_output_dir: str | None
     jobs: int | None = None  # processes; None: automatic (render/parallel.py)
     templates: TemplateOptions = TemplateOptions()
+    # What @torch read from the installed wheel (--torch_facts); None: torch_facts' fallback.
+    wheel: torch_facts.WheelFacts | None = None
 
 
 def aten_outputs(opts: AtenOptions) -> Outputs:
@@ -54,7 +56,10 @@ def aten_outputs(opts: AtenOptions) -> Outputs:
     if jobs is None:
         jobs = auto_jobs() if len(functions) >= PARALLEL_MIN_FUNCTIONS else 1
     templates = Templates(opts.templates)
-    files = registration_files(model, functions, keys, opts.shards, templates, jobs)
+    left_out: list[str] = []
+    files = registration_files(
+        model, functions, keys, opts.shards, templates, jobs, opts.wheel, left_out
+    )
     files += schema_files(functions, opts.shards, templates)
     headers = native_headers(model, functions, templates)
     if headers and opts.header_output_dir is None:
@@ -66,4 +71,8 @@ def aten_outputs(opts: AtenOptions) -> Outputs:
         trees.append((opts.cuda_output_dir, [f for f in files if f.cuda]))
     if opts.header_output_dir is not None:
         trees.append((opts.header_output_dir, headers))
-    return Outputs.of_trees(trees)
+    outputs = Outputs.of_trees(trees)
+    if left_out:
+        # The registrations whose kernels the wheel does not export (torch's own stay).
+        outputs = replace(outputs, report="".join(line + "\n" for line in left_out))
+    return outputs

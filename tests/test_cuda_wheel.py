@@ -1,0 +1,284 @@
+"""The CUDA slice, on a CUDA build of torch (2.14.1+cu130: `./dev test-cuda`, which runs it with
+the second venv's interpreter): @torch on a CUDA wheel, //:libaten_generated.so holding the CUDA
+keys' registrations, linked with -Wl,--no-undefined against libtorch_cuda and loaded, CUDA
+kernels the wheel does not export left out at generation time, examples/cuda_ops (a custom op
+with a `.cu` kernel compiled by nvcc), and the bad inputs: an unsupported torch release, a
+toolkit of another CUDA major version, a CUDA wheel without a toolkit.
+
+On the default (CPU) torch every test here is skipped. Running a CUDA kernel needs a GPU; without
+one those checks are skipped and say so.
+
+Builds use their own output bases in the temporary directory (keyed by this checkout's path), so
+that a second run finds them up to date, and the interpreter running the tests as
+RULES_ATEN_PYTHON.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+import torch
+
+from tests.bazel_helpers import REPO, bazel, own_output_base, run_demo
+
+if not torch.version.cuda:
+    pytest.skip(
+        f"needs a CUDA build of torch (torch {torch.__version__} is a CPU build): "
+        "run ./dev test-cuda",
+        allow_module_level=True,
+    )
+
+pytestmark = pytest.mark.bazel
+
+TOOLKIT = Path(
+    os.environ.get("RULES_ATEN_CUDA_DIR") or os.environ.get("CUDA_HOME") or "/usr/local/cuda"
+)
+EXAMPLE = REPO / "examples" / "cuda_ops"
+NO_GPU = "no GPU here: torch.cuda.is_available() is False, so no CUDA kernel was run"
+_KEY = hashlib.sha256(f"{REPO}:{sys.executable}".encode()).hexdigest()[:12]
+ENV = {**os.environ, "RULES_ATEN_PYTHON": sys.executable}
+ENV.pop("RULES_ATEN_CUDA_DIR", None)
+ENV.pop("RULES_ATEN_TORCH_DIR", None)
+
+
+def _output_base(name: str) -> Path:
+    return Path(tempfile.gettempdir()) / f"rules_aten_{name}_{_KEY}"
+
+
+def _bazel(cwd: Path, name: str, *args: str, env: dict | None = None, check: bool = True):
+    return bazel(
+        *args,
+        cwd=cwd,
+        startup=own_output_base(_output_base(name), 300),
+        env=env or ENV,
+        check=check,
+    )
+
+
+def _needed(library: Path) -> list[str]:
+    out = subprocess.run(
+        ["readelf", "-d", str(library)], capture_output=True, text=True, check=True
+    ).stdout
+    return re.findall(r"\(NEEDED\)\s+Shared library: \[([^\]]+)\]", out)
+
+
+def _toolkit_major() -> str | None:
+    header = TOOLKIT / "include" / "cuda_runtime_api.h"
+    if not header.exists():
+        return None
+    m = re.search(r"#define\s+CUDART_VERSION\s+(\d+)", header.read_text())
+    return str(int(m.group(1)) // 1000) if m else None
+
+
+@pytest.fixture(scope="module")
+def toolkit() -> Path:
+    major = _toolkit_major()
+    if major is None:
+        pytest.skip(f"no CUDA toolkit at {TOOLKIT} (set RULES_ATEN_CUDA_DIR or CUDA_HOME)")
+    if major != torch.version.cuda.split(".")[0]:
+        pytest.skip(f"the toolkit at {TOOLKIT} is CUDA {major}, torch's is {torch.version.cuda}")
+    return TOOLKIT
+
+
+@pytest.fixture(scope="module")
+def library(toolkit: Path, summary: list[str]) -> Path:
+    """//:libaten_generated.so (the default selection) built against the CUDA wheel."""
+    _bazel(REPO, "cuda_main", "build", "--symlink_prefix=/", "//:libaten_generated.so")
+    bin_dir = Path(_bazel(REPO, "cuda_main", "info", "bazel-bin").stdout.strip())
+    summary.append(f"CUDA slice: //:libaten_generated.so on torch {torch.__version__}")
+    yield bin_dir / "libaten_generated.so"
+    _bazel(REPO, "cuda_main", "shutdown", check=False)
+
+
+def _registrations(tree: Path) -> set[tuple[str, str]]:
+    """(key, op) of every m.impl in a generated tree."""
+    found = set()
+    for path in tree.glob("Register*.cpp"):
+        text = path.read_text()
+        blocks = list(re.finditer(r"ATENGEN_LIBRARY_IMPL\(\s*aten\s*,\s*(\w+)\s*,\s*m\s*\)", text))
+        for i, block in enumerate(blocks):
+            end = blocks[i + 1].start() if i + 1 < len(blocks) else len(text)
+            for op in re.findall(r'm\.impl\(\s*"([^"]+)"', text[block.end() : end]):
+                found.add((block.group(1), op))
+    return found
+
+
+def test_torch_repository_exposes_the_cuda_libraries(toolkit: Path) -> None:
+    _bazel(REPO, "cuda_main", "build", "--nobuild", "@torch//:torch_cuda")
+    output_base = _output_base("cuda_main")
+    repo = output_base / "external" / "torch"
+    defs = (repo / "defs.bzl").read_text()
+    assert f'TORCH_CUDA = "{torch.version.cuda}"' in defs
+    assert f"CUDA_ARCH_LIST = {json.dumps(torch.cuda.get_arch_list())}" in defs
+    build = (repo / "BUILD.bazel").read_text()
+    for target in ("libtorch_cuda", "libc10_cuda", "libcudart", "cuda_package_headers"):
+        assert f'name = "{target}"' in build, target
+    # cusparse.h, which the wheel's ATen/cuda headers include, is in the nvidia-* wheels only.
+    assert list(repo.glob("nvidia/*/include/cusparse.h")), sorted(repo.glob("nvidia/*"))
+    facts = json.loads((repo / "torch_facts.json").read_text())
+    assert facts["version"] == torch.__version__ and "/" not in json.dumps(facts["release"])
+    assert str(REPO) not in (repo / "torch_facts.json").read_text()
+
+
+def test_library_links_the_cuda_keys_with_no_undefined(library: Path) -> None:
+    needed = _needed(library)
+    assert {"libtorch_cuda.so", "libc10_cuda.so", "libtorch_cpu.so"} <= set(needed), needed
+    actions = _bazel(
+        REPO, "cuda_main", "aquery", 'mnemonic("CppLink", //:libaten_generated.so)'
+    ).stdout
+    assert "-Wl,--no-undefined" in actions
+    assert "libaten_generated_cuda_objects" in actions
+
+
+def test_library_loads_and_serves_every_cuda_registration(library: Path) -> None:
+    """Loaded into torch, every (op, CUDA key) the library registers is served by it."""
+    tree = library.parent / "aten_generated_codegen" / "cuda.cc"
+    ours = sorted(_registrations(tree))
+    assert ours and {key for key, _ in ours} >= {"CUDA"}, ours
+    script = f"""
+import json, sys, torch
+torch.ops.load_library({str(library)!r})
+pairs = json.loads(sys.argv[1])
+served, not_served = 0, []
+for key, op in pairs:
+    line = [l for l in torch._C._dispatch_dump("aten::" + op).splitlines() if l.startswith(key + ":")]
+    if line and "/aten_generated_codegen/cuda.cc/" in line[0]:
+        served += 1
+    else:
+        not_served.append([key, op, line])
+print(json.dumps({{"served": served, "not_served": not_served}}))
+"""
+    out = subprocess.run(
+        [sys.executable, "-c", script, json.dumps(ours)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert out.returncode == 0, out.stderr[-4000:]
+    report = json.loads(out.stdout.strip().splitlines()[-1])
+    assert report["not_served"] == [] and report["served"] == len(ours), report
+
+
+def test_cuda_kernels_the_wheel_does_not_export_are_left_out_with_their_reason() -> None:
+    """The whole op YAML: exactly the CUDA-key kernels neither libtorch_cpu nor libtorch_cuda
+    exports are left out, each with its reason."""
+    from atengen import torch_facts as tf
+    from atengen.cli.common import installed_torch_yaml_dir
+    from atengen.model.operator_model import load_model
+    from atengen.pipelines.aten import AtenOptions, aten_outputs
+    from atengen.pipelines.inputs import YamlInputs
+    from atengen.render.shards import ShardSetting
+
+    probe = subprocess.run(
+        [sys.executable, str(REPO / "tool" / "torch_probe.py")],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    wheel = tf.parse_wheel_facts(probe)
+    yaml_dir = installed_torch_yaml_dir()
+    op_yaml, tags_yaml = f"{yaml_dir}/native_functions.yaml", f"{yaml_dir}/tags.yaml"
+    outputs = aten_outputs(
+        AtenOptions(
+            inputs=YamlInputs(op_yaml, tags_yaml),
+            ops="all",
+            keys=tuple(sorted(tf.CUDA_KEYS)),
+            shards=ShardSetting.parse("auto"),
+            functionalize=False,
+            output_dir="cpu",
+            cuda_output_dir="cuda",
+            header_output_dir="include",
+            wheel=wheel,
+        )
+    )
+    left_out = {
+        (m.group(2), m.group(1))
+        for m in re.finditer(r"^left out: aten::(\S+) (\w+): .*exports no", outputs.report, re.M)
+    }
+    exported = wheel.native_kernels["libtorch_cpu"] | wheel.native_kernels["libtorch_cuda"]
+    model = load_model(op_yaml, tags_yaml)
+    expected = {
+        (key, str(f.name))
+        for f in model.functions
+        if f.namespace == "aten" and not f.generated
+        for key, kernel in f.dispatch.items()
+        if key in tf.CUDA_KEYS and not kernel.structured and kernel.kernel not in exported
+    }
+    assert expected and left_out == expected, (sorted(left_out), sorted(expected))
+
+
+def test_example_builds_loads_and_runs_where_it_can(toolkit: Path, summary: list[str]) -> None:
+    _bazel(EXAMPLE, "cuda_example", "build", "--symlink_prefix=/", "//:libcudaops.so")
+    bin_dir = Path(_bazel(EXAMPLE, "cuda_example", "info", "bazel-bin").stdout.strip())
+    library = bin_dir / "libcudaops.so"
+    assert "libtorch_cuda.so" in _needed(library)
+    assert list((bin_dir / "_objs" / "cudaops_cuda_kernels").glob("kernels.pic.o"))
+    report = run_demo(EXAMPLE / "demo.py", library)
+    expected = "ran" if torch.cuda.is_available() else "registered"
+    assert report["details"]["cuda"] == expected, report
+    summary.append(f"CUDA example: cuda kernels {report['details']['cuda']}")
+
+
+def test_cuda_kernels_run_on_a_gpu(toolkit: Path) -> None:
+    if not torch.cuda.is_available():
+        pytest.skip(NO_GPU)
+    # (test_example_builds_loads_and_runs_where_it_can runs them, and checks "ran".)
+
+
+def _one_error_line(result: subprocess.CompletedProcess, pattern: str) -> str:
+    assert result.returncode != 0
+    lines = [line for line in result.stderr.splitlines() if re.search(pattern, line)]
+    assert len(lines) >= 1, result.stderr[-4000:]
+    return lines[0]
+
+
+def test_a_toolkit_of_another_cuda_major_version_is_one_clear_error(tmp_path: Path) -> None:
+    fake = tmp_path / "cuda-12.4"
+    (fake / "include").mkdir(parents=True)
+    (fake / "include" / "cuda_runtime.h").write_text("")
+    (fake / "include" / "cuda_runtime_api.h").write_text("#define CUDART_VERSION 12040\n")
+    env = {**ENV, "RULES_ATEN_CUDA_DIR": str(fake)}
+    result = _bazel(
+        EXAMPLE, "cuda_example", "build", "--nobuild", "//:cudaops", env=env, check=False
+    )
+    line = _one_error_line(result, r"Error in fail: rules_aten: the CUDA toolkit at")
+    assert (
+        f"is CUDA 12.4, but torch {torch.__version__} is built with CUDA {torch.version.cuda}"
+        in line
+    )
+
+
+def test_a_cuda_wheel_without_a_toolkit_gives_a_cpu_only_library_and_a_warning() -> None:
+    env = {**ENV, "RULES_ATEN_CUDA_DIR": "none"}
+    result = _bazel(
+        EXAMPLE, "cuda_example", "build", "--symlink_prefix=/", "//:libcudaops.so", env=env
+    )
+    assert "no CUDA toolkit was found" in result.stderr
+    assert "has the CPU-side registrations only" in result.stderr
+    bin_dir = Path(_bazel(EXAMPLE, "cuda_example", "info", "bazel-bin", env=env).stdout.strip())
+    assert "libtorch_cuda.so" not in _needed(bin_dir / "libcudaops.so")
+
+
+def test_an_unsupported_torch_release_is_one_clear_error(tmp_path: Path) -> None:
+    fake = tmp_path / "site-packages" / "torch"
+    for sub in ("include", "lib"):
+        (fake / sub).mkdir(parents=True)
+    (fake / "version.py").write_text("__version__ = '2.99.0+cpu'\ncuda = None\n")
+    env = {**ENV, "RULES_ATEN_TORCH_DIR": str(fake), "RULES_ATEN_CUDA_DIR": "none"}
+    result = _bazel(
+        EXAMPLE, "cuda_example", "build", "--nobuild", "//:cudaops", env=env, check=False
+    )
+    line = _one_error_line(result, r"Error in fail: rules_aten: torch 2\.99\.0\+cpu at ")
+    assert (
+        "is not supported: tool/atengen/torch_facts.py has the facts of torch 2.13, 2.14 only"
+        in line
+    )
+    _bazel(EXAMPLE, "cuda_example", "shutdown", check=False)

@@ -1,0 +1,137 @@
+"""Describes an installed torch wheel as one JSON object on stdout: what the generator and the
+rules read from the wheel itself instead of keeping by hand.
+
+    python tool/torch_probe.py [TORCH_DIR]
+
+TORCH_DIR is the `torch` package directory to describe; without it (or when it is the one the
+interpreter imports) torch is imported, which adds what only the running module knows (the
+release, the CUDA version and arch list, the C++ ABI, the dispatch keys). The @torch repository
+rule (rules/private/torch.bzl) runs it with the interpreter it found and writes the result to
+@torch//:torch_facts.json, which `atengen generate --torch_facts` reads. Standard library and
+torch only: it runs on the user's interpreter, not the generator's.
+
+Fields:
+  version, release ("2.14"), cuda ("13.0", or "" for a CPU wheel), arch_list (the CUDA
+  `sm_*`/`compute_*` list of torch.cuda.get_arch_list()), cxx11_abi, dispatch_keys (the names of
+  c10::DispatchKey), torch_dir, torchgen_dir, headers (which of the optional headers the wheel
+  ships), libraries (the torch/lib libraries it has), cuda_include_dirs (the nvidia-* packages'
+  include directories beside the wheel), cuda_runtime (the CUDA runtime library there, or ""),
+  native_kernels ({"libtorch_cpu": [...], "libtorch_cuda": [...]}, the at::native function names
+  each exports, from `nm -DC --defined-only`; absent without nm), abi_source, import_error.
+"""
+
+from __future__ import annotations
+
+import glob
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+# Headers some rules need and some wheels lack, by the path under include/.
+OPTIONAL_HEADERS = (
+    "torch/csrc/lazy/core/shape_inference.h",
+    "c10/cuda/impl/cuda_cmake_macros.h",
+)
+LIBRARIES = (
+    "libc10.so",
+    "libtorch_cpu.so",
+    "libtorch.so",
+    "libc10_cuda.so",
+    "libtorch_cuda.so",
+)
+_NATIVE = re.compile(r"at::native::(\w+)\(")
+
+
+def _exported_native_kernels(lib: str) -> list[str] | None:
+    nm = shutil.which("nm")
+    if nm is None:
+        return None
+    out = subprocess.run(
+        [nm, "-DC", "--defined-only", lib], capture_output=True, text=True, check=True
+    ).stdout
+    return sorted(set(_NATIVE.findall(out)))
+
+
+def _cuda_packages(site: str) -> tuple[list[str], str]:
+    """The nvidia-* wheels' include directories (nvidia/cu13/include, nvidia/cudnn/include, ...)
+    and the CUDA runtime library among their lib/ directories."""
+    includes = sorted(glob.glob(os.path.join(site, "nvidia", "*", "include")))
+    runtimes = sorted(glob.glob(os.path.join(site, "nvidia", "*", "lib", "libcudart.so*")))
+    return includes, (runtimes[0] if runtimes else "")
+
+
+def _version_file(torch_dir: str) -> dict:
+    """version, release and cuda from torch/version.py, without importing torch."""
+    try:
+        with open(os.path.join(torch_dir, "version.py"), encoding="utf-8") as f:
+            text = f.read()
+    except OSError:
+        return {}
+    found = dict(
+        re.findall(r"^(__version__|cuda)\s*(?::\s*\S+\s*)?=\s*['\"]([^'\"]*)['\"]", text, re.M)
+    )
+    if "__version__" not in found:
+        return {}
+    version = found["__version__"]
+    return {
+        "version": version,
+        "release": ".".join(version.split("+")[0].split(".")[:2]),
+        "cuda": found.get("cuda", ""),
+    }
+
+
+def probe(override: str) -> dict:
+    info: dict = {"abi_source": "default", "cxx11_abi": True, "version": "unknown"}
+    info.update(release="unknown", cuda="", arch_list=[], dispatch_keys=[])
+    torch_dir = ""
+    if override:
+        torch_dir = os.path.abspath(override)
+        sys.path.insert(0, os.path.dirname(torch_dir))
+    try:
+        import torch
+
+        imported = os.path.dirname(os.path.abspath(torch.__file__))
+        if not override or os.path.realpath(imported) == os.path.realpath(torch_dir):
+            torch_dir = imported
+            info["cxx11_abi"] = bool(torch._C._GLIBCXX_USE_CXX11_ABI)
+            info["abi_source"] = "torch._C._GLIBCXX_USE_CXX11_ABI"
+            info["version"] = torch.__version__
+            info["release"] = ".".join(torch.__version__.split("+")[0].split(".")[:2])
+            info["cuda"] = torch.version.cuda or ""
+            if info["cuda"]:
+                info["arch_list"] = list(torch.cuda.get_arch_list())
+            info["dispatch_keys"] = sorted(torch._C.DispatchKey.__members__)
+    except Exception as e:  # noqa: BLE001 - reported, the caller decides
+        if not override:
+            sys.exit(f"cannot import torch: {e!r}")
+        info["import_error"] = repr(e)
+    if info["version"] == "unknown":
+        # Not importable here (another interpreter's wheel): its version.py still names it.
+        info.update(_version_file(torch_dir))
+    site = os.path.dirname(torch_dir)
+    info["torch_dir"] = torch_dir
+    info["torchgen_dir"] = os.path.join(site, "torchgen")
+    include = os.path.join(torch_dir, "include")
+    info["headers"] = {h: os.path.exists(os.path.join(include, h)) for h in OPTIONAL_HEADERS}
+    lib = os.path.join(torch_dir, "lib")
+    info["libraries"] = [name for name in LIBRARIES if os.path.exists(os.path.join(lib, name))]
+    info["cuda_include_dirs"], info["cuda_runtime"] = _cuda_packages(site)
+    kernels = {}
+    for name in ("libtorch_cpu", "libtorch_cuda"):
+        path = os.path.join(lib, name + ".so")
+        if os.path.exists(path):
+            exported = _exported_native_kernels(path)
+            if exported is None:
+                kernels = None
+                break
+            kernels[name] = exported
+    if kernels is not None:
+        info["native_kernels"] = kernels
+    return info
+
+
+if __name__ == "__main__":
+    print(json.dumps(probe(sys.argv[1] if len(sys.argv) > 1 else ""), sort_keys=True))
