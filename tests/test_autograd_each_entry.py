@@ -33,11 +33,11 @@ def _entries() -> list[str]:
 @pytest.fixture
 def model_loaded_once(monkeypatch):
     """The op model (the wheel's native_functions.yaml) is the same for every run, and loading
-    it is most of a run's time; the commands import `load_model` when they run, so they get
-    this cached one."""
-    import atengen.model.operator_model as operator_model
+    it is most of a run's time: the pipelines' inputs load it through this cached function for
+    the test's duration (patched where the pipelines look it up, and undone after the test)."""
+    import atengen.pipelines.inputs as inputs
 
-    monkeypatch.setattr(operator_model, "load_model", functools.cache(operator_model.load_model))
+    monkeypatch.setattr(inputs, "load_model", functools.cache(inputs.load_model))
 
 
 def _run(tmp_path, name: str, text: str, *flags: str) -> tuple[int, str, list]:
@@ -52,6 +52,7 @@ def _run(tmp_path, name: str, text: str, *flags: str) -> tuple[int, str, list]:
                 "autograd",
                 f"--derivatives_yaml={yaml_path}",
                 "--namespace=aten",
+                "--shards=0",  # one file per operator: the tests name them
                 f"--output_dir={out}",
                 *flags,
             ]

@@ -26,7 +26,7 @@ def add_autograd_command(commands) -> None:
         help="The operator namespace to generate for (default: every namespace with an entry).",
     )
     p.add_argument("--ops", help="Comma-separated op roots or overload names (default: all).")
-    add_shards_flag(p, default="0")
+    add_shards_flag(p, default="auto")  # aten_codegen's default
     p.add_argument(
         "--cpp_namespace", help="C++ namespace of the generated code (default: --namespace)."
     )

@@ -33,7 +33,7 @@ def add_generate_command(commands) -> None:
         default="auto",
         help="Comma-separated dispatch keys, or `auto` (every servable key).",
     )
-    add_shards_flag(p, default="0")
+    add_shards_flag(p, default="auto")  # aten_codegen's default
     add_jobs_flag(p)
     p.add_argument(
         "--functionalize",
