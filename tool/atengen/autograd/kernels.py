@@ -26,6 +26,7 @@ from atengen.autograd.model import DEFAULT_KEY, DifferentiabilityInfo, FunctionD
 from atengen.autograd.nodes import SINGLE_INPUT, SavedValue, saved_values, unsupported
 from atengen.model.native_function import NativeFunction
 from atengen.model.schema import SchemaKind
+from atengen.model.schema_types import ListType
 
 
 def handle_var(op: OpRef) -> str:
@@ -97,6 +98,8 @@ def autograd_kernel(
     if info.output_differentiability_conditions:
         raise unsupported(info, "conditions in output_differentiability")
     inplace = f.kind is SchemaKind.inplace
+    if inplace and isinstance(f.func.arguments.flat_non_out[0].type, ListType):
+        raise unsupported(info, "in-place ops on tensor lists")
     diff = [a.name for a in info.args_with_derivatives]
     types = {a.name: a.cpp_type for a in info.args_with_derivatives}
     saved = saved_values(info)
@@ -148,11 +151,13 @@ def _differentiable_outputs(
     info: DifferentiabilityInfo, outputs: list[str], types: dict[str, str]
 ) -> list[str]:
     """The outputs the node gets gradients for. Without output_differentiability: the tensor
-    outputs, and of those only the first when the formulas read the single `grad` (as in
-    torch, where `cummax`'s indices or `frexp`'s exponent never require grad)."""
+    and tensor-list outputs, and of those only the first when the formulas read the single
+    `grad` (as in torch, where `cummax`'s indices or `frexp`'s exponent never require grad)."""
     if info.output_differentiability:
         return [n for n, d in zip(outputs, info.output_differentiability, strict=True) if d]
-    tensors = [n for n in outputs if types[n] == "at::Tensor"]
+    # Tensor lists too: differentiable, so that the caller refuses them rather than leaving
+    # them out of the graph.
+    tensors = [n for n in outputs if "at::Tensor" in types[n]]
     if any(uses(d.formula, "grad") for d in info.derivatives):
         return tensors[:1]
     return tensors
