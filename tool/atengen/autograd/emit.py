@@ -13,7 +13,7 @@ The same code serves three uses (an AutogradTarget says which):
 - aten itself: ``Autograd`` kernels for selected aten operators, registered over torch's own.
 
 View ops of custom namespaces get an ADInplaceOrView kernel that makes their output a view of
-the aliased input; aten's view ops keep torch's ADInplaceOrView kernels (which do that, and
+the aliased input (recording a ViewFunc to replay it where torch's kernels do); aten's view ops keep torch's ADInplaceOrView kernels (which do that, and
 record how to replay the view) and get a generated Autograd kernel above them, like any
 functional op's.
 
@@ -23,8 +23,8 @@ keys, they take precedence over the `Autograd` alias); a custom namespace's entr
 Default only.
 
 Not generated yet (an error names the entry): in-place view ops, views returning several
-tensors, conditions in output_differentiability, outputs that are tensor lists, forward
-formulas of tensor lists.
+tensors, conditions in output_differentiability, outputs that are tensor lists, in-place ops
+on tensor lists, forward formulas of tensor lists.
 """
 
 from __future__ import annotations
@@ -246,8 +246,12 @@ def _add_function(
     linear_ops = [info.func] + ([group.view] if group and group.view_copy is info.func else [])
     for x in forward:
         for g in linear_ops:
-            if not op.aten_call and f"{target.namespace}::{g.name.name}(" in x.formula:
-                linear = op_ref(g)
+            if op.aten_call:
+                continue
+            linear = op_ref(g)
+            call = _linear_call(g, linear)
+            # `<ns>::<op>_symint(` for an op taking SymInts, as auto_linear writes it.
+            if f"{target.namespace}::{call.name}(" in x.formula:
                 shard.ops[linear.name + "." + linear.overload] = linear
-                shard.linear[handle_var(linear)] = _linear_call(g, linear)
+                shard.linear[handle_var(linear)] = call
     shard.kernels.append(autograd_kernel(fd, info, op))
