@@ -319,11 +319,17 @@ def _equal(a: list, b: list) -> bool:
     for x, y in zip(a, b, strict=True):
         if (x is None) != (y is None):
             return False
-        if x is not None and not (
-            x.shape == y.shape
-            and x.dtype == y.dtype
-            and x.stride() == y.stride()
-            and torch.equal(torch.nan_to_num(x), torch.nan_to_num(y))
+        if x is None:
+            continue
+        if (x.shape, x.dtype, x.layout) != (y.shape, y.dtype, y.layout):
+            return False
+        if x.layout is torch.strided:
+            if x.stride() != y.stride():
+                return False
+        else:  # sparse gradients: no strides; their values, densely
+            x, y = x.to_dense(), y.to_dense()
+        if not (
+            torch.equal(torch.nan_to_num(x), torch.nan_to_num(y))
             and torch.equal(x.isnan(), y.isnan())
         ):
             return False
@@ -350,37 +356,44 @@ def compare(samples: list[Sample]) -> Tally:
     tally = Tally(opinfos={opinfo_key(s.op) for s in samples})
     harness = harness_nodes()
     for s in samples:
-        v = s.variant
-        tally.add(v, "samples")
-        ours = _run(s)
-        ref = s.reference
-        if ref is None and ours is None:
-            tally.add(v, "samples_without_gradient")
-            continue
-        if isinstance(ref, str) or isinstance(ours, str) or ref is None or ours is None:
-            if ref != ours:
-                tally.mismatches.append(f"{s.where}: torch: {_brief(ref)}; ours: {_brief(ours)}")
-            else:
-                tally.torch_failures[ref] += 1
-            continue
-        names = {n for n in ours[3] if n.startswith(OUR_NODE_PREFIX)}
-        if v != "function":
-            names -= harness
-        if not names:
-            continue  # this sample never reached a generated kernel
-        tally.add(v, "samples_reaching_generated_kernels")
-        tally.nodes_reached |= names
-        if _equal(ref[0], ours[0]):
-            tally.add(v, "outputs_equal")
-        else:
-            tally.mismatches.append(f"{s.where}: outputs differ")
-        if _equal(ref[1], ours[1]):
-            tally.add(v, "gradients_equal")
-        else:
-            tally.mismatches.append(f"{s.where}: gradients differ ({sorted(names)})")
-        _tally_check(tally, s, "gradcheck", ref[2][0], ours[2][0])
-        _tally_check(tally, s, "gradgradcheck", ref[2][1], ours[2][1])
+        try:
+            _compare_one(tally, s, harness)
+        except Exception as e:  # noqa: BLE001 - the comparison itself failed: say so, go on
+            tally.mismatches.append(f"{s.where}: comparing raised {_error(e)}")
     return tally
+
+
+def _compare_one(tally: Tally, s: Sample, harness: set[str]) -> None:
+    v = s.variant
+    tally.add(v, "samples")
+    ours = _run(s)
+    ref = s.reference
+    if ref is None and ours is None:
+        tally.add(v, "samples_without_gradient")
+        return
+    if isinstance(ref, str) or isinstance(ours, str) or ref is None or ours is None:
+        if ref != ours:
+            tally.mismatches.append(f"{s.where}: torch: {_brief(ref)}; ours: {_brief(ours)}")
+        else:
+            tally.torch_failures[ref] += 1
+        return
+    names = {n for n in ours[3] if n.startswith(OUR_NODE_PREFIX)}
+    if v != "function":
+        names -= harness
+    if not names:
+        return  # this sample never reached a generated kernel
+    tally.add(v, "samples_reaching_generated_kernels")
+    tally.nodes_reached |= names
+    if _equal(ref[0], ours[0]):
+        tally.add(v, "outputs_equal")
+    else:
+        tally.mismatches.append(f"{s.where}: outputs differ")
+    if _equal(ref[1], ours[1]):
+        tally.add(v, "gradients_equal")
+    else:
+        tally.mismatches.append(f"{s.where}: gradients differ ({sorted(names)})")
+    _tally_check(tally, s, "gradcheck", ref[2][0], ours[2][0])
+    _tally_check(tally, s, "gradgradcheck", ref[2][1], ours[2][1])
 
 
 def _tally_check(tally: Tally, s: Sample, check: str, ref: str, ours: str) -> None:
