@@ -2,7 +2,8 @@
 samples.
 
     .venv/bin/python conformance/aten_autograd.py [--ops=opinfo|all] [--max_samples=N]
-        [--limit=N] [--shards=N] [--jobs=N] [--workdir=DIR] [--json=FILE] [--write]
+        [--limit=N [--limit_inplace=N] [--limit_view=N]] [--shards=N] [--jobs=N]
+        [--opinfo_workers=N] [--workdir=DIR] [--json=FILE] [--write]
 
 1. Selection. Every aten function matched to an entry of the wheel's derivatives.yaml
    (functional, in-place, out= and view variants) is offered to the generator on its own. It
@@ -12,9 +13,12 @@ samples.
 2. Build. The kernels of the chosen ops (`opinfo`: those an OpInfo names; `all`: every one the
    generator takes) are compiled with g++ and linked with --no-undefined against the wheel, so
    an op "links" when the library holds its kernel and loads.
-3. OpInfo. Each OpInfo of op_db for those ops, float64 samples with requires_grad: outputs,
-   gradients (for seeded random grad_outputs) and gradcheck (with forward AD where the OpInfo
-   supports it), first with torch's kernels, then with the library loaded over them.
+3. OpInfo. Each OpInfo of op_db for those ops, float64 samples with requires_grad, through
+   its function variant, its in-place variant (on a non-leaf clone) and, for view ops, an
+   in-place write through the view (see opinfo_grads.py): outputs and gradients (for seeded
+   random grad_outputs) bit for bit, gradcheck (with forward AD where the OpInfo supports it)
+   and gradgradcheck, first with torch's kernels, then with the library loaded over them. The
+   OpInfos are shared among --opinfo_workers processes.
 
 Prints counts, every mismatch, and `RESULT ok` or `RESULT mismatches`; exits 1 on a mismatch.
 `--write` appends the run to conformance/RESULTS.md.
@@ -171,8 +175,13 @@ def main(argv: list[str] | None = None) -> int:
         type=int,
         help="only the first N functional ops an OpInfo names, by name (CI's slice)",
     )
+    p.add_argument("--limit_inplace", type=int, default=0, help="with --limit: N in-place ops too")
+    p.add_argument("--limit_view", type=int, default=0, help="with --limit: N view ops too")
     p.add_argument("--shards", type=int, default=4)
-    p.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    p.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="g++ processes")
+    p.add_argument(
+        "--opinfo_workers", type=int, default=min(2, os.cpu_count() or 1), help="OpInfo processes"
+    )
     p.add_argument("--workdir", type=Path, help="build directory (default: a temporary one)")
     p.add_argument("--json", type=Path, help="also write the counts as JSON here")
     p.add_argument("--write", action="store_true", help="append the run to conformance/RESULTS.md")
@@ -190,29 +199,27 @@ def main(argv: list[str] | None = None) -> int:
     )
     derivatives = load_derivatives(str(pk / "autograd/derivatives.yaml"), model)
     taken, generated, refused = select(model, derivatives)
-    model_function = {str(f.name): f for f in model.functions if f.namespace == "aten"}
+    kind = {str(f.name): variant(f) for f in model.functions if f.namespace == "aten"}
     opinfos = opinfo_grads.opinfos_for({_root(name) for name in taken})
     roots = set().union(*(opinfo_grads.names_of(op) for op in opinfos))
     chosen = sorted(n for n in taken if _root(n) in roots)
     if args.limit:
-        # CI's slice: functional ops only, as before the other variants were offered.
-        functional = {n for n in taken if variant(model_function[n]) == "functional"}
-        chosen = [n for n in chosen if n in functional][: args.limit]
+        chosen = _ci_slice(chosen, kind, opinfos, args)
         opinfos = opinfo_grads.opinfos_for({_root(name) for name in chosen})
     if args.ops == "all":
         chosen = taken
-
-    samples = opinfo_grads.samples_of(opinfos, args.max_samples)
-    opinfo_grads.take_references(samples)
+    view_roots = sorted({_root(n) for n in chosen if kind[n] == "view"})
 
     with tempfile.TemporaryDirectory() as tmp:
         workdir = args.workdir or Path(tmp)
         workdir.mkdir(parents=True, exist_ok=True)
         lib = build(model, derivatives, chosen, workdir, args.shards, args.jobs)
+        tally = _opinfo_step(opinfos, lib, view_roots, workdir, args)
         load_library_quietly(str(lib))
         not_ours = _dispatch_checks(chosen)
-        tally = opinfo_grads.compare(samples)
 
+    tallied = tally.as_dict()
+    by_variant = tallied.pop("by_variant")
     counts = {
         "aten_functions_with_derivatives": len(taken) + sum(refused.values()),
         "generated": len(taken),
@@ -220,10 +227,15 @@ def main(argv: list[str] | None = None) -> int:
         "refused": sum(refused.values()),
         **{f"refused_{v}": sum(n for (k, _), n in refused.items() if k == v) for v in VARIANTS},
         "built_linked_loaded": len(chosen) - len(not_ours),
-        **tally.as_dict(),
+        **{f"built_{v}": sum(kind[n] == v for n in chosen) for v in VARIANTS},
+        **tallied,
         "seconds": round(time.monotonic() - started, 1),
     }
     lines = [f"{k}: {v}" for k, v in counts.items()]
+    lines.append("OpInfo samples, by variant:")
+    lines += [
+        f"  {v}: " + ", ".join(f"{k} {n}" for k, n in c.items()) for v, c in by_variant.items()
+    ]
     by_reason = Counter()
     for (_, reason), n in refused.items():
         by_reason[reason] += n
@@ -242,14 +254,61 @@ def main(argv: list[str] | None = None) -> int:
     lines.append("RESULT " + ("mismatches" if mismatches else "ok"))
     print("\n".join(lines))
     if args.json:
-        args.json.write_text(json.dumps({**counts, "mismatch_list": mismatches}, indent=1) + "\n")
+        report = {**counts, "by_variant": by_variant, "mismatch_list": mismatches}
+        args.json.write_text(json.dumps(report, indent=1) + "\n")
     if args.write:
         _append_results(lines, argv if argv is not None else sys.argv[1:])
     return 1 if mismatches else 0
 
 
+def _ci_slice(chosen: list[str], kind: dict[str, str], opinfos: list, args) -> list[str]:
+    """CI's slice: the first --limit functional ops by name, then the first --limit_inplace
+    in-place ops whose OpInfos have an in-place variant, and the first --limit_view view ops."""
+    import opinfo_grads
+
+    with_inplace = set().union(
+        *(opinfo_grads.names_of(op) for op in opinfos if opinfo_grads.has_inplace_grad(op))
+    )
+    functional = [n for n in chosen if kind[n] == "functional"][: args.limit]
+    inplace = [n for n in chosen if kind[n] == "in-place" and _root(n) in with_inplace]
+    views = [n for n in chosen if kind[n] == "view"]
+    return sorted(functional + inplace[: args.limit_inplace] + views[: args.limit_view])
+
+
+def _opinfo_step(opinfos: list, lib: Path, view_roots: list[str], workdir: Path, args):
+    """The OpInfo comparison in --opinfo_workers processes, each over every Nth OpInfo."""
+    import opinfo_grads
+
+    listed = workdir / "opinfos.json"
+    listed.write_text(json.dumps([opinfo_grads.opinfo_key(op) for op in opinfos]) + "\n")
+    n = max(1, min(args.opinfo_workers, len(opinfos)))
+    procs = []
+    for i in range(n):
+        cmd = [
+            sys.executable,
+            str(REPO / "conformance" / "opinfo_grads.py"),
+            f"--library={lib}",
+            f"--opinfos={listed}",
+            f"--shard={i}/{n}",
+            f"--view_roots={','.join(view_roots)}",
+            f"--json={workdir / f'opinfo_{i}.json'}",
+        ]
+        if args.max_samples is not None:
+            cmd.append(f"--max_samples={args.max_samples}")
+        procs.append(subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT))
+    tally = opinfo_grads.Tally()
+    for i, proc in enumerate(procs):
+        output = proc.communicate()[0].decode(errors="replace")
+        if proc.returncode:
+            raise SystemExit(f"OpInfo worker {i}/{n} failed:\n{output[-4000:]}")
+        tally.merge(json.loads((workdir / f"opinfo_{i}.json").read_text()))
+    return tally
+
+
 def _root(name: str) -> str:
-    return name.split(".")[0]
+    """The name an OpInfo knows an overload by: `add_.Tensor` -> `add` (not `__and__`)."""
+    base = name.split(".")[0]
+    return base if base.endswith("__") else base.removesuffix("_")
 
 
 def _by_count(item: tuple) -> tuple:

@@ -1,28 +1,55 @@
 """Gradients of PyTorch's own OpInfo samples, taken twice: with torch's Autograd kernels, then
 with generated ones loaded over them, in one process (a loaded library cannot be unloaded, so
-every reference value is taken first).
+every reference value is taken first). aten_autograd.py runs it in worker processes, each over
+a share of the OpInfos:
 
-Each sample is called as its OpInfo calls it (`op(sample.input, *sample.args,
-**sample.kwargs)`, then `sample.output_process_fn_grad`), with the RNG reseeded before every
-call, so random ops draw the same numbers on both sides.
+    .venv/bin/python conformance/opinfo_grads.py --library=LIB --opinfos=FILE --shard=I/N
+        [--view_roots=A,B] [--max_samples=N] --json=OUT
+
+Every sample of an OpInfo (or its first N) is run through three variants, as torch's own
+gradient tests run them:
+
+- `function`: `op(sample.input, *sample.args, **sample.kwargs)`, then
+  `sample.output_process_fn_grad`;
+- `inplace`: the OpInfo's in-place variant on a clone of the input (a non-leaf, as torch's
+  TestGradients does), where the OpInfo has one and supports in-place autograd; samples that
+  broadcast the input are left out, as there;
+- `view`: for a view op, the op on a non-leaf clone of the input, then an in-place `mul_(2)`
+  through the view, with view replay on (`torch.autograd._force_original_view_tracking`, as
+  torch's test_view_replay): the outputs are the view and its base, so the gradients go through
+  the view op replayed on the base, and through the base's CopySlices.
+
+Each run reseeds the RNG, so random ops draw the same numbers on both sides; outputs and
+gradients (for seeded random grad_outputs) must be equal bit for bit. Then gradcheck (with
+forward AD where the OpInfo supports it for that variant) and gradgradcheck (forward-over-reverse
+and reverse-over-reverse, as the OpInfo supports them), each in the OpInfo's fast or slow mode;
+their verdicts must agree with torch's.
 """
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import io
+import json
+import sys
+import time
 import warnings
 from collections import Counter
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import torch
 from torch.utils._pytree import tree_flatten, tree_unflatten
 
 SEED = 20261123
 OUR_NODE_PREFIX = "aten::"  # generated nodes are named "aten::<Entry>Backward<N>"; torch's are not
-# gradcheck differentiates numerically, one forward call per input element: above this many
-# elements per sample it would dominate the run, so it is left out (and counted).
-GRADCHECK_MAX_NUMEL = 2000
+# Numerical checks differentiate by finite differences. In fast mode (one random direction) the
+# cost hardly grows with the size; in slow mode it is one forward call per input element. Above
+# these many elements per sample they are left out (and counted).
+GRADCHECK_MAX_NUMEL_FAST = 20000
+GRADCHECK_MAX_NUMEL_SLOW = 2000
+VARIANTS = ("function", "inplace", "view")
 
 
 @dataclass
@@ -30,44 +57,85 @@ class Sample:
     op: object  # the OpInfo
     index: int
     sample: object  # its SampleInput
-    reference: tuple | str | None = None  # (outputs, grads, gradcheck), an error, or None
+    variant: str = "function"
+    reference: tuple | str | None = None  # (outputs, grads, verdicts, nodes), an error, or None
+
+    @property
+    def where(self) -> str:
+        suffix = "" if self.variant == "function" else f"({self.variant})"
+        return f"{self.op.name}{suffix}[{self.index}]"
+
+
+# Counted per variant and in total, in this order.
+COUNTS = (
+    "samples",
+    "samples_without_gradient",
+    "samples_reaching_generated_kernels",
+    "outputs_equal",
+    "gradients_equal",
+    "gradcheck_both_pass",
+    "gradcheck_both_pass_with_forward_ad",
+    "gradcheck_both_fail",
+    "gradcheck_skipped_large",
+    "gradgradcheck_both_pass",
+    "gradgradcheck_both_pass_with_fwd_over_rev",
+    "gradgradcheck_both_fail",
+    "gradgradcheck_not_supported",
+    "gradgradcheck_skipped_large",
+)
 
 
 @dataclass
 class Tally:
-    opinfos: int = 0
-    samples: int = 0
-    without_gradient: int = 0  # no differentiable output, or no input requiring grad
-    reached: int = 0  # samples whose graph holds a generated node
+    opinfos: set[str] = field(default_factory=set)
+    counts: Counter = field(default_factory=Counter)  # `<count>` and `<variant>:<count>`
     nodes_reached: set[str] = field(default_factory=set)
-    outputs_equal: int = 0
-    grads_equal: int = 0
-    gradcheck_both_pass: int = 0
-    gradcheck_both_fail: int = 0  # torch's own kernels fail it too (random ops, ...)
-    gradcheck_skipped: int = 0
     mismatches: list[str] = field(default_factory=list)
     torch_failures: Counter = field(default_factory=Counter)
+    seconds: float = 0.0
+
+    def add(self, variant: str, what: str) -> None:
+        self.counts[what] += 1
+        self.counts[f"{variant}:{what}"] += 1
 
     def as_dict(self) -> dict:
         return {
-            "opinfos": self.opinfos,
-            "samples": self.samples,
-            "samples_without_gradient": self.without_gradient,
-            "samples_reaching_generated_kernels": self.reached,
+            "opinfos": len(self.opinfos),
+            **{k: self.counts[k] for k in COUNTS},
             "generated_nodes_reached": len(self.nodes_reached),
-            "outputs_equal": self.outputs_equal,
-            "gradients_equal": self.grads_equal,
-            "gradcheck_both_pass": self.gradcheck_both_pass,
-            "gradcheck_both_fail": self.gradcheck_both_fail,
-            "gradcheck_skipped_large": self.gradcheck_skipped,
             "mismatches": len(self.mismatches),
+            "by_variant": {v: {k: self.counts[f"{v}:{k}"] for k in COUNTS} for v in VARIANTS},
+            "opinfo_seconds": round(self.seconds, 1),
         }
+
+    def to_json(self) -> dict:
+        return {
+            "opinfos": sorted(self.opinfos),
+            "counts": dict(self.counts),
+            "nodes_reached": sorted(self.nodes_reached),
+            "mismatches": self.mismatches,
+            "torch_failures": dict(self.torch_failures),
+            "seconds": self.seconds,
+        }
+
+    def merge(self, other: dict) -> None:
+        """Adds a worker's to_json(); seconds are the slowest worker's (they run side by side)."""
+        self.opinfos |= set(other["opinfos"])
+        self.counts.update(other["counts"])
+        self.nodes_reached |= set(other["nodes_reached"])
+        self.mismatches += other["mismatches"]
+        self.torch_failures.update(other["torch_failures"])
+        self.seconds = max(self.seconds, other["seconds"])
 
 
 def names_of(op) -> set[str]:
     """The aten op roots an OpInfo may call: its aten name, and the last part of its name
     (`nn.functional.gelu` calls aten::gelu)."""
     return {(op.aten_name or op.name).replace(".", "_"), op.name.split(".")[-1]}
+
+
+def opinfo_key(op) -> str:
+    return f"{op.name}|{op.variant_test_name}"
 
 
 def opinfos_for(roots: set[str]) -> list:
@@ -82,17 +150,36 @@ def opinfos_for(roots: set[str]) -> list:
     return chosen
 
 
-def samples_of(ops: list, max_samples: int | None) -> list[Sample]:
+def has_inplace_grad(op) -> bool:
+    return op.get_inplace() is not None and bool(op.supports_inplace_autograd)
+
+
+def samples_of(ops: list, max_samples: int | None, view_roots: set[str]) -> list[Sample]:
+    """Every sample (or the first max_samples) of each OpInfo, once per variant it has."""
     result = []
     for op in ops:
+        variants = ["function"]
+        if has_inplace_grad(op):
+            variants.append("inplace")
+        if names_of(op) & view_roots:
+            variants.append("view")
         torch.manual_seed(SEED)
         with _quiet():
             inputs = op.sample_inputs("cpu", torch.float64, requires_grad=True)
             for i, s in enumerate(inputs):
                 if max_samples is not None and i >= max_samples:
                     break
-                result.append(Sample(op, i, s))
+                for v in variants:
+                    if v == "inplace" and (s.broadcasts_input or not _is_tensor(s.input)):
+                        continue
+                    if v == "view" and not _is_tensor(s.input):
+                        continue
+                    result.append(Sample(op, i, s, v))
     return result
+
+
+def _is_tensor(x) -> bool:
+    return isinstance(x, torch.Tensor)
 
 
 @contextlib.contextmanager
@@ -108,10 +195,23 @@ def _leaves(sample) -> tuple[list, object, list[int]]:
     return leaves, spec, diff
 
 
-def _call(op, sample, leaves, spec) -> list[torch.Tensor]:
+def _call(s: Sample, leaves, spec) -> list[torch.Tensor]:
+    """The sample's tensors out of its variant (see the module's docstring)."""
     torch.manual_seed(SEED)
+    op, process = s.op, s.sample.output_process_fn_grad
     inp, args, kwargs = tree_unflatten(leaves, spec)
-    out = sample.output_process_fn_grad(op(inp, *args, **kwargs))
+    if s.variant == "function":
+        out = process(op.gradcheck_wrapper(op.op, inp, *args, **kwargs))
+    elif s.variant == "inplace":
+        out = process(op.gradcheck_wrapper(op.get_inplace(), inp.clone(), *args, **kwargs))
+    else:
+        # Recording how to replay the view (torch otherwise replays a strided view with
+        # as_strided), so the view's history after the write is the op's again.
+        with torch.autograd._force_original_view_tracking(True):
+            base = inp.clone()
+            view = op.gradcheck_wrapper(op.op, base, *args, **kwargs)
+            view.mul_(2)
+        out = (process(view), base)
     flat, _ = tree_flatten(out)
     return [t for t in flat if isinstance(t, torch.Tensor)]
 
@@ -128,15 +228,19 @@ def _node_names(outputs: list[torch.Tensor]) -> set[str]:
     return names
 
 
+def _error(e: BaseException) -> str:
+    return f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
+
+
 def _run(s: Sample) -> tuple | str | None:
-    """(outputs, gradients, gradcheck verdict, node names) of one sample; None when it has
-    nothing to differentiate; the error's first line when it raises."""
+    """(outputs, gradients, (gradcheck, gradgradcheck) verdicts, node names) of one sample;
+    None when it has nothing to differentiate; the error's first line when it raises."""
     leaves, spec, diff = _leaves(s.sample)
     if not diff:
         return None
     try:
         with _quiet():
-            outputs = [t for t in _call(s.op, s.sample, leaves, spec) if t.requires_grad]
+            outputs = [t for t in _call(s, leaves, spec) if t.requires_grad]
             if not outputs:
                 return None
             generator = torch.Generator().manual_seed(SEED)
@@ -146,35 +250,62 @@ def _run(s: Sample) -> tuple | str | None:
             inputs = [leaves[i] for i in diff]
             grads = torch.autograd.grad(outputs, inputs, grad_outputs, allow_unused=True)
             names = _node_names(outputs)
-            verdict = _gradcheck(s, leaves, spec, diff)
+            verdicts = _checks(s, leaves, spec, diff)
     except Exception as e:  # noqa: BLE001 - a kernel's error is a result to compare
-        return f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
+        return _error(e)
     detached = [o.detach().clone() for o in outputs]
-    return detached, [g.detach().clone() if g is not None else None for g in grads], verdict, names
+    grads = [g.detach().clone() if g is not None else None for g in grads]
+    return detached, grads, verdicts, names
 
 
-def _gradcheck(s: Sample, leaves, spec, diff) -> str:
-    if sum(leaves[i].numel() for i in diff) > GRADCHECK_MAX_NUMEL:
-        return "skipped"
+def forward_ad(s: Sample) -> bool:
+    """Whether torch's tests check forward AD for this variant of the OpInfo."""
+    return bool(s.op.supports_forward_ad)
+
+
+def _checks(s: Sample, leaves, spec, diff) -> tuple[str, str]:
+    """The verdicts of gradcheck and gradgradcheck: `pass`, `fail: <error>`, `skipped` (too
+    large) or `not supported` (the OpInfo supports no second-order check)."""
+    op = s.op
+    fast = op.gradcheck_fast_mode is not False
+    limit = GRADCHECK_MAX_NUMEL_FAST if fast else GRADCHECK_MAX_NUMEL_SLOW
+    if sum(leaves[i].numel() for i in diff) > limit:
+        return "skipped", "skipped"
 
     def fn(*xs):
         filled = list(leaves)
         for i, x in zip(diff, xs, strict=True):
             filled[i] = x
         # By dtype, not requires_grad: forward-mode checks call this with dual tensors.
-        outputs = _call(s.op, s.sample, filled, spec)
-        return tuple(t for t in outputs if t.is_floating_point() or t.is_complex())
+        return tuple(t for t in _call(s, filled, spec) if t.is_floating_point() or t.is_complex())
 
+    inputs = tuple(leaves[i] for i in diff)
+    common = {"nondet_tol": op.gradcheck_nondet_tol, "fast_mode": fast}
     try:
+        torch.manual_seed(SEED)
         torch.autograd.gradcheck(
-            fn,
-            tuple(leaves[i] for i in diff),
-            check_forward_ad=s.op.supports_forward_ad,
-            check_undefined_grad=False,
+            fn, inputs, check_forward_ad=forward_ad(s), check_undefined_grad=False, **common
         )
+        first = "pass"
     except Exception as e:  # noqa: BLE001
-        return f"fail: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
-    return "pass"
+        first = f"fail: {_error(e)}"
+    fwd_over_rev, rev_over_rev = bool(op.supports_fwgrad_bwgrad), bool(op.supports_gradgrad)
+    if not (fwd_over_rev or rev_over_rev):
+        return first, "not supported"
+    try:
+        torch.manual_seed(SEED)
+        torch.autograd.gradgradcheck(
+            fn,
+            inputs,
+            check_fwd_over_rev=fwd_over_rev,
+            check_rev_over_rev=rev_over_rev,
+            check_undefined_grad=False,
+            **common,
+        )
+        second = "pass"
+    except Exception as e:  # noqa: BLE001
+        second = f"fail: {_error(e)}"
+    return first, second
 
 
 def take_references(samples: list[Sample]) -> None:
@@ -188,11 +319,17 @@ def _equal(a: list, b: list) -> bool:
     for x, y in zip(a, b, strict=True):
         if (x is None) != (y is None):
             return False
-        if x is not None and not (
-            x.shape == y.shape
-            and x.dtype == y.dtype
-            and x.stride() == y.stride()
-            and torch.equal(torch.nan_to_num(x), torch.nan_to_num(y))
+        if x is None:
+            continue
+        if (x.shape, x.dtype, x.layout) != (y.shape, y.dtype, y.layout):
+            return False
+        if x.layout is torch.strided:
+            if x.stride() != y.stride():
+                return False
+        else:  # sparse gradients: no strides; their values, densely
+            x, y = x.to_dense(), y.to_dense()
+        if not (
+            torch.equal(torch.nan_to_num(x), torch.nan_to_num(y))
             and torch.equal(x.isnan(), y.isnan())
         ):
             return False
@@ -204,45 +341,106 @@ def _brief(result: tuple | str | None) -> str:
         return "nothing to differentiate"
     if isinstance(result, str):
         return result
-    return f"ran (gradcheck: {result[2]})"
+    return f"ran (gradcheck: {result[2][0]}; gradgradcheck: {result[2][1]})"
+
+
+def harness_nodes() -> set[str]:
+    """The nodes the in-place and view variants add around the op (the input's clone, the
+    `mul_` through the view): they are not the op under test."""
+    x = torch.ones(2, dtype=torch.float64, requires_grad=True)
+    return _node_names([x.clone().mul_(2)])
 
 
 def compare(samples: list[Sample]) -> Tally:
     """Runs every sample again (with the generated kernels loaded) against its reference."""
-    tally = Tally(opinfos=len({id(s.op) for s in samples}), samples=len(samples))
+    tally = Tally(opinfos={opinfo_key(s.op) for s in samples})
+    harness = harness_nodes()
     for s in samples:
-        ours = _run(s)
-        where = f"{s.op.name}[{s.index}]"
-        ref = s.reference
-        if ref is None and ours is None:
-            tally.without_gradient += 1
-            continue
-        if isinstance(ref, str) or isinstance(ours, str) or ref is None or ours is None:
-            if ref != ours:
-                tally.mismatches.append(f"{where}: torch: {_brief(ref)}; generated: {_brief(ours)}")
-            else:
-                tally.torch_failures[ref] += 1
-            continue
-        names = {n for n in ours[3] if n.startswith(OUR_NODE_PREFIX)}
-        if not names:
-            continue  # this sample never reached a generated kernel
-        tally.reached += 1
-        tally.nodes_reached |= names
-        if _equal(ref[0], ours[0]):
-            tally.outputs_equal += 1
-        else:
-            tally.mismatches.append(f"{where}: outputs differ")
-        if _equal(ref[1], ours[1]):
-            tally.grads_equal += 1
-        else:
-            tally.mismatches.append(f"{where}: gradients differ ({sorted(names)})")
-        verdicts = (ref[2], ours[2])
-        if verdicts == ("pass", "pass"):
-            tally.gradcheck_both_pass += 1
-        elif "skipped" in verdicts:
-            tally.gradcheck_skipped += 1
-        elif verdicts[0] != "pass" and verdicts[1] != "pass":
-            tally.gradcheck_both_fail += 1
-        else:
-            tally.mismatches.append(f"{where}: gradcheck torch: {verdicts[0]}; ours: {verdicts[1]}")
+        try:
+            _compare_one(tally, s, harness)
+        except Exception as e:  # noqa: BLE001 - the comparison itself failed: say so, go on
+            tally.mismatches.append(f"{s.where}: comparing raised {_error(e)}")
     return tally
+
+
+def _compare_one(tally: Tally, s: Sample, harness: set[str]) -> None:
+    v = s.variant
+    tally.add(v, "samples")
+    ours = _run(s)
+    ref = s.reference
+    if ref is None and ours is None:
+        tally.add(v, "samples_without_gradient")
+        return
+    if isinstance(ref, str) or isinstance(ours, str) or ref is None or ours is None:
+        if ref != ours:
+            tally.mismatches.append(f"{s.where}: torch: {_brief(ref)}; ours: {_brief(ours)}")
+        else:
+            tally.torch_failures[ref] += 1
+        return
+    names = {n for n in ours[3] if n.startswith(OUR_NODE_PREFIX)}
+    if v != "function":
+        names -= harness
+    if not names:
+        return  # this sample never reached a generated kernel
+    tally.add(v, "samples_reaching_generated_kernels")
+    tally.nodes_reached |= names
+    if _equal(ref[0], ours[0]):
+        tally.add(v, "outputs_equal")
+    else:
+        tally.mismatches.append(f"{s.where}: outputs differ")
+    if _equal(ref[1], ours[1]):
+        tally.add(v, "gradients_equal")
+    else:
+        tally.mismatches.append(f"{s.where}: gradients differ ({sorted(names)})")
+    _tally_check(tally, s, "gradcheck", ref[2][0], ours[2][0])
+    _tally_check(tally, s, "gradgradcheck", ref[2][1], ours[2][1])
+
+
+def _tally_check(tally: Tally, s: Sample, check: str, ref: str, ours: str) -> None:
+    v = s.variant
+    if (ref, ours) == ("pass", "pass"):
+        tally.add(v, f"{check}_both_pass")
+        if check == "gradcheck" and forward_ad(s):
+            tally.add(v, "gradcheck_both_pass_with_forward_ad")
+        if check == "gradgradcheck" and s.op.supports_fwgrad_bwgrad:
+            tally.add(v, "gradgradcheck_both_pass_with_fwd_over_rev")
+    elif ref == ours == "skipped":
+        tally.add(v, f"{check}_skipped_large")
+    elif ref == ours == "not supported":
+        tally.add(v, f"{check}_not_supported")
+    elif ref.startswith("fail") and ours.startswith("fail"):
+        tally.add(v, f"{check}_both_fail")
+    else:
+        tally.mismatches.append(f"{s.where}: {check} torch: {ref}; ours: {ours}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--library", required=True, help="the generated library loaded second")
+    p.add_argument("--opinfos", required=True, type=Path, help="JSON list of opinfo_key()s")
+    p.add_argument("--shard", default="0/1", help="I/N: every Nth OpInfo from the Ith")
+    p.add_argument("--view_roots", default="", help="comma-separated roots of view ops")
+    p.add_argument("--max_samples", type=int, help="samples per OpInfo (default: all)")
+    p.add_argument("--json", required=True, type=Path, help="where the tally goes")
+    args = p.parse_args(argv)
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from shared import load_library_quietly
+    from torch.testing._internal.common_methods_invocations import op_db
+
+    started = time.monotonic()
+    index, count = (int(x) for x in args.shard.split("/"))
+    wanted = json.loads(args.opinfos.read_text())
+    by_key = {opinfo_key(op): op for op in op_db}
+    ops = [by_key[k] for k in wanted[index::count]]
+    torch.set_num_threads(1)
+    samples = samples_of(ops, args.max_samples, set(filter(None, args.view_roots.split(","))))
+    take_references(samples)
+    load_library_quietly(args.library)
+    tally = compare(samples)
+    tally.seconds = time.monotonic() - started
+    args.json.write_text(json.dumps(tally.to_json()) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -112,6 +112,14 @@ BAD_DERIVATIVES = {
         "calls handle_r_to_c(), a helper of torch/csrc/autograd/FunctionsManual.h that the "
         "torch wheel does not export",
     ),
+    "formulas_per_key_outside_aten": (
+        SCALED_TANH
+        + "  dispatch:\n    Default:\n      self: grad\n    AutogradNestedTensor:\n"
+        + "      self: grad * 2\n",
+        1,
+        "autograd codegen does not support formulas for other autograd keys "
+        "(AutogradNestedTensor) outside aten yet",
+    ),
     "invalid_dispatch_key": (
         SCALED_TANH + "  dispatch:\n    AutogradGPU:\n      self: grad\n",
         3,

@@ -3,7 +3,8 @@ compiled with g++ against the torch wheel together with the library's CPU kernel
 loaded with torch.ops.load_library, then gradcheck/gradgradcheck (float64, forward
 AD and forward-over-reverse) on functional, in-place, two-output, multi-input (grad_input_mask),
 an op with non-differentiable arguments, output_differentiability, a forward-only entry, a
-view op (and its view_copy), forward formulas reading other outputs, and in-place ops with
+view op (and its view_copy), a view op with SymInt arguments (replayed by its generated
+ViewFunc under view replay), forward formulas reading other outputs, and in-place ops with
 entries of their own (alone, through the custom view and through a slice); gradients and
 tangents equal to the same math written with torch ops, and in-place updates through the view
 reach the base."""
@@ -58,6 +59,8 @@ def test_generated_autograd_passes_gradcheck(tmp_path, summary: list[str]) -> No
         "Autograd_list_mul.cpp",
         "Autograd_mean_std.cpp",
         "Autograd_mul_add.cpp",
+        "Autograd_row_block.cpp",
+        "Autograd_row_block_copy.cpp",
         "Autograd_scaled_tanh.cpp",
         "Autograd_sort_rows.cpp",
         "Autograd_square.cpp",
@@ -96,11 +99,12 @@ def test_generated_autograd_passes_gradcheck(tmp_path, summary: list[str]) -> No
 
     run = run_script("check_agops_autograd.py", str(lib))
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
-    assert run.stdout.count("gradcheck+gradgradcheck ok:") == 16, run.stdout
+    assert run.stdout.count("gradcheck+gradgradcheck ok:") == 18, run.stdout
     assert "gradients equal the torch-op reference: 12 ops" in run.stdout
     assert "tangents equal the torch-op reference: 4 ops" in run.stdout
     assert "output_differentiability and a forward-only entry ok" in run.stdout
     assert "view op: a view of its base; in-place through it reaches" in run.stdout
+    assert "view replay: the custom view's ViewFunc replays it, with its SymInts" in run.stdout
     assert "opcheck (every test) ok: scaled_tanh, mul_add, fused_mul" in run.stdout
     assert "opcheck ok: diag_view (schema, autograd registration, fake tensor)" in run.stdout
     assert "grad_input_mask ok" in run.stdout
@@ -108,6 +112,6 @@ def test_generated_autograd_passes_gradcheck(tmp_path, summary: list[str]) -> No
     assert "out= errors as torch and bumps the version counter" in run.stdout
     assert "node name, leaf check and version counter ok" in run.stdout
     summary.append(
-        "autograd codegen: agops (14 ops, 12 generated files) compiled against the wheel; "
+        "autograd codegen: agops (16 ops, 14 generated files) compiled against the wheel; "
         "gradcheck+gradgradcheck (forward AD, fwd-over-rev) pass and gradients equal torch ops"
     )

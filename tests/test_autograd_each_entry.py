@@ -162,3 +162,28 @@ def test_a_saved_argument_the_foreach_op_lacks_is_an_error(tmp_path, model_loade
         for overload in ("Scalar", "ScalarList")
     ]
     assert written == []
+
+
+SELECT = (
+    "- name: select.int(Tensor(a) self, int dim, SymInt index) -> Tensor(a)\n"
+    "  dispatch:\n"
+    "    Default:\n"
+    "      self: select_backward_symint(grad, self.sym_sizes(), dim, index)\n"
+    "      result: auto_linear\n"
+    "    AutogradNestedTensor:\n"
+    "      self: _nested_select_backward_symint(grad, self, dim, index)\n"
+)
+
+
+def test_aten_entry_with_formulas_per_key_gets_the_default_kernel(tmp_path, model_loaded_once):
+    """torch's `select.int` entry (as in the wheel) has Default and AutogradNestedTensor
+    formulas: the Autograd kernel differentiates by Default's, and nested tensors keep torch's
+    own AutogradNestedTensor kernel (registered for that key, it wins over the alias)."""
+    rc, stderr, written = _run(tmp_path, "select", SELECT, "--ops=select.int")
+    assert (rc, stderr) == (0, ""), stderr
+    text = "".join(p.read_text() for p in written)
+    assert "select_backward_symint(grad, self_sym_sizes, dim, index)" in text
+    assert "_nested_select_backward" not in text
+    assert "TORCH_LIBRARY_IMPL(aten, Autograd, m)" in text
+    assert 'm.impl("select.int"' in text
+    assert "AutogradNestedTensor" not in text

@@ -23,6 +23,12 @@ def _through(update, a):
     return base
 
 
+def _replayed(update, a):
+    """_through with view replay on: autograd recreates the views by replaying their ops."""
+    with torch.autograd._force_original_view_tracking(True):
+        return _through(update, a)
+
+
 cases = {
     "scaled_tanh (functional, non-differentiable float)": (lambda a: ops.scaled_tanh(a, 1.5), (x,)),
     "scaled_tanh_ (in-place)": (lambda a: ops.scaled_tanh_(a.clone(), 1.5), (x,)),
@@ -42,6 +48,11 @@ cases = {
     "diag_view_copy (its view_copy, matched to the view's entry)": (ops.diag_view_copy, (x,)),
     "diag_view, then in-place through the view": (
         lambda a: ops.diag_view(a.clone()).mul_(2),
+        (x,),
+    ),
+    "row_block (view op with SymInt arguments)": (lambda a: ops.row_block(a, 1, 2), (x,)),
+    "row_block, then in-place through the view, replayed (view replay on)": (
+        lambda a: _replayed(lambda b: ops.row_block(b, 1, 2).mul_(2), a),
         (x,),
     ),
     "mean_std (two outputs; sigma's forward formula reads mu)": (ops.mean_std, (x,)),
@@ -145,6 +156,14 @@ try:
     raise AssertionError("the backward of a forward-only op must fail")
 except RuntimeError as e:
     assert "the derivative for 'agops::cube backward' is not implemented" in str(e), e
+# A condition in output_differentiability ("factor != 0"): false, the output is not
+# differentiable (no history, no tangent), as torch's _to_copy with an integer dtype.
+assert not ops.scaled_tanh(x, 0.0).requires_grad
+assert ops.scaled_tanh(x, 1.5).requires_grad
+with fwAD.dual_level():
+    dual = fwAD.make_dual(x.detach(), torch.ones_like(x))
+    assert fwAD.unpack_dual(ops.scaled_tanh(dual, 0.0)).tangent is None
+    assert fwAD.unpack_dual(ops.scaled_tanh(dual, 1.5)).tangent is not None
 print("output_differentiability and a forward-only entry ok")
 
 # The view op's output is a view of its input, as torch.diagonal's is: it shares the version
@@ -165,6 +184,33 @@ def through_view(diag):
 
 torch.testing.assert_close(through_view(ops.diag_view), through_view(torch.diagonal))
 print("view op: a view of its base; in-place through it reaches the base's gradient")
+
+# View replay: torch recreates a view after an in-place update through it with as_strided, or,
+# where as_strided cannot serve or view replay is on, by calling the view op again: its
+# generated ViewFunc, which keeps the op's SymInt arguments.
+for replay, node in ((False, "AsStridedBackward0"), (True, "agops::RowBlockBackward0")):
+    with torch.autograd._force_original_view_tracking(replay):
+        block = ops.row_block(x.clone(), 1, 2)
+        block.mul_(2)
+    assert block.grad_fn.name() == node, (replay, block.grad_fn.name())
+    torch.testing.assert_close(
+        torch.autograd.grad((block * y.detach()[1:3]).sum(), [x])[0],
+        torch.zeros_like(x).index_fill(0, torch.tensor([1, 2]), 1) * y.detach() * 2,
+    )
+with torch.autograd._force_original_view_tracking(True):
+    block = ops.row_block(x.detach().clone(), 1, 2)
+other = torch.arange(12.0, dtype=torch.float64).view(4, 3)
+torch.testing.assert_close(block._view_func(other), other[1:3])
+assert block._view_func(other).data_ptr() == other[1:3].data_ptr()  # a view, not a copy
+# Its SymInts are listed and can be replaced, as torch's own ViewFuncs allow (start 1 -> 2).
+moved = block._view_func(other, symint_visitor_fn=lambda s: s + 1 if s == 1 else s)
+torch.testing.assert_close(moved, other[2:4])
+try:
+    block._rev_view_func_unsafe(other[1:3])
+    raise AssertionError("a custom view has no inverse")
+except RuntimeError as e:
+    assert "row_block has no inverse" in str(e), e
+print("view replay: the custom view's ViewFunc replays it, with its SymInts")
 
 out = ops.scaled_tanh(x, 1.5)
 assert out.grad_fn.name() == "agops::ScaledTanhBackward0", out.grad_fn.name()

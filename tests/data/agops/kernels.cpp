@@ -45,6 +45,15 @@ at::Tensor diag_view_copy_cpu(const at::Tensor& self) {
   return self.diagonal().clone();
 }
 
+// Rows start .. start + length of self, a view.
+at::Tensor row_block_cpu(const at::Tensor& self, c10::SymInt start, c10::SymInt length) {
+  return self.narrow_symint(0, start, length);
+}
+
+at::Tensor row_block_copy_cpu(const at::Tensor& self, c10::SymInt start, c10::SymInt length) {
+  return self.narrow_symint(0, start, length).clone();
+}
+
 std::tuple<at::Tensor, at::Tensor> sort_rows_cpu(const at::Tensor& self) {
   auto [values, indices] = self.sort(-1);
   return {values, indices};
@@ -79,6 +88,8 @@ TORCH_LIBRARY(agops, m) {
   m.def("list_mul(Tensor[] tensors) -> Tensor");
   m.def("diag_view(Tensor(a) self) -> Tensor(a)");
   m.def("diag_view_copy(Tensor self) -> Tensor");
+  m.def("row_block(Tensor(a) self, SymInt start, SymInt length) -> Tensor(a)");
+  m.def("row_block_copy(Tensor self, SymInt start, SymInt length) -> Tensor");
   m.def("sort_rows(Tensor self) -> (Tensor values, Tensor indices)");
   m.def("cube(Tensor self) -> Tensor");
   m.def("mean_std(Tensor self) -> (Tensor mu, Tensor sigma)");
@@ -96,6 +107,8 @@ TORCH_LIBRARY_IMPL(agops, CPU, m) {
   m.impl("list_mul", TORCH_FN(list_mul_cpu));
   m.impl("diag_view", TORCH_FN(diag_view_cpu));
   m.impl("diag_view_copy", TORCH_FN(diag_view_copy_cpu));
+  m.impl("row_block", TORCH_FN(row_block_cpu));
+  m.impl("row_block_copy", TORCH_FN(row_block_copy_cpu));
   m.impl("sort_rows", TORCH_FN(sort_rows_cpu));
   m.impl("cube", TORCH_FN(cube_cpu));
   m.impl("mean_std", TORCH_FN(mean_std_cpu));

@@ -13,13 +13,18 @@ The same code serves three uses (an AutogradTarget says which):
 - aten itself: ``Autograd`` kernels for selected aten operators, registered over torch's own.
 
 View ops of custom namespaces get an ADInplaceOrView kernel that makes their output a view of
-the aliased input; aten's view ops keep torch's ADInplaceOrView kernels (which do that, and
+the aliased input (recording a ViewFunc to replay it where torch's kernels do); aten's view ops keep torch's ADInplaceOrView kernels (which do that, and
 record how to replay the view) and get a generated Autograd kernel above them, like any
 functional op's.
 
+An entry with formulas per autograd key (`dispatch:`) gets the kernel of the target's key: its
+own formulas, else Default's. For aten the other keys keep torch's kernels (registered for those
+keys, they take precedence over the `Autograd` alias); a custom namespace's entry may have
+Default only.
+
 Not generated yet (an error names the entry): in-place view ops, views returning several
-tensors, keys other than Default, conditions in output_differentiability, outputs that are
-tensor lists, forward formulas of tensor lists.
+tensors, outputs that are tensor lists, in-place ops on tensor lists, forward formulas of
+tensor lists.
 """
 
 from __future__ import annotations
@@ -39,7 +44,12 @@ from atengen.autograd.kernels import (
     out_kernel,
     view_kernel,
 )
-from atengen.autograd.model import DEFAULT_KEY, DerivativesModel, FunctionDerivatives
+from atengen.autograd.model import (
+    DEFAULT_KEY,
+    DerivativesModel,
+    DifferentiabilityInfo,
+    FunctionDerivatives,
+)
 from atengen.autograd.nodes import BackwardNode, backward_node, manual_helpers, unsupported
 from atengen.model.native_function import NativeFunction
 from atengen.model.operator_model import OperatorModel
@@ -171,9 +181,28 @@ def autograd_files(
             kernels=tuple(shard.kernels),
             inplace_kernels=tuple(shard.inplace),
             sizes_and_options=any(n.uses_sizes_and_options for n in shard.nodes.values()),
+            list_refs=any(
+                "ITensorListRef" in p for k in shard.kernels for p in k.signature.parameters
+            ),
         )
         files.append(GeneratedFile(f"{target.key}_{shard_name}.cpp", text))
     return files
+
+
+def _info_for_key(fd: FunctionDerivatives, target: AutogradTarget) -> DifferentiabilityInfo | None:
+    """The formulas of fd for target's key: its own entry under `dispatch:` (`AutogradCUDA:` for
+    an AutogradCUDA backend), else Default's. The other keys' kernels are left to torch, as
+    its own registrations are what serves them, for aten only: a custom namespace's entry must
+    not name keys nobody would register kernels for."""
+    infos = fd.infos or {}
+    key = target.key if target.key in infos else DEFAULT_KEY
+    info = infos.get(key)
+    others = sorted(set(infos) - {key})
+    if info is not None and others and target.namespace != "aten":
+        raise unsupported(
+            info, f"formulas for other autograd keys ({', '.join(others)}) outside aten"
+        )
+    return info
 
 
 def _add_function(
@@ -196,11 +225,9 @@ def _add_function(
             shard.ops[op.name + "." + op.overload] = op
             shard.kernels.append(out_kernel(f, info, op))
         return
-    info = (fd.infos or {}).get(DEFAULT_KEY)
+    info = _info_for_key(fd, target)
     if info is None or f.kind not in (SchemaKind.functional, SchemaKind.inplace):
         return
-    if len(fd.infos) > 1:
-        raise unsupported(info, "dispatch keys other than Default")
     if f.is_view_op:
         if f.kind is not SchemaKind.functional:
             raise unsupported(info, "in-place view ops")
@@ -219,8 +246,12 @@ def _add_function(
     linear_ops = [info.func] + ([group.view] if group and group.view_copy is info.func else [])
     for x in forward:
         for g in linear_ops:
-            if not op.aten_call and f"{target.namespace}::{g.name.name}(" in x.formula:
-                linear = op_ref(g)
+            if op.aten_call:
+                continue
+            linear = op_ref(g)
+            call = _linear_call(g, linear)
+            # `<ns>::<op>_symint(` for an op taking SymInts, as auto_linear writes it.
+            if f"{target.namespace}::{call.name}(" in x.formula:
                 shard.ops[linear.name + "." + linear.overload] = linear
-                shard.linear[handle_var(linear)] = _linear_call(g, linear)
+                shard.linear[handle_var(linear)] = call
     shard.kernels.append(autograd_kernel(fd, info, op))

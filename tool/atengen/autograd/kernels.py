@@ -23,9 +23,10 @@ from atengen.api.cpp_types import cpp_arguments, dispatcher_options, returns_typ
 from atengen.autograd.cpp_names import formula_outputs, return_names
 from atengen.autograd.formulas import uses
 from atengen.autograd.model import DEFAULT_KEY, DifferentiabilityInfo, FunctionDerivatives
-from atengen.autograd.nodes import SINGLE_INPUT, SavedValue, saved_values, unsupported
+from atengen.autograd.nodes import OWNING, SINGLE_INPUT, SavedValue, saved_values, unsupported
 from atengen.model.native_function import NativeFunction
 from atengen.model.schema import SchemaKind
+from atengen.model.schema_types import ListType
 
 
 def handle_var(op: OpRef) -> str:
@@ -88,15 +89,18 @@ class AutogradKernel:
     tangent_inputs: tuple[str, ...]  # inputs whose tangents forward formulas read
     primals: tuple[str, ...]  # inputs whose primals (`x_p`) forward formulas read
     original_self: bool  # forward formulas read self's value from before an in-place op
+    # output_differentiability's condition (a C++ expression of the inputs): false, the output
+    # is not differentiable, backward or forward, as in torch's kernels.
+    condition: str
 
 
 def autograd_kernel(
     fd: FunctionDerivatives, info: DifferentiabilityInfo, op: OpRef
 ) -> AutogradKernel:
     f = fd.func
-    if info.output_differentiability_conditions:
-        raise unsupported(info, "conditions in output_differentiability")
     inplace = f.kind is SchemaKind.inplace
+    if inplace and isinstance(f.func.arguments.flat_non_out[0].type, ListType):
+        raise unsupported(info, "in-place ops on tensor lists")
     diff = [a.name for a in info.args_with_derivatives]
     types = {a.name: a.cpp_type for a in info.args_with_derivatives}
     saved = saved_values(info)
@@ -141,6 +145,7 @@ def autograd_kernel(
         tangent_inputs=tuple(tangent_inputs),
         primals=tuple(sorted({n for x in forward for n in (x.required_inputs_primal or ())})),
         original_self=any(x.required_original_self_value for x in forward),
+        condition=(info.output_differentiability_conditions or ("",))[0],
     )
 
 
@@ -148,11 +153,13 @@ def _differentiable_outputs(
     info: DifferentiabilityInfo, outputs: list[str], types: dict[str, str]
 ) -> list[str]:
     """The outputs the node gets gradients for. Without output_differentiability: the tensor
-    outputs, and of those only the first when the formulas read the single `grad` (as in
-    torch, where `cummax`'s indices or `frexp`'s exponent never require grad)."""
+    and tensor-list outputs, and of those only the first when the formulas read the single
+    `grad` (as in torch, where `cummax`'s indices or `frexp`'s exponent never require grad)."""
     if info.output_differentiability:
         return [n for n, d in zip(outputs, info.output_differentiability, strict=True) if d]
-    tensors = [n for n in outputs if types[n] == "at::Tensor"]
+    # Tensor lists too: differentiable, so that the caller refuses them rather than leaving
+    # them out of the graph.
+    tensors = [n for n in outputs if "at::Tensor" in types[n]]
     if any(uses(d.formula, "grad") for d in info.derivatives):
         return tensors[:1]
     return tensors
@@ -202,6 +209,62 @@ def inplace_or_view_kernel(f: NativeFunction, op: OpRef) -> BumpVersionKernel | 
 
 
 @dataclass(frozen=True)
+class ViewState:
+    """An argument of a view op that replaying it needs, kept by its ViewFunc."""
+
+    name: str
+    member_type: str  # an owning type: `::std::vector<int64_t>` for an `at::IntArrayRef`
+    conversion: str  # of the parameter to member_type, such as `.vec()`
+    kind: str  # "symint", "symints", "tensor" (what ViewFunc lists and sets) or "value"
+
+
+@dataclass(frozen=True)
+class ViewReplay:
+    """A torch::autograd::ViewFunc of a view op: what autograd calls to recreate the view on
+    another base, where as_strided cannot (or view replay is on), as torch's kernels record."""
+
+    struct: str
+    base: str  # the op's argument the view is taken of
+    call: str  # what calls the op: `<handle>().call`
+    arguments: tuple[str, ...]  # the op's arguments, in order
+    state: tuple[ViewState, ...]  # every argument but the base
+
+
+# The parameter types a ViewFunc keeps (see nodes.OWNING for the arrays), and how ViewFunc
+# lists them.
+_VIEW_STATE_KINDS = {
+    "c10::SymInt": "symint",
+    "c10::SymIntArrayRef": "symints",
+    "const at::Tensor &": "tensor",
+    "int64_t": "value",
+    "bool": "value",
+    "double": "value",
+    "at::IntArrayRef": "value",
+    "const at::Scalar &": "value",
+    "at::ScalarType": "value",
+}
+
+
+def _view_replay(f: NativeFunction, op: OpRef, base: str) -> ViewReplay | None:
+    """None where an argument's type is not one a ViewFunc here keeps: then autograd replays
+    the view with as_strided, which it can for any strided tensor."""
+    args = cpp_arguments(f.func, dispatcher_options(f))
+    state = []
+    for a in args:
+        if a.name == base:
+            continue
+        kind = _VIEW_STATE_KINDS.get(a.type)
+        if kind is None:
+            return None
+        value = a.type.removeprefix("const ").removesuffix(" &")
+        member_type, conversion = OWNING.get(value, (value, ""))
+        state.append(ViewState(a.name, member_type, conversion, kind))
+    struct = "".join(part.title() for part in f.name.unambiguous_name().split("_")) + "ViewFunc"
+    call = f"{op.aten_call}" if op.aten_call else f"{handle_var(op)}().call"
+    return ViewReplay(struct, base, call, tuple(a.name for a in args), tuple(state))
+
+
+@dataclass(frozen=True)
 class ViewKernel:
     """The ADInplaceOrView kernel of a view op (`Tensor(a) self -> Tensor(a)`): its output
     becomes a differentiable view of the aliased input."""
@@ -209,6 +272,7 @@ class ViewKernel:
     kind: ClassVar[str] = "view"
     signature: KernelSignature
     base: str  # the input the output aliases
+    replay: ViewReplay | None  # None: autograd replays the view with as_strided
 
 
 def view_kernel(f: NativeFunction, info: DifferentiabilityInfo, op: OpRef) -> ViewKernel:
@@ -223,4 +287,5 @@ def view_kernel(f: NativeFunction, info: DifferentiabilityInfo, op: OpRef) -> Vi
     ]
     if len(bases) != 1 or str(bases[0].type) != "Tensor":
         raise unsupported(info, "view ops whose output aliases no single Tensor input")
-    return ViewKernel(_signature(f, op, "inplace_or_view"), bases[0].name)
+    base = bases[0].name
+    return ViewKernel(_signature(f, op, "inplace_or_view"), base, _view_replay(f, op, base))
