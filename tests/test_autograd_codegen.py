@@ -46,6 +46,7 @@ def test_generated_autograd_passes_gradcheck(tmp_path, summary: list[str]) -> No
         f"--tags_yaml={tags}",
         f"--derivatives_yaml={AGOPS / 'derivatives.yaml'}",
         "--namespace=agops",
+        "--shards=0",  # one source per operator: the test names them
         f"--output_dir={out}",
     ]
     assert main(argv) == 0
