@@ -125,3 +125,11 @@ def test_no_compiled_code_in_the_source_tree():
     ]
     assert tracked and compiled == []
     assert not (REPO / "tool" / "atengen_template_code").exists()
+
+
+def test_compiled_code_names_no_path_of_this_machine(tmp_path):
+    # The Bazel action's outputs are compared across checkouts and machines (remote caching).
+    t.compile_all(str(tmp_path))
+    for path in tmp_path.iterdir():
+        data = path.read_bytes()
+        assert str(REPO).encode() not in data and b"/tmp/" not in data, path.name

@@ -81,6 +81,12 @@ def code_key(name: str, source: str) -> str:
     return digest.hexdigest()
 
 
+def _code_filename(name: str) -> str:
+    """The file name compiled code reports in tracebacks: relative to the package, never a path
+    of this machine (the code of a Bazel action is an output, compared across machines)."""
+    return f"atengen/templates/{name}"
+
+
 def code_file_name(name: str) -> str:
     """The file a template's code is kept in: one per template name, checked by its key."""
     return name + CODE_SUFFIX
@@ -93,11 +99,11 @@ class _CodeCachingLoader(jinja2.FileSystemLoader):
         self._stats = stats
 
     def load(self, environment, name, globals=None):
-        source, filename, uptodate = self.get_source(environment, name)
+        source, _, uptodate = self.get_source(environment, name)
         key = code_key(name, source)
         code = self._cached_code(name, key)
         if code is None:
-            code = environment.compile(source, name, filename)
+            code = environment.compile(source, name, _code_filename(name))
             self._stats.compiled.append(name)
             self._write(name, key, code)
         else:
@@ -160,7 +166,7 @@ def compile_all(output_dir: str, directory: str = TEMPLATE_DIR) -> list[str]:
     env = _environment(jinja2.FileSystemLoader(directory))
     names = env.list_templates(filter_func=lambda n: n.endswith(".j2"))
     for name in names:
-        source, filename, _ = env.loader.get_source(env, name)
-        code = env.compile(source, name, filename)
+        source, _, _ = env.loader.get_source(env, name)
+        code = env.compile(source, name, _code_filename(name))
         write_code_file(output_dir, name, code_key(name, source), code, ignore_errors=False)
     return names
