@@ -156,6 +156,14 @@ try:
     raise AssertionError("the backward of a forward-only op must fail")
 except RuntimeError as e:
     assert "the derivative for 'agops::cube backward' is not implemented" in str(e), e
+# A condition in output_differentiability ("factor != 0"): false, the output is not
+# differentiable (no history, no tangent), as torch's _to_copy with an integer dtype.
+assert not ops.scaled_tanh(x, 0.0).requires_grad
+assert ops.scaled_tanh(x, 1.5).requires_grad
+with fwAD.dual_level():
+    dual = fwAD.make_dual(x.detach(), torch.ones_like(x))
+    assert fwAD.unpack_dual(ops.scaled_tanh(dual, 0.0)).tangent is None
+    assert fwAD.unpack_dual(ops.scaled_tanh(dual, 1.5)).tangent is not None
 print("output_differentiability and a forward-only entry ok")
 
 # The view op's output is a view of its input, as torch.diagonal's is: it shares the version

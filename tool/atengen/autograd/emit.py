@@ -23,8 +23,8 @@ keys, they take precedence over the `Autograd` alias); a custom namespace's entr
 Default only.
 
 Not generated yet (an error names the entry): in-place view ops, views returning several
-tensors, conditions in output_differentiability, outputs that are tensor lists, in-place ops
-on tensor lists, forward formulas of tensor lists.
+tensors, outputs that are tensor lists, in-place ops on tensor lists, forward formulas of
+tensor lists.
 """
 
 from __future__ import annotations

@@ -89,14 +89,15 @@ class AutogradKernel:
     tangent_inputs: tuple[str, ...]  # inputs whose tangents forward formulas read
     primals: tuple[str, ...]  # inputs whose primals (`x_p`) forward formulas read
     original_self: bool  # forward formulas read self's value from before an in-place op
+    # output_differentiability's condition (a C++ expression of the inputs): false, the output
+    # is not differentiable, backward or forward, as in torch's kernels.
+    condition: str
 
 
 def autograd_kernel(
     fd: FunctionDerivatives, info: DifferentiabilityInfo, op: OpRef
 ) -> AutogradKernel:
     f = fd.func
-    if info.output_differentiability_conditions:
-        raise unsupported(info, "conditions in output_differentiability")
     inplace = f.kind is SchemaKind.inplace
     if inplace and isinstance(f.func.arguments.flat_non_out[0].type, ListType):
         raise unsupported(info, "in-place ops on tensor lists")
@@ -144,6 +145,7 @@ def autograd_kernel(
         tangent_inputs=tuple(tangent_inputs),
         primals=tuple(sorted({n for x in forward for n in (x.required_inputs_primal or ())})),
         original_self=any(x.required_original_self_value for x in forward),
+        condition=(info.output_differentiability_conditions or ("",))[0],
     )
 
 
