@@ -1,7 +1,9 @@
 """Generated Autograd kernels for aten itself, loaded over torch's own and checked on PyTorch's
-OpInfo samples: CI's slice of conformance/aten_autograd.py (the first 60 ops an OpInfo names,
-two samples per OpInfo). The full run, over every op the generator takes, is the script's; its
-results are in conformance/RESULTS.md."""
+OpInfo samples: CI's slice of conformance/aten_autograd.py (the first 60 functional ops an OpInfo
+names, 8 in-place ops whose OpInfos have an in-place variant and 6 view ops, two samples per
+OpInfo, each through its function variant, its in-place variant on a non-leaf clone, and a write
+through the view with view replay). The full run, over every op the generator takes and every
+sample, is the script's; its results are in conformance/RESULTS.md."""
 
 from __future__ import annotations
 
@@ -23,6 +25,8 @@ def test_generated_aten_autograd_equals_torchs_on_opinfo_samples(tmp_path) -> No
             sys.executable,
             f"{REPO}/conformance/aten_autograd.py",
             "--limit=60",
+            "--limit_inplace=8",
+            "--limit_view=6",
             "--max_samples=2",
             "--shards=2",
             f"--workdir={tmp_path / 'build'}",
@@ -37,13 +41,28 @@ def test_generated_aten_autograd_equals_torchs_on_opinfo_samples(tmp_path) -> No
     counts = json.loads(report.read_text())
     assert counts["mismatch_list"] == []
     # Every op built is served by the generated file (the dispatcher says so), ...
-    assert counts["built_linked_loaded"] == 60
+    assert counts["built_linked_loaded"] == 74
+    assert (counts["built_functional"], counts["built_in-place"], counts["built_view"]) == (
+        60,
+        8,
+        6,
+    )
     # ... at least 50 distinct aten ops' generated nodes were in the samples' graphs, ...
     assert counts["generated_nodes_reached"] >= 50, counts
     reached = counts["samples_reaching_generated_kernels"]
     assert reached >= 90, counts
-    # ... and on every such sample the outputs and gradients are bit-for-bit torch's.
+    # ... the in-place and view variants reached generated kernels too, ...
+    by_variant = counts["by_variant"]
+    assert by_variant["inplace"]["samples_reaching_generated_kernels"] >= 8, by_variant
+    assert by_variant["view"]["samples_reaching_generated_kernels"] >= 6, by_variant
+    # ... and on every such sample the outputs and gradients are bit-for-bit torch's, and
+    # gradcheck and gradgradcheck agree with torch's verdicts.
     assert counts["outputs_equal"] == counts["gradients_equal"] == reached, counts
-    checked = counts["gradcheck_both_pass"] + counts["gradcheck_both_fail"]
-    assert checked + counts["gradcheck_skipped_large"] == reached, counts
+    for check in ("gradcheck", "gradgradcheck"):
+        verdicts = [f"{check}_both_pass", f"{check}_both_fail", f"{check}_skipped_large"]
+        if check == "gradgradcheck":
+            verdicts.append("gradgradcheck_not_supported")
+        assert sum(counts[k] for k in verdicts) == reached, (check, counts)
     assert counts["gradcheck_both_pass"] >= 80, counts
+    assert counts["gradcheck_both_pass_with_forward_ad"] >= 60, counts
+    assert counts["gradgradcheck_both_pass"] >= 60, counts
