@@ -181,6 +181,7 @@ def autograd_files(
             kernels=tuple(shard.kernels),
             inplace_kernels=tuple(shard.inplace),
             sizes_and_options=any(n.uses_sizes_and_options for n in shard.nodes.values()),
+            optional_lists=any(n.saves_optional_lists for n in shard.nodes.values()),
             list_refs=any(
                 "ITensorListRef" in p for k in shard.kernels for p in k.signature.parameters
             ),
