@@ -22,9 +22,9 @@ own formulas, else Default's. For aten the other keys keep torch's kernels (regi
 keys, they take precedence over the `Autograd` alias); a custom namespace's entry may have
 Default only.
 
-Not generated yet (an error names the entry): in-place view ops, views returning several
-tensors, outputs that are tensor lists, in-place ops on tensor lists, forward formulas of
-tensor lists.
+Not generated yet (an error names the entry): in-place view ops outside aten, views returning
+several tensors, outputs that are tensor lists, in-place ops on tensor lists, forward formulas
+of tensor lists.
 """
 
 from __future__ import annotations
@@ -229,14 +229,14 @@ def _add_function(
     info = _info_for_key(fd, target)
     if info is None or f.kind not in (SchemaKind.functional, SchemaKind.inplace):
         return
-    if f.is_view_op:
-        if f.kind is not SchemaKind.functional:
-            raise unsupported(info, "in-place view ops")
+    if f.is_view_op and target.inplace_or_view:
         # The output must become a view of its input: generated for custom namespaces; aten
-        # keeps torch's own ADInplaceOrView kernel below ours.
-        if target.inplace_or_view:
-            shard.inplace.append(view_kernel(f, info, op))
-            shard.views = True
+        # keeps torch's own ADInplaceOrView kernels below ours (an in-place view op's Autograd
+        # kernel is an in-place op's).
+        if f.kind is not SchemaKind.functional:
+            raise unsupported(info, "in-place view ops outside aten")
+        shard.inplace.append(view_kernel(f, info, op))
+        shard.views = True
     forward = (fd.forward_derivatives or {}).get(DEFAULT_KEY, ())
     shard.helpers |= manual_helpers(info, forward)
     shard.ops[op.name + "." + op.overload] = op
