@@ -227,7 +227,15 @@ def _add_function(
             shard.kernels.append(out_kernel(f, info, op))
         return
     info = _info_for_key(fd, target)
-    if info is None or f.kind not in (SchemaKind.functional, SchemaKind.inplace):
+    if info is None or f.kind not in (
+        SchemaKind.functional,
+        SchemaKind.inplace,
+        SchemaKind.mutable,
+    ):
+        return
+    if f.kind is SchemaKind.mutable and target.inplace_or_view:
+        # A mutable op (`rrelu_with_noise` writes its `noise`) needs the version bump of what it
+        # writes: aten's is torch's own ADInplaceOrView kernel; none is generated for others.
         return
     if f.is_view_op and target.inplace_or_view:
         # The output must become a view of its input: generated for custom namespaces; aten
