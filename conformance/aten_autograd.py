@@ -2,7 +2,7 @@
 samples.
 
     .venv/bin/python conformance/aten_autograd.py [--ops=opinfo|all] [--max_samples=N]
-        [--limit=N [--limit_inplace=N] [--limit_view=N]] [--shards=N] [--jobs=N]
+        [--limit=N [--limit_inplace=N] [--limit_view=N] [--also=A,B]] [--shards=N] [--jobs=N]
         [--opinfo_workers=N] [--workdir=DIR] [--json=FILE] [--write]
 
 1. Selection. Every aten function matched to an entry of the wheel's derivatives.yaml
@@ -177,6 +177,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     p.add_argument("--limit_inplace", type=int, default=0, help="with --limit: N in-place ops too")
     p.add_argument("--limit_view", type=int, default=0, help="with --limit: N view ops too")
+    p.add_argument("--also", default="", help="with --limit: these ops too (comma-separated)")
     p.add_argument("--shards", type=int, default=4)
     p.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="g++ processes")
     p.add_argument(
@@ -254,7 +255,12 @@ def main(argv: list[str] | None = None) -> int:
     lines.append("RESULT " + ("mismatches" if mismatches else "ok"))
     print("\n".join(lines))
     if args.json:
-        report = {**counts, "by_variant": by_variant, "mismatch_list": mismatches}
+        report = {
+            **counts,
+            "by_variant": by_variant,
+            "nodes_reached": sorted(tally.nodes_reached),
+            "mismatch_list": mismatches,
+        }
         args.json.write_text(json.dumps(report, indent=1) + "\n")
     if args.write:
         _append_results(lines, argv if argv is not None else sys.argv[1:])
@@ -263,7 +269,8 @@ def main(argv: list[str] | None = None) -> int:
 
 def _ci_slice(chosen: list[str], kind: dict[str, str], opinfos: list, args) -> list[str]:
     """CI's slice: the first --limit functional ops by name, then the first --limit_inplace
-    in-place ops whose OpInfos have an in-place variant, and the first --limit_view view ops."""
+    in-place ops whose OpInfos have an in-place variant, the first --limit_view view ops, and
+    the --also ones."""
     import opinfo_grads
 
     with_inplace = set().union(
@@ -272,7 +279,11 @@ def _ci_slice(chosen: list[str], kind: dict[str, str], opinfos: list, args) -> l
     functional = [n for n in chosen if kind[n] == "functional"][: args.limit]
     inplace = [n for n in chosen if kind[n] == "in-place" and _root(n) in with_inplace]
     views = [n for n in chosen if kind[n] == "view"]
-    return sorted(functional + inplace[: args.limit_inplace] + views[: args.limit_view])
+    also = [n for n in args.also.split(",") if n]
+    unknown = sorted(set(also) - set(chosen))
+    if unknown:
+        raise SystemExit(f"--also: not generated, or no OpInfo names them: {', '.join(unknown)}")
+    return sorted(set(functional + inplace[: args.limit_inplace] + views[: args.limit_view] + also))
 
 
 def _opinfo_step(opinfos: list, lib: Path, view_roots: list[str], workdir: Path, args):

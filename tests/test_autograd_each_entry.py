@@ -187,3 +187,28 @@ def test_aten_entry_with_formulas_per_key_gets_the_default_kernel(tmp_path, mode
     assert "TORCH_LIBRARY_IMPL(aten, Autograd, m)" in text
     assert 'm.impl("select.int"' in text
     assert "AutogradNestedTensor" not in text
+
+
+RRELU_WITH_NOISE = (
+    "- name: rrelu_with_noise(Tensor self, Tensor(b!) noise, Scalar lower=0.125, Scalar "
+    "upper=0.3333333333333333, bool training=False, Generator? generator=None) -> Tensor\n"
+    "  self: rrelu_with_noise_backward(grad, self, noise, lower, upper, training, false)\n"
+    "  result: auto_element_wise\n"
+    "- name: rrelu_with_noise_functional(Tensor self, Tensor noise, Scalar lower=0.125, Scalar "
+    "upper=0.3333333333333333, bool training=False, Generator? generator=None) -> (Tensor, "
+    "Tensor noise_out)\n"
+    "  noise: non_differentiable\n"
+    "  self: rrelu_with_noise_backward(grad, self, noise, lower, upper, training, false)\n"
+)
+
+
+def test_aten_mutable_op_gets_an_autograd_kernel(tmp_path, model_loaded_once):
+    """torch's `rrelu_with_noise` entries (as in the wheel): a mutable op (it writes `noise`, not
+    `self`) gets a functional op's Autograd kernel; torch's ADInplaceOrView kernel below it bumps
+    the version of what it writes."""
+    rc, stderr, written = _run(tmp_path, "rrelu", RRELU_WITH_NOISE, "--ops=rrelu_with_noise")
+    assert (rc, stderr) == (0, ""), stderr
+    text = "".join(p.read_text() for p in written)
+    assert 'm.impl("rrelu_with_noise", TORCH_FN(' in text
+    assert "rrelu_with_noise_backward(grad, self, noise, lower, upper, training, false)" in text
+    assert "TORCH_LIBRARY_IMPL(aten, ADInplaceOrView" not in text

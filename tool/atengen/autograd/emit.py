@@ -22,9 +22,9 @@ own formulas, else Default's. For aten the other keys keep torch's kernels (regi
 keys, they take precedence over the `Autograd` alias); a custom namespace's entry may have
 Default only.
 
-Not generated yet (an error names the entry): in-place view ops, views returning several
-tensors, outputs that are tensor lists, in-place ops on tensor lists, forward formulas of
-tensor lists.
+Not generated yet (an error names the entry): in-place view ops outside aten, views returning
+several tensors, outputs that are tensor lists, in-place ops on tensor lists, forward formulas
+of tensor lists.
 """
 
 from __future__ import annotations
@@ -181,6 +181,7 @@ def autograd_files(
             kernels=tuple(shard.kernels),
             inplace_kernels=tuple(shard.inplace),
             sizes_and_options=any(n.uses_sizes_and_options for n in shard.nodes.values()),
+            optional_lists=any(n.saves_optional_lists for n in shard.nodes.values()),
             list_refs=any(
                 "ITensorListRef" in p for k in shard.kernels for p in k.signature.parameters
             ),
@@ -226,16 +227,24 @@ def _add_function(
             shard.kernels.append(out_kernel(f, info, op))
         return
     info = _info_for_key(fd, target)
-    if info is None or f.kind not in (SchemaKind.functional, SchemaKind.inplace):
+    if info is None or f.kind not in (
+        SchemaKind.functional,
+        SchemaKind.inplace,
+        SchemaKind.mutable,
+    ):
         return
-    if f.is_view_op:
-        if f.kind is not SchemaKind.functional:
-            raise unsupported(info, "in-place view ops")
+    if f.kind is SchemaKind.mutable and target.inplace_or_view:
+        # A mutable op (`rrelu_with_noise` writes its `noise`) needs the version bump of what it
+        # writes: aten's is torch's own ADInplaceOrView kernel; none is generated for others.
+        return
+    if f.is_view_op and target.inplace_or_view:
         # The output must become a view of its input: generated for custom namespaces; aten
-        # keeps torch's own ADInplaceOrView kernel below ours.
-        if target.inplace_or_view:
-            shard.inplace.append(view_kernel(f, info, op))
-            shard.views = True
+        # keeps torch's own ADInplaceOrView kernels below ours (an in-place view op's Autograd
+        # kernel is an in-place op's).
+        if f.kind is not SchemaKind.functional:
+            raise unsupported(info, "in-place view ops outside aten")
+        shard.inplace.append(view_kernel(f, info, op))
+        shard.views = True
     forward = (fd.forward_derivatives or {}).get(DEFAULT_KEY, ())
     shard.helpers |= manual_helpers(info, forward)
     shard.ops[op.name + "." + op.overload] = op

@@ -20,6 +20,8 @@ from atengen.torch_facts import AUTOGRAD_HELPERS_CALLABLE, AUTOGRAD_HELPERS_NOT_
 # Value types (as cpp_names.value_type gives them) of what a node saves as SavedVariables.
 SAVED_TENSOR = frozenset({"at::Tensor", "::std::optional<at::Tensor>"})
 SAVED_TENSOR_LIST = frozenset({"at::TensorList", "::std::vector<at::Tensor>"})
+# `Tensor?[]` (index's indices): saved like a list, absent entries as undefined tensors.
+SAVED_OPTIONAL_TENSOR_LIST = frozenset({"c10::List<::std::optional<at::Tensor>>"})
 # Differentiable input types: one edge each, or one edge per list element. `at::Tensor &` is the
 # self of an in-place op's own entry.
 SINGLE_INPUT = frozenset(
@@ -83,11 +85,13 @@ def input_ranges(info: DifferentiabilityInfo) -> tuple[InputRange, ...]:
 
 
 def saved_kind(info: DifferentiabilityInfo, s: SavedAttribute) -> str:
-    """'tensor', 'list' or 'value'."""
+    """'tensor', 'list', 'optional_list' or 'value'."""
     if s.cpp_type in SAVED_TENSOR:
         return "tensor"
     if s.cpp_type in SAVED_TENSOR_LIST:
         return "list"
+    if s.cpp_type in SAVED_OPTIONAL_TENSOR_LIST:
+        return "optional_list"
     if "Tensor>" in s.cpp_type or s.cpp_type.endswith("ITensorListRef"):
         raise unsupported(info, f"saving '{s.name}' ({s.cpp_type})")
     return "value"
@@ -99,7 +103,8 @@ class SavedValue:
 
     name: str  # as formulas name it; a tensor's or a list's member is `<name>_`
     expr: str  # what the autograd kernel saves: an expression of the inputs, or the output
-    kind: str  # "tensor" (a SavedVariable), "list" (of SavedVariables) or "value"
+    # "tensor" (a SavedVariable), "list" or "optional_list" (of SavedVariables) or "value"
+    kind: str
     is_output: bool
     member_type: str  # a value's member: an owning copy of a view type (IntArrayRef...)
     conversion: str  # of a saved input to member_type, such as `.vec()`
@@ -141,6 +146,10 @@ class BackwardNode:
     reads_grad: bool  # a formula reads `grad` (the first output's gradient)
     named_gradients: tuple[str, ...]  # `grad_<output>`, in the order of the grads vector
     formulas: tuple[BackwardFormula, ...]
+
+    @property
+    def saves_optional_lists(self) -> bool:
+        return any(s.kind == "optional_list" for s in self.saved)
 
     @property
     def uses_sizes_and_options(self) -> bool:
