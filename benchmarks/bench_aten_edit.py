@@ -29,7 +29,7 @@ import time
 from pathlib import Path
 
 from bench_edit_loop import profile_parts
-from common import REPO, TINY_HELP, append_results, package_dir, reject_tiny_write
+from common import REPO, TINY_HELP, append_results, package_dir, reject_tiny_write, run_bazel
 
 WORKSPACE = """\
 workspace(name = "aten_edit")
@@ -68,16 +68,8 @@ aten_codegen(
 
 def bazel(root: Path, base: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "RULES_ATEN_PYTHON": str(REPO / ".venv" / "bin" / "python3")}
-    result = subprocess.run(
-        ["bazel", f"--output_base={base / 'output_base'}", "--max_idle_secs=300", *args],
-        cwd=root,
-        env=env,
-        capture_output=True,
-        text=True,
-    )
-    if result.returncode != 0:
-        raise SystemExit(f"bazel {' '.join(args)} failed:\n{result.stderr[-4000:]}")
-    return result
+    startup = (f"--output_base={base / 'output_base'}", "--max_idle_secs=300")
+    return run_bazel(root, startup, env, *args)
 
 
 def build(root: Path, base: Path, profile: Path) -> tuple[float, float, float, float, list[str]]:

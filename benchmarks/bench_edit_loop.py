@@ -42,6 +42,7 @@ from common import (
     append_results,
     print_ratio,
     reject_tiny_write,
+    run_bazel,
 )
 
 sys.path.insert(0, str(REPO))
@@ -96,16 +97,7 @@ def body(i: int) -> str:
 
 def bazel(workspace: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("RULES_ATEN_")}
-    result = subprocess.run(
-        ["bazel", *quickstart_startup(), *args],
-        cwd=workspace,
-        env=env,
-        capture_output=True,
-        text=True,
-    )
-    if result.returncode != 0:
-        raise SystemExit(f"bazel {' '.join(args)} failed:\n{result.stderr[-4000:]}")
-    return result
+    return run_bazel(workspace, quickstart_startup(), env, *args)
 
 
 def profile_parts(path: Path) -> tuple[float, float, float, list[str]]:

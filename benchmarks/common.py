@@ -17,6 +17,18 @@ REPO = Path(__file__).resolve().parent.parent
 RESULTS = REPO / "benchmarks" / "RESULTS.md"
 
 
+def run_bazel(
+    root: Path, startup: tuple[str, ...], env: dict[str, str], *args: str
+) -> subprocess.CompletedProcess[str]:
+    """`bazel <startup> <args>` in the workspace `root`; exits the benchmark if it fails."""
+    result = subprocess.run(
+        ["bazel", *startup, *args], cwd=root, env=env, capture_output=True, text=True
+    )
+    if result.returncode != 0:
+        raise SystemExit(f"bazel {' '.join(args)} failed:\n{result.stderr[-4000:]}")
+    return result
+
+
 def cpu_model() -> str:
     """The CPU's model name from /proc/cpuinfo (the architecture where there is none)."""
     try:

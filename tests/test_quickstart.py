@@ -55,6 +55,19 @@ def quickstart_workspace() -> Path:
     return write_quickstart_workspace()
 
 
+def run_snippet(workspace: Path) -> str:
+    """The README's Python snippet, run with the workspace's .venv; the last line it prints."""
+    result = subprocess.run(
+        [str(workspace / ".venv" / "bin" / "python"), PYTHON_SNIPPET],
+        cwd=workspace,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert result.returncode == 0, result.stderr[-4000:]
+    return result.stdout.strip().splitlines()[-1]
+
+
 def quickstart_bazel(workspace: Path, *args: str):
     env = {k: v for k, v in os.environ.items() if not k.startswith("RULES_ATEN_")}
     return bazel_helpers.bazel(*args, cwd=workspace, startup=quickstart_startup(), env=env)
@@ -80,15 +93,7 @@ def test_quickstart_builds_and_runs(quickstart_workspace: Path, summary: list[st
     interpreter = output_base / "external" / "rules_aten_python" / "interpreter.txt"
     assert interpreter.read_text().split("\n")[2] == ".venv", interpreter.read_text()
 
-    result = subprocess.run(
-        [str(quickstart_workspace / ".venv" / "bin" / "python"), PYTHON_SNIPPET],
-        cwd=quickstart_workspace,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert result.returncode == 0, result.stderr[-4000:]
-    assert result.stdout.strip().splitlines()[-1] == EXPECTED_OUTPUT, result.stdout
+    assert run_snippet(quickstart_workspace) == EXPECTED_OUTPUT
     summary.append(f"quickstart: built {library} and printed {EXPECTED_OUTPUT}")
 
 
@@ -131,13 +136,5 @@ def test_a_kernel_edit_recompiles_only_the_kernel_from_the_precompiled_header(
     assert "myops_pch_kernels.h" in includes and "-Winvalid-pch" in args, args
     # GCC says so (-Winvalid-pch) when it cannot use the .gch and parses the headers instead.
     assert ".gch" not in result.stderr and "Winvalid-pch" not in result.stderr, result.stderr
-    run = subprocess.run(
-        [str(quickstart_workspace / ".venv" / "bin" / "python"), PYTHON_SNIPPET],
-        cwd=quickstart_workspace,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert run.returncode == 0, run.stderr[-4000:]
-    assert run.stdout.strip().splitlines()[-1] == EDITED_OUTPUT, run.stdout
+    assert run_snippet(quickstart_workspace) == EDITED_OUTPUT
     summary.append("quickstart: a kernel edit ran " + ", ".join(mnemonics))
