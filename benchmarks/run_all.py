@@ -41,6 +41,9 @@ class Target:
 # What each target measures and its limit, as the scripts state them.
 TARGETS = {
     "model_load": Target("model load: atengen/torchgen import+call", 0.3),
+    "model_load_grouped": Target(
+        "model load, groups on both sides: atengen/torchgen import+call+grouping", None
+    ),
     "P1": Target("P1 full codegen: atengen/torchgen --generate sources, wall", 0.1),
     "P1_cpu": Target("P1 full codegen, CPU s (atengen forks per CPU, torchgen does not)", None),
     "P2_rename": Target("P2 one-op edit (rename a kernel): compile CPU s", 0.1),
@@ -59,7 +62,7 @@ TARGETS = {
 
 # In run order, with the targets each prints (the full-compile ones are left out by --tiny).
 BENCHMARKS = {
-    "bench_model": ["model_load"],
+    "bench_model": ["model_load", "model_load_grouped"],
     "bench_codegen": ["P1", "P1_cpu"],
     "bench_incremental": ["P2_rename", "P2_add", "P2_rename_buckets", "P2_add_buckets", "P3", "P4"],
     "bench_backend": ["P5"],

@@ -29,16 +29,18 @@ def load_run_all(monkeypatch: pytest.MonkeyPatch):
 def test_run_all_tiny_subset(summary: list[str]) -> None:
     stdout = run_benchmark_tiny("run_all.py", "--only", "bench_backend,bench_model")
     printed = dict(re.findall(r"^RATIO (\w+) ([\d.]+)$", stdout, re.M))
-    assert printed.keys() == {"model_load", "P5"}, stdout
+    assert printed.keys() == {"model_load", "model_load_grouped", "P5"}, stdout
     table = stdout[stdout.rindex("| target | measured |") :]
     rows = ROW.findall(table)
     # In run order (bench_model before bench_backend), whatever order --only names them.
     assert [r[4] for r in rows] == [
         ".venv/bin/python benchmarks/bench_model.py --tiny",
+        ".venv/bin/python benchmarks/bench_model.py --tiny",
         ".venv/bin/python benchmarks/bench_backend.py --tiny",
     ], table
-    (_, model, model_target, model_met, _), (_, p5, p5_target, p5_met, _) = rows
+    (_, model, model_target, model_met, _), (_, grouped, *_), (_, p5, p5_target, p5_met, _) = rows
     assert float(model) == pytest.approx(float(printed["model_load"]), abs=0.001)
+    assert float(grouped) == pytest.approx(float(printed["model_load_grouped"]), abs=0.001)
     assert float(p5) == pytest.approx(float(printed["P5"]), abs=0.001)
     assert model_target == "<= 0.3x" and model_met in ("met", "not met"), table
     assert (p5_target, p5_met) == ("-", "-"), table

@@ -163,7 +163,7 @@ def registration_files(
     }
 
     def key_files(key: str) -> tuple[list[GeneratedFile], set[str]]:
-        return _key_files(model, functions, candidates[key], key, sharding, templates, wheel)
+        return _key_files(model, candidates[key], key, sharding, templates, wheel)
 
     # Largest first: no process is left with a large key at the end.
     order = sorted(keys, key=lambda k: (-_work_estimate(k, candidates[k]), keys.index(k)))
@@ -186,7 +186,6 @@ def registration_files(
 
 def _key_files(
     model: OperatorModel,
-    functions: list[NativeFunction],
     candidates: list[NativeFunction],
     key: str,
     sharding: ShardSetting,
@@ -202,8 +201,9 @@ def _key_files(
         if id(f) not in wrapped and (reason := unexported_kernel_reason(f, key, wheel)) is not None
     ]
     # Only operators with a kernel for this key: a shard's bytes must not depend on
-    # operators it does not register (nor, with automatic sharding, their number).
-    key_functions = [f for f in functions if id(f) in wrapped]
+    # operators it does not register (nor, with automatic sharding, their number). The
+    # candidates are in the order of ``functions``.
+    key_functions = [f for f in candidates if id(f) in wrapped]
     files = []
     for (namespace, shard), fns in sharding.group(key_functions):
         text = _shard_text(key, namespace, [(f, wrapped[id(f)]) for f in fns], templates)

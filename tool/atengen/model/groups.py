@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from atengen.cached import cached_property
 from atengen.errors import AtengenError
 from atengen.model.native_function import NativeFunction
 from atengen.model.schema import SchemaKind, view_base_name
@@ -19,7 +20,7 @@ class NativeFunctionsGroup:
     inplace: NativeFunction | None = None
     mutable: NativeFunction | None = None
 
-    @property
+    @cached_property
     def structured(self) -> bool:
         return self.out.structured
 

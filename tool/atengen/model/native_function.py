@@ -102,23 +102,23 @@ class NativeFunction:
     manual_kernel_registration: bool = False
     use_const_ref_for_mutable_tensors: bool = False
 
-    @property
+    @cached_property
     def name(self) -> OperatorName:
         return self.func.name
 
-    @property
+    @cached_property
     def kind(self) -> SchemaKind:
         return self.func.kind
 
-    @property
+    @cached_property
     def generated(self) -> bool:
         return "generated" in self.tags
 
-    @property
+    @cached_property
     def part_of_structured_group(self) -> bool:
         return self.structured or self.structured_delegate is not None
 
-    @property
+    @cached_property
     def has_composite_implicit_autograd_kernel(self) -> bool:
         return "CompositeImplicitAutograd" in self.dispatch
 
@@ -330,11 +330,21 @@ def _parse_op_name(r: _EntryReader, key: str) -> OperatorName | None:
 
 def _parse_variants(r: _EntryReader) -> frozenset[str]:
     raw = r.get("variants", str, "function", "'function', 'method' or 'function, method'")
-    variants = [v.strip() for v in raw.split(",")]
+    variants = _variant_set(raw)
     for v in variants:
         if v not in ("function", "method"):
             raise r.err("variants", f"illegal variant '{v}'; use function and/or method")
-    return frozenset(variants)
+    return variants
+
+
+@interned  # a handful of spellings: one set each, not one per entry
+def _variant_set(raw: str) -> frozenset[str]:
+    return frozenset(v.strip() for v in raw.split(","))
+
+
+@interned  # a few dozen distinct tag sets among thousands of entries
+def _shared_tag_set(tags: frozenset[str]) -> frozenset[str]:
+    return tags
 
 
 def _parse_tags(
@@ -358,7 +368,7 @@ def _parse_tags(
         tags.add("out")
     if func.name.name.inplace and "inplace" in valid_tags:
         tags.add("inplace")
-    return frozenset(tags)
+    return _shared_tag_set(frozenset(tags))
 
 
 def default_kernel_name(func: FunctionSchema) -> str:

@@ -57,7 +57,7 @@ class Argument:
     default: str | None
     annotation: Annotation | None
 
-    @property
+    @cached_property
     def is_write(self) -> bool:
         return self.annotation is not None and self.annotation.is_write
 
@@ -92,7 +92,7 @@ class Return:
     type: Type
     annotation: Annotation | None
 
-    @property
+    @cached_property
     def is_write(self) -> bool:
         return self.annotation is not None and self.annotation.is_write
 
@@ -204,7 +204,8 @@ def _looks_like_tensor_option(a: Argument, name: str, t: Type) -> bool:
     return a.name == name and (a.type == t or a.type == OptionalType(t))
 
 
-@dataclass(frozen=True, slots=True)
+# No slots: the flat views are cached in the instance (interned, so one per argument list).
+@dataclass(frozen=True)
 class Arguments:
     pre_self_positional: tuple[Argument, ...]
     self_arg: Argument | None
@@ -214,21 +215,21 @@ class Arguments:
     post_tensor_options_kwarg_only: tuple[Argument, ...]
     out: tuple[Argument, ...]
 
-    @property
+    @cached_property
     def flat_positional(self) -> tuple[Argument, ...]:
         self_part = (self.self_arg,) if self.self_arg is not None else ()
         return self.pre_self_positional + self_part + self.post_self_positional
 
-    @property
+    @cached_property
     def flat_kwarg_only(self) -> tuple[Argument, ...]:
         options = self.tensor_options.all() if self.tensor_options is not None else ()
         return self.pre_tensor_options_kwarg_only + options + self.post_tensor_options_kwarg_only
 
-    @property
+    @cached_property
     def flat_non_out(self) -> tuple[Argument, ...]:
         return self.flat_positional + self.flat_kwarg_only
 
-    @property
+    @cached_property
     def flat_all(self) -> tuple[Argument, ...]:
         return self.flat_positional + self.flat_kwarg_only + self.out
 
