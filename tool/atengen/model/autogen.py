@@ -14,7 +14,7 @@ from types import MappingProxyType
 
 from atengen import torch_facts
 from atengen.errors import AtengenError
-from atengen.model.groups import pre_group
+from atengen.model.groups import add_to_buckets
 from atengen.model.native_function import BackendMetadata, NativeFunction
 from atengen.model.schema import (
     TENSOR,
@@ -39,16 +39,21 @@ GENERATED_KERNEL_KEY = "CompositeExplicitAutograd"
 
 def add_generated_functions(
     functions: list[NativeFunction],
-) -> tuple[list[NativeFunction], list[AtengenError]]:
-    """Returns ``functions`` plus the generated variants, and any errors."""
-    result = list(functions)
+) -> tuple[list[NativeFunction], list[dict[SchemaKind, NativeFunction]], list[AtengenError]]:
+    """Returns ``functions`` plus the generated variants, pre_group's buckets of them all
+    (what grouping starts from), and any errors."""
+    buckets: dict[str, dict[SchemaKind, NativeFunction]] = {}
+    add_to_buckets(buckets, functions)
+    generated: list[NativeFunction] = []
     errors: list[AtengenError] = []
-    for d in pre_group(functions):
+    for d in list(buckets.values()):
         try:
-            result.extend(_generate_for_bucket(d))
+            generated.extend(_generate_for_bucket(d))
         except AtengenError as e:
             errors.append(e)
-    return result, errors
+    if not errors:  # (the caller reports these first; the buckets are then unused)
+        add_to_buckets(buckets, generated)
+    return [*functions, *generated], list(buckets.values()), errors
 
 
 def _generate_for_bucket(d: dict[SchemaKind, NativeFunction]) -> list[NativeFunction]:

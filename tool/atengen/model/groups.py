@@ -43,6 +43,14 @@ class NativeFunctionsViewGroup:
 def pre_group(functions: Iterable[NativeFunction]) -> list[dict[SchemaKind, NativeFunction]]:
     """Bucket functions by grouping key, then by kind; a kind may appear once."""
     buckets: dict[str, dict[SchemaKind, NativeFunction]] = {}
+    add_to_buckets(buckets, functions)
+    return list(buckets.values())
+
+
+def add_to_buckets(
+    buckets: dict[str, dict[SchemaKind, NativeFunction]], functions: Iterable[NativeFunction]
+) -> None:
+    """pre_group's buckets (by grouping key, then kind), extended with ``functions``."""
     for f in functions:
         d = buckets.setdefault(f.func.grouping_key, {})
         other = d.get(f.kind)
@@ -54,7 +62,6 @@ def pre_group(functions: Iterable[NativeFunction]) -> list[dict[SchemaKind, Nati
                 "annotations, defaults or TensorOptions",
             )
         d[f.kind] = f
-    return list(buckets.values())
 
 
 def make_groups(

@@ -19,7 +19,6 @@ from atengen.model.groups import (
     NativeFunctionsViewGroup,
     make_groups,
     make_view_groups,
-    pre_group,
 )
 from atengen.model.native_function import (
     NativeFunction,
@@ -114,9 +113,9 @@ def build_model(doc: object, path: str, valid_tags: frozenset[str]) -> OperatorM
     errors.extend(_check_names_and_delegates(functions))
     _raise_if(errors)
 
-    functions, errors = add_generated_functions(functions)
+    functions, buckets, errors = add_generated_functions(functions)
     _raise_if(errors)
-    groups, group_errors = make_groups(pre_group(functions))
+    groups, group_errors = make_groups(buckets)
     view_groups, view_errors = make_view_groups(functions)
     # `autogen:` on ops that get no variants (CompositeImplicitAutograd-only,
     # views, manual bindings) is ignored, as torch's own YAML relies on.
