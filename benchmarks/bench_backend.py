@@ -25,7 +25,7 @@ import sys
 import tempfile
 import time
 
-from common import REPO, TINY_HELP, append_results, print_ratio, reject_tiny_write
+from common import REPO, TINY_HELP, append_results, child_env, print_ratio, reject_tiny_write
 
 XLA_SHAPED = REPO / "tests" / "data" / "backends" / "xla_shaped.yaml"
 
@@ -44,7 +44,7 @@ def main() -> None:
     args = parser.parse_args()
     reject_tiny_write(parser, args)
     reps, warmup = (1, 0) if args.tiny else (args.reps, 1)
-    env = dict(os.environ, PYTHONPATH=str(REPO / "tool"))
+    env = child_env(PYTHONPATH=str(REPO / "tool"))
     text = re.sub(r"^(full_codegen|ir_gen):\n(  - .*\n)*", "", XLA_SHAPED.read_text(), flags=re.M)
     names = (
         "torchgen gen_backend_stubs",

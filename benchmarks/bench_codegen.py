@@ -37,6 +37,7 @@ from common import (
     REPO,
     TINY_HELP,
     append_results,
+    child_env,
     package_dir,
     print_ratio,
     reject_tiny_write,
@@ -74,7 +75,7 @@ def main() -> None:
     reject_tiny_write(parser, args)
     reps = 1 if args.tiny else args.reps
     aten = package_dir("torchgen") / "packaged" / "ATen"
-    env = dict(os.environ, PYTHONPATH=str(REPO / "tool"))
+    env = child_env(PYTHONPATH=str(REPO / "tool"))
     times: dict[str, list[float]] = {"torchgen (all)": [], "torchgen (sources)": [], "atengen": []}
     cpu_times: dict[str, list[float]] = {name: [] for name in times}
     files: dict[str, int] = {}

@@ -33,6 +33,7 @@ from common import (  # noqa: E402
     REPO,
     TINY_HELP,
     append_results,
+    child_env,
     cpu_model,
     package_dir,
     print_ratio,
@@ -74,7 +75,7 @@ print(json.dumps({"import_s": t1 - t0, "call_s": t2 - t1, "infos": counts["entri
 
 
 def run_child(side: str, python: str, yamls: tuple[Path, Path, Path]) -> dict:
-    env = dict(os.environ)
+    env = child_env(python)
     if side == "atengen":
         tool = str(REPO / "tool")
         env["PYTHONPATH"] = os.pathsep.join(p for p in (tool, env.get("PYTHONPATH")) if p)

@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import os
 import re
 import shutil
 import subprocess
@@ -50,6 +49,7 @@ from common import (
     TINY_DEFINES,
     TINY_HELP,
     PrecompiledHeaders,
+    child_env,
     ops_include_root,
     package_dir,
     print_ratio,
@@ -75,7 +75,7 @@ def run_torchgen(src: Path, out: Path) -> Path:
 
 
 def run_atengen(src: Path, out: Path, keys: str, shards: int | str) -> Path:
-    env = dict(os.environ, PYTHONPATH=str(REPO / "tool"))
+    env = child_env(PYTHONPATH=str(REPO / "tool"))
     subprocess.run(
         [
             sys.executable, "-m", "atengen", "generate",

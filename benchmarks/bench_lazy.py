@@ -31,7 +31,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from common import REPO, TINY_HELP, append_results, print_ratio, reject_tiny_write
+from common import REPO, TINY_HELP, append_results, child_env, print_ratio, reject_tiny_write
 
 XLA_YAML = REPO / "tests" / "data" / "lazy" / "xla_native_functions.yaml"
 TORCHGEN_DRIVER = """
@@ -83,9 +83,7 @@ def main() -> None:
     args = parser.parse_args()
     reject_tiny_write(parser, args)
     reps, warmup = (1, 0) if args.tiny else (args.reps, 1)
-    # Children may write atengen's .pyc files in the warm-up rep, as torchgen's ship in the wheel.
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-    env["PYTHONPATH"] = str(REPO / "tool")
+    env = child_env(PYTHONPATH=str(REPO / "tool"))
     walls: dict[str, list[float]] = {n: [] for n in NAMES}
     cpus: dict[str, list[float]] = {n: [] for n in NAMES}
     files: dict[str, int] = {}

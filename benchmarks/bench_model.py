@@ -38,7 +38,14 @@ import sys
 import time
 from pathlib import Path
 
-from common import STARTED_AT_COMMIT, TINY_HELP, cpu_model, print_ratio, reject_tiny_write
+from common import (
+    STARTED_AT_COMMIT,
+    TINY_HELP,
+    child_env,
+    cpu_model,
+    print_ratio,
+    reject_tiny_write,
+)
 
 REPO = Path(__file__).resolve().parent.parent
 TOOL = REPO / "tool"
@@ -92,7 +99,7 @@ def packaged_yaml() -> tuple[Path, Path]:
 
 
 def run_child(side: str, python: str, op_yaml: Path, tags_yaml: Path) -> dict:
-    env = dict(os.environ)
+    env = child_env(python)
     if side == "atengen":
         env["PYTHONPATH"] = os.pathsep.join(p for p in (str(TOOL), env.get("PYTHONPATH")) if p)
     cmd = [python, "-c", _CHILD[side], str(op_yaml), str(tags_yaml)]

@@ -29,6 +29,22 @@ def run_bazel(
     return result
 
 
+def child_env(python: str = sys.executable, **overrides: str) -> dict[str, str]:
+    """The environment of the processes a benchmark times, after compiling the generator's
+    bytecode with ``python``: torchgen's ships compiled in the wheel, and a build's generator
+    is compiled once, so no side should compile its source in a timed run (with
+    PYTHONDONTWRITEBYTECODE set, as shells and CI often have it, every run would)."""
+    subprocess.run(
+        [python, "-m", "compileall", "-q", str(REPO / "tool" / "atengen")],
+        check=True,
+        env={k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"},
+        stdout=subprocess.DEVNULL,
+    )
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env.update(overrides)
+    return env
+
+
 def cpu_model() -> str:
     """The CPU's model name from /proc/cpuinfo (the architecture where there is none)."""
     try:

@@ -30,7 +30,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from common import REPO, PrecompiledHeaders, package_dir
+from common import REPO, PrecompiledHeaders, child_env, package_dir
 
 TINY_SELECTION = {"ops": "_prelu_kernel", "keys": "CPU", "shards": 0}
 
@@ -63,7 +63,7 @@ def generate(out: Path, ops: str, keys: str, shards: int | str, cuda: bool) -> N
     ]
     if cuda:
         cmd.append(f"--cuda_output_dir={out}/cuda")
-    env = dict(os.environ, PYTHONPATH=str(REPO / "tool"))
+    env = child_env(PYTHONPATH=str(REPO / "tool"))
     subprocess.run(cmd, check=True, env=env)
 
 
