@@ -55,7 +55,29 @@ def _machine_specific(path):
         return True
     return len(parts) == 2 and parts[0].endswith(".dist-info") and parts[1] in _MACHINE_SPECIFIC
 
-def _read_distribution(rctx, site, dist_info):
+# Compiles every installed module with the interpreter that runs the tools, into checked-hash
+# .pyc files (valid whatever the files' mtimes; the import still checks each against its
+# source), and prints the interpreter's cache tag. Otherwise every build action that runs the
+# generator compiles jinja2, absl and yaml from source first: about 0.1 s of CPU an action.
+_COMPILE_SCRIPT = """
+import compileall, py_compile, sys
+compileall.compile_dir(
+    sys.argv[1], quiet=2, invalidation_mode=py_compile.PycInvalidationMode.CHECKED_HASH
+)
+print(sys.implementation.cache_tag)
+"""
+
+def _bytecode_of(rctx, site, path, cache_tag):
+    """The site-relative path of the compiled module of `path` (a .py file), or None."""
+    directory, _, filename = path.rpartition("/")
+    pyc = "{}__pycache__/{}.{}.pyc".format(
+        directory + "/" if directory else "",
+        filename[:-len(".py")],
+        cache_tag,
+    )
+    return pyc if rctx.path("{}/{}".format(site, pyc)).exists else None
+
+def _read_distribution(rctx, site, dist_info, cache_tag):
     metadata = rctx.read(site.get_child(dist_info).get_child("METADATA"))
     names = _metadata_field(metadata, "Name")
     if not names:
@@ -79,6 +101,9 @@ def _read_distribution(rctx, site, dist_info):
             continue
         if path.endswith(".py"):
             srcs.append(_SITE + "/" + path)
+            pyc = _bytecode_of(rctx, site, path, cache_tag)
+            if pyc:
+                data.append(_SITE + "/" + pyc)
         else:
             data.append(_SITE + "/" + path)
     return struct(
@@ -124,11 +149,19 @@ def _pip_repo_impl(rctx):
             result.stderr,
         ))
 
+    compiled = rctx.execute([python.path, "-c", _COMPILE_SCRIPT, _SITE], quiet = True)
+    if compiled.return_code != 0:
+        fail("rules_aten: cannot compile the modules pip installed ({}):\n{}".format(
+            python.path,
+            compiled.stderr,
+        ))
+    cache_tag = compiled.stdout.strip().split("\n")[-1]
+
     site = rctx.path(_SITE)
     by_name = {}
     for child in site.readdir():
         if child.basename.endswith(".dist-info"):
-            dist = _read_distribution(rctx, site, child.basename)
+            dist = _read_distribution(rctx, site, child.basename, cache_tag)
             by_name[dist.name] = dist
     installed = sorted(by_name.keys())
     dists = [by_name[n] for n in installed]
