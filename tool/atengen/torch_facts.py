@@ -16,7 +16,6 @@ only the fallback of a run without it.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 
 # One line: rules/private/torch.bzl reads it to refuse other releases up front.
@@ -497,6 +496,8 @@ class WheelFacts:
 def parse_wheel_facts(text: str) -> WheelFacts:
     """WheelFacts from the JSON text; ValueError with one line when it is not for a supported
     release."""
+    import json  # here: only a run given --torch_facts reads JSON (json costs ~3 ms to import)
+
     data = json.loads(text)
     release = data.get("release", "unknown")
     if release not in SUPPORTED_RELEASES:
