@@ -1,5 +1,5 @@
-"""What the conformance scripts share: loading a generated library quietly, and appending a
-dated entry to conformance/RESULTS.md."""
+"""What the conformance scripts share: running under another venv's interpreter (`--python`),
+loading a generated library quietly, and appending a dated entry to conformance/RESULTS.md."""
 
 from __future__ import annotations
 
@@ -11,6 +11,44 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 RESULTS = REPO / "conformance" / "RESULTS.md"
+
+
+def add_python_option(parser) -> None:
+    """`--python PATH`: run the script under that interpreter, so against its torch (the CUDA
+    venv's 2.14.1+cu130: `~/.cache/rules_aten/venv-torch-cu130/bin/python`)."""
+    parser.add_argument(
+        "--python",
+        help="the interpreter to run under, and so the torch to check (default: this one)",
+    )
+
+
+def run_under(python: str | None) -> None:
+    """Re-executes the running script with ``python`` and the same arguments, less --python.
+    Returns when there is no other interpreter to run under."""
+    if not python:
+        return
+    if not os.access(python, os.X_OK):
+        sys.exit(f"--python: {python} is not an executable interpreter")
+    argv, skip = [], False
+    for arg in sys.argv[1:]:
+        if skip:
+            skip = False
+        elif arg == "--python":
+            skip = True
+        elif not arg.startswith("--python="):
+            argv.append(arg)
+    sys.stdout.flush()
+    os.execv(python, [python, sys.argv[0], *argv])
+
+
+def interpreter() -> str:
+    """The running interpreter as a command line names it: `.venv/bin/python` for the
+    checkout's venv, the path (with `~` for the home directory) for another."""
+    path = Path(sys.executable)
+    if path.is_relative_to(REPO):
+        return str(path.relative_to(REPO))
+    home = Path.home()
+    return f"~/{path.relative_to(home)}" if path.is_relative_to(home) else str(path)
 
 
 def load_library_quietly(path: str) -> None:
@@ -31,7 +69,10 @@ def load_library_quietly(path: str) -> None:
 
 
 def append_result(title: str, command: str, body: list[str]) -> None:
-    """Appends `## <title>, <UTC time>` with the command, commit and machine, then body."""
+    """Appends `## <title>, <UTC time>` with the command, commit, machine and torch, then
+    body."""
+    import torch
+
     commit = subprocess.run(
         ["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"], capture_output=True, text=True
     ).stdout.strip()
@@ -42,7 +83,6 @@ def append_result(title: str, command: str, body: list[str]) -> None:
     with RESULTS.open("a") as f:
         f.write(
             f"\n## {title}, {stamp}\n\n- Command: `{command}`\n"
-            f"- Commit: {commit}; machine: {cpu_model()}, {os.cpu_count()} cores\n\n"
-            + "\n".join(body)
-            + "\n"
+            f"- Commit: {commit}; machine: {cpu_model()}, {os.cpu_count()} cores; "
+            f"torch {torch.__version__}\n\n" + "\n".join(body) + "\n"
         )
