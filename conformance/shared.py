@@ -11,6 +11,9 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 RESULTS = REPO / "conformance" / "RESULTS.md"
+sys.path.insert(0, str(REPO / "benchmarks"))
+# The benchmarks' helpers, so that both results files agree (interpreter: for the scripts).
+from common import cpu_model, interpreter  # noqa: E402, F401
 
 
 def add_python_option(parser) -> None:
@@ -41,16 +44,6 @@ def run_under(python: str | None) -> None:
     os.execv(python, [python, sys.argv[0], *argv])
 
 
-def interpreter() -> str:
-    """The running interpreter as a command line names it: `.venv/bin/python` for the
-    checkout's venv, the path (with `~` for the home directory) for another."""
-    path = Path(sys.executable)
-    if path.is_relative_to(REPO):
-        return str(path.relative_to(REPO))
-    home = Path.home()
-    return f"~/{path.relative_to(home)}" if path.is_relative_to(home) else str(path)
-
-
 def load_library_quietly(path: str) -> None:
     """torch.ops.load_library, with file descriptor 2 sent to /dev/null meanwhile: loading over
     torch's own kernels makes the C++ side print "Overriding a previously registered kernel",
@@ -77,9 +70,6 @@ def append_result(title: str, command: str, body: list[str]) -> None:
         ["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"], capture_output=True, text=True
     ).stdout.strip()
     stamp = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
-    sys.path.insert(0, str(REPO / "benchmarks"))
-    from common import cpu_model  # the benchmarks' helper, so both results files agree
-
     with RESULTS.open("a") as f:
         f.write(
             f"\n## {title}, {stamp}\n\n- Command: `{command}`\n"

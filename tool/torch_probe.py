@@ -55,7 +55,7 @@ def _exported_native_kernels(lib: str) -> list[str] | None:
     return sorted(set(_NATIVE.findall(out)))
 
 
-def _cuda_packages(site: str) -> tuple[list[str], str]:
+def cuda_packages(site: str) -> tuple[list[str], str]:
     """The nvidia-* wheels' include directories (nvidia/cu13/include, nvidia/cudnn/include, ...)
     and the CUDA runtime library among their lib/ directories."""
     includes = sorted(glob.glob(os.path.join(site, "nvidia", "*", "include")))
@@ -63,7 +63,7 @@ def _cuda_packages(site: str) -> tuple[list[str], str]:
     return includes, (runtimes[0] if runtimes else "")
 
 
-def _version_file(torch_dir: str) -> dict:
+def version_file(torch_dir: str) -> dict:
     """version, release and cuda from torch/version.py, without importing torch."""
     try:
         with open(os.path.join(torch_dir, "version.py"), encoding="utf-8") as f:
@@ -110,7 +110,7 @@ def probe(override: str) -> dict:
         info["import_error"] = repr(e)
     if info["version"] == "unknown":
         # Not importable here (another interpreter's wheel): its version.py still names it.
-        info.update(_version_file(torch_dir))
+        info.update(version_file(torch_dir))
     site = os.path.dirname(torch_dir)
     info["torch_dir"] = torch_dir
     info["torchgen_dir"] = os.path.join(site, "torchgen")
@@ -118,7 +118,7 @@ def probe(override: str) -> dict:
     info["headers"] = {h: os.path.exists(os.path.join(include, h)) for h in OPTIONAL_HEADERS}
     lib = os.path.join(torch_dir, "lib")
     info["libraries"] = [name for name in LIBRARIES if os.path.exists(os.path.join(lib, name))]
-    info["cuda_include_dirs"], info["cuda_runtime"] = _cuda_packages(site)
+    info["cuda_include_dirs"], info["cuda_runtime"] = cuda_packages(site)
     kernels = {}
     for name in ("libtorch_cpu", "libtorch_cuda"):
         path = os.path.join(lib, name + ".so")
