@@ -26,8 +26,10 @@ with its count, not as missing.
 --//:aten_ops=all`, with that interpreter as RULES_ATEN_PYTHON) is then loaded into a fresh
 process of the interpreter, and for each (key, op) torchgen registers under the library's CUDA
 keys (torch_facts.CUDA_KEYS; all keys with --served_keys=all) the dispatcher's kernel for the
-key (`torch._C._dispatch_dump`) is looked up before and after: it counts as served when it is
-registered in a file whose path holds --served_marker (the generated tree). Not served and not
+key (`torch._C._dispatch_dump`; an alias key's `<key>[alias]` line) is looked up before and
+after: it counts as served when it is registered in a file whose path holds --served_marker
+(the generated tree). The "Overriding a previously registered kernel" warnings the load prints
+are counted too. Not served and not
 left out is a difference.
 
 Prints `RESULT ok` when nothing is missing, extra or unserved outside those keys, else
@@ -172,9 +174,11 @@ _SERVED_SCRIPT = """
 import json, os, sys, tempfile, torch
 pairs = json.loads(open(sys.argv[2]).read())
 def kernel_file(key, op):
+    # (an alias key, CompositeImplicitAutograd and the like, is listed as "<key>[alias]")
     for line in torch._C._dispatch_dump("aten::" + op).splitlines():
-        if line.startswith(key + ": registered at "):
-            return line[len(key + ": registered at "):].split(" :: ")[0]
+        for head in (key + ": registered at ", key + "[alias]: registered at "):
+            if line.startswith(head):
+                return line[len(head):].split(" :: ")[0]
     return None
 before = [kernel_file(k, o) for k, o in pairs]
 with tempfile.TemporaryFile("w+") as err:
@@ -294,6 +298,7 @@ def main() -> int:
     print(f"RESULT {verdict}")
     if args.write:
         library = f" --library={args.library}" if args.library else ""
+        library += f" --served_keys={args.served_keys}" if args.library else ""
         append_result(
             "Registrations against torchgen's gen.py",
             f"{interpreter()} conformance/aten_registrations.py{library} --write",
