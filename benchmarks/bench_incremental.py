@@ -1,7 +1,7 @@
 """P2/P3/P4: compile CPU seconds and peak RSS, atengen vs torchgen, on the same YAML.
 
     .venv/bin/python benchmarks/bench_incremental.py [--op _prelu_kernel] [--keys CPU,Meta,...]
-        [--shards auto] [-j 2] [--skip-full] [--cuda_dir /usr/local/cuda] [--write] [--tiny]
+        [--shards auto] [-j 2] [--skip-full | --skip-edits] [--cuda_dir /usr/local/cuda] [--write] [--tiny]
 
 Both generators run on a copy of torch's packaged YAML. torchgen writes its own headers too,
 so both sides compile against torchgen's freshly generated ATen/ops headers (put first on the
@@ -14,7 +14,7 @@ include path, before the wheel's), with the same g++ flags.
   and --shards (default auto, the default of aten_codegen() and //:aten_generated;
   P2_rename_buckets, P2_add_buckets).
 - P3 (full compile): compile every registration source of the compared keys on both sides
-  (atengen with --shards). Skipped with --skip-full.
+  (atengen with --shards). Skipped with --skip-full; --skip-edits runs only this (and P4).
 - P4: the peak RSS of each compile action (GNU time).
 
 CUDA keys in --keys (`--keys CPU,...,CUDA`, run with a CUDA wheel's interpreter:
@@ -190,11 +190,14 @@ def main() -> None:
     p.add_argument("--shards", default="auto", help="auto (aten_codegen's default) or N")
     p.add_argument("-j", "--jobs", type=int, default=2)
     p.add_argument("--skip-full", action="store_true")
+    p.add_argument("--skip-edits", action="store_true", help="no P2: only the full compile")
     p.add_argument("--write", action="store_true")
     p.add_argument("--cuda_dir", default=os.environ.get("CUDA_HOME", "/usr/local/cuda"))
     p.add_argument("--tiny", action="store_true", help=TINY_HELP)
     args = p.parse_args()
     reject_tiny_write(p, args)
+    if args.skip_edits and (args.skip_full or args.tiny):
+        p.error("--skip-edits leaves only the full compile: not with --skip-full or --tiny")
     if args.tiny:
         args.keys, args.skip_full = "CPU", True
     keys = args.keys.split(",")
@@ -211,7 +214,7 @@ def main() -> None:
         tg0 = run_torchgen(base_src, tmp / "tg0")
         # P2 with one source per operator and key and, but for --tiny, with --shards (the
         # default sharding of aten_codegen() and //:aten_generated).
-        p2_shards = (0,) if args.tiny else (0, args.shards)
+        p2_shards = () if args.skip_edits else (0,) if args.tiny else (0, args.shards)
         ag0 = {n: run_atengen(base_src, tmp / f"ag0_{n}", args.keys, n) for n in p2_shards}
 
         cuda = cuda_include_flags(tmp, args.cuda_dir) if CUDA_KEYS & set(keys) else []
@@ -221,7 +224,8 @@ def main() -> None:
 
         pch = PrecompiledHeaders(tmp)
 
-        for mode in ("rename",) if args.tiny else ("rename", "add"):
+        modes = () if args.skip_edits else ("rename",) if args.tiny else ("rename", "add")
+        for mode in modes:
             src = source(tmp / f"src_{mode}")
             what = edit_yaml(src, args.op, mode)
             tg1 = run_torchgen(src, tmp / f"tg_{mode}")
