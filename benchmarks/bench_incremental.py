@@ -63,6 +63,7 @@ from common import (
     reject_tiny_write,
     report_table,
     tiny_aten,
+    wheel_facts_file,
 )
 
 KEYS = "CPU,Meta,CompositeExplicitAutograd,CompositeExplicitAutogradNonFunctional,CompositeImplicitAutograd"
@@ -81,8 +82,12 @@ def run_torchgen(src: Path, out: Path) -> Path:
     return aten
 
 
-def run_atengen(src: Path, out: Path, keys: str, shards: int | str) -> Path:
-    """Generates into out/cpu and, for CUDA keys, out/cuda."""
+def run_atengen(
+    src: Path, out: Path, keys: str, shards: int | str, facts: Path | None = None
+) -> Path:
+    """Generates into out/cpu and, for CUDA keys, out/cuda; with `facts` (the wheel's YAML
+    only: an edited op's renamed kernel is one the wheel does not export), what the wheel does
+    not export is left out, as under Bazel."""
     env = dict(os.environ, PYTHONPATH=str(REPO / "tool"))
     subprocess.run(
         [
@@ -90,6 +95,7 @@ def run_atengen(src: Path, out: Path, keys: str, shards: int | str) -> Path:
             f"--op_yaml={src}/native/native_functions.yaml", f"--tags_yaml={src}/native/tags.yaml",
             f"--keys={keys}", f"--shards={shards}", f"--output_dir={out}/cpu",
             f"--cuda_output_dir={out}/cuda",
+            *([f"--torch_facts={facts}"] if facts else []),
         ],
         check=True, env=env,
     )  # fmt: skip
@@ -250,7 +256,9 @@ def main() -> None:
                 )
                 print_ratio(f"P2_{mode}" if n == 0 else f"P2_{mode}_buckets", ratio)
         if not args.skip_full:
-            agb = run_atengen(base_src, tmp / "ag_full", args.keys, args.shards)
+            agb = run_atengen(
+                base_src, tmp / "ag_full", args.keys, args.shards, wheel_facts_file(tmp)
+            )
             tg = compile_set(torchgen_sources(tg0, keys), flags(tg0), args.jobs, "torchgen")
             ag_all = list(atengen_sources(agb).values())
             ag = compile_set(ag_all, pch.flags(flags(tg0)), args.jobs, "atengen")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime
 import importlib.util
+import json
 import os
 import platform
 import re
@@ -65,6 +66,17 @@ def interpreter() -> str:
 def torch_version() -> str:
     """The installed torch's version ("2.14.1+cu130"), read without importing it."""
     return version_file(str(package_dir("torch"))).get("version", "unknown")
+
+
+def wheel_facts_file(tmp: Path) -> Path:
+    """What the @torch repository writes to torch_facts.json (tool/torch_probe.py), for the
+    running interpreter's wheel: `atengen generate --torch_facts` then leaves out what that
+    wheel does not export, as under Bazel."""
+    from torch_probe import probe
+
+    path = tmp / "torch_facts.json"
+    path.write_text(json.dumps(probe(""), sort_keys=True))
+    return path
 
 
 # What CMake writes into c10/cuda/impl/cuda_cmake_macros.h for the CUDA wheels, which the CPU

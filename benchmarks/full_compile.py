@@ -30,7 +30,14 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from common import REPO, PrecompiledHeaders, cuda_include_flags, interpreter, package_dir
+from common import (
+    REPO,
+    PrecompiledHeaders,
+    cuda_include_flags,
+    interpreter,
+    package_dir,
+    wheel_facts_file,
+)
 
 TINY_SELECTION = {"ops": "_prelu_kernel", "keys": "CPU", "shards": 0}
 
@@ -49,6 +56,7 @@ def compile_flags(cuda: list[str]) -> list[str]:
 
 
 def generate(out: Path, ops: str, keys: str, shards: int | str, cuda: bool) -> None:
+    """`atengen generate` with the wheel's facts (as the Bazel rules pass them)."""
     cmd = [
         sys.executable,
         "-m",
@@ -58,6 +66,7 @@ def generate(out: Path, ops: str, keys: str, shards: int | str, cuda: bool) -> N
         f"--keys={keys}",
         f"--shards={shards}",
         f"--output_dir={out}/cpu",
+        f"--torch_facts={wheel_facts_file(out.parent)}",
     ]
     if cuda:
         cmd.append(f"--cuda_output_dir={out}/cuda")

@@ -51,7 +51,13 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "tool"))
 sys.path.insert(0, str(REPO / "conformance"))
-from shared import add_python_option, append_result, interpreter, run_under  # noqa: E402
+from shared import (  # noqa: E402
+    add_python_option,
+    append_result,
+    interpreter,
+    run_under,
+    wheel_facts_file,
+)
 
 BLOCK = re.compile(r"(?:TORCH|ATENGEN)_LIBRARY_IMPL\(\s*aten\s*,\s*(\w+)\s*,\s*m\s*\)\s*\{")
 IMPL = re.compile(r'm\.impl\(\s*"([^"]+)"')
@@ -88,16 +94,6 @@ def run_torchgen(out: Path) -> dict[str, set[str]]:
     shards = registrations(out / "tg", skip_everything_shards=False)
     assert whole == shards, "torchgen's Everything files and shards disagree"
     return whole
-
-
-def probe_wheel(out: Path) -> Path:
-    """@torch//:torch_facts.json's content (tool/torch_probe.py) for the running interpreter's
-    wheel."""
-    from torch_probe import probe
-
-    path = out / "torch_facts.json"
-    path.write_text(json.dumps(probe(""), sort_keys=True))
-    return path
 
 
 def run_atengen(out: Path, facts: Path) -> dict[str, set[str]]:
@@ -280,7 +276,7 @@ def main() -> int:
     if args.library and not Path(args.library).is_file():
         parser.error(f"--library: no such file: {args.library}")
     with tempfile.TemporaryDirectory() as tmp:
-        facts = probe_wheel(Path(tmp))
+        facts = wheel_facts_file(Path(tmp))
         wheel = torch_facts.parse_wheel_facts(facts.read_text())
         theirs = run_torchgen(Path(tmp))
         ours = run_atengen(Path(tmp), facts)

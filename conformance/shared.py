@@ -13,7 +13,7 @@ REPO = Path(__file__).resolve().parent.parent
 RESULTS = REPO / "conformance" / "RESULTS.md"
 sys.path.insert(0, str(REPO / "benchmarks"))
 # The benchmarks' helpers, so that both results files agree (interpreter: for the scripts).
-from common import cpu_model, interpreter  # noqa: E402, F401
+from common import cpu_model, interpreter, wheel_facts_file  # noqa: E402, F401
 
 
 def add_python_option(parser) -> None:
