@@ -17,7 +17,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 RESULTS = REPO / "benchmarks" / "RESULTS.md"
 sys.path.insert(0, str(REPO / "tool"))
-from torch_probe import cuda_packages, version_file  # noqa: E402
+from torch_probe import cuda_packages, probe, version_file  # noqa: E402
 
 from atengen.torch_facts import CUDA_KEYS  # noqa: E402, F401  (for the scripts)
 
@@ -72,8 +72,6 @@ def wheel_facts_file(tmp: Path) -> Path:
     """What the @torch repository writes to torch_facts.json (tool/torch_probe.py), for the
     running interpreter's wheel: `atengen generate --torch_facts` then leaves out what that
     wheel does not export, as under Bazel."""
-    from torch_probe import probe
-
     path = tmp / "torch_facts.json"
     path.write_text(json.dumps(probe(""), sort_keys=True))
     return path
