@@ -17,7 +17,9 @@ Fields:
   ships), libraries (the torch/lib libraries it has), cuda_include_dirs (the nvidia-* packages'
   include directories beside the wheel), cuda_runtime (the CUDA runtime library there, or ""),
   native_kernels ({"libtorch_cpu": [...], "libtorch_cuda": [...]}, the at::native function names
-  each exports, from `nm -DC --defined-only`; absent without nm), abi_source, import_error.
+  each exports, from `nm -DC --defined-only`; absent without nm), structured_meta_classes (the
+  `at::meta::structured_<name>` classes whose meta() libtorch_cpu exports, which an external
+  backend's structured ops reuse; absent without nm), abi_source, import_error.
 """
 
 from __future__ import annotations
@@ -43,16 +45,17 @@ LIBRARIES = (
     "libtorch_cuda.so",
 )
 _NATIVE = re.compile(r"at::native::(\w+)\(")
+_STRUCTURED_META = re.compile(r"at::meta::structured_(\w+)::meta\(")
 
 
-def _exported_native_kernels(lib: str) -> list[str] | None:
+def _exported_symbols(lib: str) -> str | None:
+    """`nm -DC --defined-only` of a library, or None without nm."""
     nm = shutil.which("nm")
     if nm is None:
         return None
-    out = subprocess.run(
+    return subprocess.run(
         [nm, "-DC", "--defined-only", lib], capture_output=True, text=True, check=True
     ).stdout
-    return sorted(set(_NATIVE.findall(out)))
 
 
 def cuda_packages(site: str) -> tuple[list[str], str]:
@@ -123,11 +126,13 @@ def probe(override: str) -> dict:
     for name in ("libtorch_cpu", "libtorch_cuda"):
         path = os.path.join(lib, name + ".so")
         if os.path.exists(path):
-            exported = _exported_native_kernels(path)
+            exported = _exported_symbols(path)
             if exported is None:
                 kernels = None
                 break
-            kernels[name] = exported
+            kernels[name] = sorted(set(_NATIVE.findall(exported)))
+            if name == "libtorch_cpu":
+                info["structured_meta_classes"] = sorted(set(_STRUCTURED_META.findall(exported)))
     if kernels is not None:
         info["native_kernels"] = kernels
     return info
