@@ -1,7 +1,7 @@
 """P2/P3/P4: compile CPU seconds and peak RSS, atengen vs torchgen, on the same YAML.
 
     .venv/bin/python benchmarks/bench_incremental.py [--op _prelu_kernel] [--keys CPU,Meta,...]
-        [--shards auto] [-j 2] [--skip-full] [--write] [--tiny]
+        [--shards auto] [-j 2] [--skip-full | --skip-edits] [--cuda_dir /usr/local/cuda] [--write] [--tiny]
 
 Both generators run on a copy of torch's packaged YAML. torchgen writes its own headers too,
 so both sides compile against torchgen's freshly generated ATen/ops headers (put first on the
@@ -14,8 +14,13 @@ include path, before the wheel's), with the same g++ flags.
   and --shards (default auto, the default of aten_codegen() and //:aten_generated;
   P2_rename_buckets, P2_add_buckets).
 - P3 (full compile): compile every registration source of the compared keys on both sides
-  (atengen with --shards). Skipped with --skip-full.
+  (atengen with --shards). Skipped with --skip-full; --skip-edits runs only this (and P4).
 - P4: the peak RSS of each compile action (GNU time).
+
+CUDA keys in --keys (`--keys CPU,...,CUDA`, run with a CUDA wheel's interpreter:
+`~/.cache/rules_aten/venv-torch-cu130/bin/python benchmarks/bench_incremental.py`) are compared
+too: atengen writes them to its CUDA tree (`--cuda_output_dir`), and both sides then compile with
+the include path of the CUDA toolkit at --cuda_dir and of the nvidia-* wheels beside torch.
 
 atengen's sources compile as aten_codegen compiles them (rules/private/pch.bzl): each starts
 with the GCC precompiled header it names (the light one of Tensor.h and the runtime, or the full
@@ -36,6 +41,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import os
 import re
 import shutil
 import subprocess
@@ -45,17 +51,20 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from common import (
+    CUDA_KEYS,
     REPO,
     TINY_DEFINES,
     TINY_HELP,
     PrecompiledHeaders,
     child_env,
+    cuda_include_flags,
     ops_include_root,
     package_dir,
     print_ratio,
     reject_tiny_write,
     report_table,
     tiny_aten,
+    wheel_facts_file,
 )
 
 KEYS = "CPU,Meta,CompositeExplicitAutograd,CompositeExplicitAutogradNonFunctional,CompositeImplicitAutograd"
@@ -74,13 +83,20 @@ def run_torchgen(src: Path, out: Path) -> Path:
     return aten
 
 
-def run_atengen(src: Path, out: Path, keys: str, shards: int | str) -> Path:
+def run_atengen(
+    src: Path, out: Path, keys: str, shards: int | str, facts: Path | None = None
+) -> Path:
+    """Generates into out/cpu and, for CUDA keys, out/cuda; with `facts` (the wheel's YAML
+    only: an edited op's renamed kernel is one the wheel does not export), what the wheel does
+    not export is left out, as under Bazel."""
     env = child_env(PYTHONPATH=str(REPO / "tool"))
     subprocess.run(
         [
             sys.executable, "-m", "atengen", "generate",
             f"--op_yaml={src}/native/native_functions.yaml", f"--tags_yaml={src}/native/tags.yaml",
-            f"--keys={keys}", f"--shards={shards}", f"--output_dir={out}",
+            f"--keys={keys}", f"--shards={shards}", f"--output_dir={out}/cpu",
+            f"--cuda_output_dir={out}/cuda",
+            *([f"--torch_facts={facts}"] if facts else []),
         ],
         check=True, env=env,
     )  # fmt: skip
@@ -88,7 +104,10 @@ def run_atengen(src: Path, out: Path, keys: str, shards: int | str) -> Path:
 
 
 def compile_flags(
-    tg_aten: Path, tiny_tmp: Path | None, names: tuple[str, ...] = ("ops",)
+    tg_aten: Path,
+    tiny_tmp: Path | None,
+    names: tuple[str, ...] = ("ops",),
+    cuda: list[str] | None = None,
 ) -> list[str]:
     """The g++ line of both sides: torchgen's regenerated headers first, then the wheel's.
 
@@ -102,12 +121,27 @@ def compile_flags(
     return [
         "-std=c++20", "-fPIC", "-D_GLIBCXX_USE_CXX11_ABI=1", *defines,
         f"-I{inc}", f"-I{torch_inc}", f"-I{torch_inc}/torch/csrc/api/include",
-        f"-I{REPO}/rules/runtime",
+        f"-I{REPO}/rules/runtime", *(cuda or []),
     ]  # fmt: skip
 
 
 def digests(d: Path, pattern: str) -> dict[str, str]:
     return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in d.glob(pattern)}
+
+
+def atengen_sources(out: Path) -> dict[str, Path]:
+    """atengen's sources by their path under out (its CPU and CUDA trees share file names)."""
+    return {str(p.relative_to(out)): p for p in sorted(out.rglob("*.cpp"))}
+
+
+def changed_sources(before: Path, after: Path) -> list[Path]:
+    """atengen's sources under `after` whose bytes differ from (or are not in) `before`."""
+    old = atengen_sources(before)
+    return [
+        p
+        for name, p in atengen_sources(after).items()
+        if name not in old or old[name].read_bytes() != p.read_bytes()
+    ]
 
 
 def torchgen_sources(aten: Path, keys: list[str]) -> list[Path]:
@@ -163,10 +197,14 @@ def main() -> None:
     p.add_argument("--shards", default="auto", help="auto (aten_codegen's default) or N")
     p.add_argument("-j", "--jobs", type=int, default=2)
     p.add_argument("--skip-full", action="store_true")
+    p.add_argument("--skip-edits", action="store_true", help="no P2: only the full compile")
     p.add_argument("--write", action="store_true")
+    p.add_argument("--cuda_dir", default=os.environ.get("CUDA_HOME", "/usr/local/cuda"))
     p.add_argument("--tiny", action="store_true", help=TINY_HELP)
     args = p.parse_args()
     reject_tiny_write(p, args)
+    if args.skip_edits and (args.skip_full or args.tiny):
+        p.error("--skip-edits leaves only the full compile: not with --skip-full or --tiny")
     if args.tiny:
         args.keys, args.skip_full = "CPU", True
     keys = args.keys.split(",")
@@ -183,15 +221,18 @@ def main() -> None:
         tg0 = run_torchgen(base_src, tmp / "tg0")
         # P2 with one source per operator and key and, but for --tiny, with --shards (the
         # default sharding of aten_codegen() and //:aten_generated).
-        p2_shards = (0,) if args.tiny else (0, args.shards)
+        p2_shards = () if args.skip_edits else (0,) if args.tiny else (0, args.shards)
         ag0 = {n: run_atengen(base_src, tmp / f"ag0_{n}", args.keys, n) for n in p2_shards}
 
+        cuda = cuda_include_flags(tmp, args.cuda_dir) if CUDA_KEYS & set(keys) else []
+
         def flags(tg_aten: Path) -> list[str]:
-            return compile_flags(tg_aten, tmp if args.tiny else None)
+            return compile_flags(tg_aten, tmp if args.tiny else None, cuda=cuda)
 
         pch = PrecompiledHeaders(tmp)
 
-        for mode in ("rename",) if args.tiny else ("rename", "add"):
+        modes = () if args.skip_edits else ("rename",) if args.tiny else ("rename", "add")
+        for mode in modes:
             src = source(tmp / f"src_{mode}")
             what = edit_yaml(src, args.op, mode)
             tg1 = run_torchgen(src, tmp / f"tg_{mode}")
@@ -205,12 +246,7 @@ def main() -> None:
             tg = compile_set(tg_changed, flags(tg1), args.jobs, "torchgen")
             for n in p2_shards:
                 ag1 = run_atengen(src, tmp / f"ag_{mode}_{n}", args.keys, n)
-                ag_before = digests(ag0[n], "*.cpp")
-                ag_changed = [
-                    f
-                    for f in sorted(ag1.glob("*.cpp"))
-                    if ag_before.get(f.name) != digests(ag1, f.name)[f.name]
-                ]
+                ag_changed = changed_sources(ag0[n], ag1)
                 print(f"P2 {what}, --shards={n}: atengen changed {len(ag_changed)} sources")
                 ag = compile_set(ag_changed, pch.flags(flags(tg1)), args.jobs, "atengen")
                 ratio = ag["cpu_s"] / tg["cpu_s"] if tg["cpu_s"] else float("nan")
@@ -221,9 +257,12 @@ def main() -> None:
                 )
                 print_ratio(f"P2_{mode}" if n == 0 else f"P2_{mode}_buckets", ratio)
         if not args.skip_full:
-            agb = run_atengen(base_src, tmp / "ag_full", args.keys, args.shards)
+            agb = run_atengen(
+                base_src, tmp / "ag_full", args.keys, args.shards, wheel_facts_file(tmp)
+            )
             tg = compile_set(torchgen_sources(tg0, keys), flags(tg0), args.jobs, "torchgen")
-            ag = compile_set(sorted(agb.glob("*.cpp")), pch.flags(flags(tg0)), args.jobs, "atengen")
+            ag_all = list(atengen_sources(agb).values())
+            ag = compile_set(ag_all, pch.flags(flags(tg0)), args.jobs, "atengen")
             _, pch_cpu, pch_rss = pch.build(flags(tg0))
             ag["cpu_s"] += pch_cpu
             ag["max_rss_mb"] = p4_mb = max(ag["max_rss_mb"], pch_rss)

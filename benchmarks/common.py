@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime
 import importlib.util
+import json
 import os
 import platform
 import re
@@ -15,6 +16,10 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 RESULTS = REPO / "benchmarks" / "RESULTS.md"
+sys.path.insert(0, str(REPO / "tool"))
+from torch_probe import cuda_packages, probe, version_file  # noqa: E402
+
+from atengen.torch_facts import CUDA_KEYS  # noqa: E402, F401  (for the scripts)
 
 
 def run_bazel(
@@ -64,6 +69,52 @@ def package_dir(name: str) -> Path:
     return Path(spec.origin).parent
 
 
+def interpreter() -> str:
+    """The running interpreter as a command line names it: `.venv/bin/python` for the
+    checkout's venv, the path (with `~` for the home directory) for another (the CUDA venv)."""
+    path = Path(sys.executable)
+    if path.is_relative_to(REPO):
+        return str(path.relative_to(REPO))
+    home = Path.home()
+    return f"~/{path.relative_to(home)}" if path.is_relative_to(home) else str(path)
+
+
+def torch_version() -> str:
+    """The installed torch's version ("2.14.1+cu130"), read without importing it."""
+    return version_file(str(package_dir("torch"))).get("version", "unknown")
+
+
+def wheel_facts_file(tmp: Path) -> Path:
+    """What the @torch repository writes to torch_facts.json (tool/torch_probe.py), for the
+    running interpreter's wheel: `atengen generate --torch_facts` then leaves out what that
+    wheel does not export, as under Bazel."""
+    path = tmp / "torch_facts.json"
+    path.write_text(json.dumps(probe(""), sort_keys=True))
+    return path
+
+
+# What CMake writes into c10/cuda/impl/cuda_cmake_macros.h for the CUDA wheels, which the CPU
+# wheel lacks (the @local_cuda repository's stub, rules/private/cuda.bzl).
+_CUDA_CMAKE_MACROS = "#define C10_CUDA_BUILD_SHARED_LIBS\n"
+
+
+def cuda_include_flags(tmp: Path, toolkit: str) -> list[str]:
+    """The include path a CUDA-key source compiles with, as @local_cuda and @torch give it: the
+    toolkit's include/, the stub c10/cuda/impl/cuda_cmake_macros.h where the wheel lacks it, and
+    the nvidia-* wheels' include directories beside a CUDA wheel (cusparse.h, cublas_v2.h)."""
+    torch_dir = package_dir("torch")
+    if not Path(toolkit, "include", "cuda_runtime.h").exists():
+        raise SystemExit(f"no CUDA toolkit at {toolkit} (its include/cuda_runtime.h is missing)")
+    flags = [f"-I{toolkit}/include"]
+    if not (torch_dir / "include" / "c10" / "cuda" / "impl" / "cuda_cmake_macros.h").exists():
+        stub = tmp / "stub_include" / "c10" / "cuda" / "impl"
+        stub.mkdir(parents=True, exist_ok=True)
+        (stub / "cuda_cmake_macros.h").write_text(_CUDA_CMAKE_MACROS)
+        flags.append(f"-I{tmp}/stub_include")
+    includes, _ = cuda_packages(str(torch_dir.parent))
+    return flags + [f"-I{d}" for d in includes]
+
+
 # The g++ line both sides of the compile benchmarks use.
 COMPILE_NOTE = "g++ -std=c++20 -fPIC (no -O), both sides against torchgen's regenerated headers"
 
@@ -83,10 +134,9 @@ def append_results(title: str, script: str, table: list[str], note: str = COMPIL
     cmd = " ".join(sys.argv[1:])
     with open(RESULTS, "a") as f:
         f.write(
-            f"\n### {title}, {stamp}\n\n- Command: `.venv/bin/python benchmarks/{script} {cmd}`\n"
-            f"- Machine: nproc={os.cpu_count()}; commit {STARTED_AT_COMMIT}; {note}\n\n"
-            + "\n".join(table)
-            + "\n"
+            f"\n### {title}, {stamp}\n\n- Command: `{interpreter()} benchmarks/{script} {cmd}`\n"
+            f"- Machine: nproc={os.cpu_count()}, {cpu_model()}; commit {STARTED_AT_COMMIT}; "
+            f"torch {torch_version()}; {note}\n\n" + "\n".join(table) + "\n"
         )
 
 

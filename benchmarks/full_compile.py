@@ -30,27 +30,34 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from common import REPO, PrecompiledHeaders, child_env, package_dir
+from common import (
+    REPO,
+    PrecompiledHeaders,
+    child_env,
+    cuda_include_flags,
+    interpreter,
+    package_dir,
+    wheel_facts_file,
+)
 
 TINY_SELECTION = {"ops": "_prelu_kernel", "keys": "CPU", "shards": 0}
 
 
-def compile_flags(cuda_dir: str | None) -> list[str]:
+def compile_flags(cuda: list[str]) -> list[str]:
     t = package_dir("torch") / "include"
-    flags = [
+    return [
         "-std=c++20",
         "-fPIC",
         "-D_GLIBCXX_USE_CXX11_ABI=1",
         f"-I{t}",
         f"-I{t}/torch/csrc/api/include",
         f"-I{REPO}/rules/runtime",
+        *cuda,
     ]
-    if cuda_dir:
-        flags += [f"-I{cuda_dir}/include", f"-I{cuda_dir}/stub_include"]
-    return flags
 
 
 def generate(out: Path, ops: str, keys: str, shards: int | str, cuda: bool) -> None:
+    """`atengen generate` with the wheel's facts (as the Bazel rules pass them)."""
     cmd = [
         sys.executable,
         "-m",
@@ -60,6 +67,7 @@ def generate(out: Path, ops: str, keys: str, shards: int | str, cuda: bool) -> N
         f"--keys={keys}",
         f"--shards={shards}",
         f"--output_dir={out}/cpu",
+        f"--torch_facts={wheel_facts_file(out.parent)}",
     ]
     if cuda:
         cmd.append(f"--cuda_output_dir={out}/cuda")
@@ -133,14 +141,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         if args.tiny:
             vars(args).update(TINY_SELECTION, report=f"{tmp}/full_compile_report.md")
-        cuda_dir = None
-        if args.cuda:
-            stub = Path(tmp) / "stub_include" / "c10" / "cuda" / "impl"
-            stub.mkdir(parents=True)
-            (stub / "cuda_cmake_macros.h").write_text("#define C10_CUDA_BUILD_SHARED_LIBS\n")
-            os.symlink(f"{args.cuda_dir}/include", f"{tmp}/include")
-            cuda_dir = tmp
-        flags = compile_flags(cuda_dir)
+        flags = compile_flags(cuda_include_flags(Path(tmp), args.cuda_dir) if args.cuda else [])
         out = Path(tmp) / "gen"
         start = time.time()
         generate(out, args.ops, args.keys, args.shards, args.cuda)
@@ -180,7 +181,7 @@ def write_report(args, results: list[dict], failures: list[dict], wall: float) -
     lines = [
         "# Full compile of generated registration sources",
         "",
-        f"Command: `.venv/bin/python benchmarks/full_compile.py --ops {args.ops} --keys {args.keys} "
+        f"Command: `{interpreter()} benchmarks/full_compile.py --ops {args.ops} --keys {args.keys} "
         f"--shards {args.shards}{' --nopch' if args.nopch else ''} -j {args.jobs}"
         f"{' --cuda' if args.cuda else ''}`; wall {wall:.0f} s.",
         "",

@@ -1,29 +1,45 @@
 """Every (dispatch key, op) that torchgen's own gen.py registers for the wheel's op YAML, against
-what `atengen generate` registers for the same YAML.
+what `atengen generate` registers for the same YAML; with --library, which of them a built
+library serves once loaded.
 
-    .venv/bin/python conformance/aten_registrations.py [--write]
+    .venv/bin/python conformance/aten_registrations.py [--python PY] [--library LIB] [--write]
+
+`--python` runs the script under another interpreter, so against its torch and its op YAML
+(`--python ~/.cache/rules_aten/venv-torch-cu130/bin/python`: torch 2.14.1+cu130).
 
 torchgen (the oracle, installed with the wheel) runs as `python -m torchgen.gen --generate
 sources` over its packaged ATen; atengen as `atengen generate --ops=all --keys=auto` (CPU-side
-and CUDA keys, and Functionalize). Each side's `m.impl("<op>", ...)` calls are read from its
-Register*.cpp files, per `TORCH_LIBRARY_IMPL(aten, <Key>, m)` block (atengen's
-`ATENGEN_LIBRARY_IMPL`, its equivalent). For every key the script
+and CUDA keys, and Functionalize) with the facts tool/torch_probe.py reads of the wheel
+(`--torch_facts`, as the @torch repository passes them). Each side's `m.impl("<op>", ...)` calls
+are read from its Register*.cpp files, per `TORCH_LIBRARY_IMPL(aten, <Key>, m)` block
+(atengen's `ATENGEN_LIBRARY_IMPL`, its equivalent). For every key the script
 prints how many registrations each side has, the ones torchgen has and atengen lacks (missing)
 and the reverse (extra). A registration atengen leaves out on purpose is listed as left out,
 with its reason, not counted as missing: its kernel is an at::native function the wheel does
-not export (torch_facts.NATIVE_KERNELS_NOT_EXPORTED; it could not be loaded), or it is the no-op
-Meta kernel of an in-place op that torch serves a Python meta kernel instead
+not export (read from the wheel's libraries by the probe; it could not be loaded), or it is the
+no-op Meta kernel of an in-place op that torch serves a Python meta kernel instead
 (torch_facts.INPLACE_OPS_WITH_PYTHON_META). A key for which atengen registers nothing, and leaves out on purpose
 (it needs a torch built for that device: torch_facts.UNSERVABLE_KEYS), is reported as such,
 with its count, not as missing.
 
-Prints `RESULT ok` when nothing is missing or extra outside those keys, else
+`--library` (a `lib<name>.so` of every op: `bazel build //:libaten_generated.so
+--//:aten_ops=all`, with that interpreter as RULES_ATEN_PYTHON) is then loaded into a fresh
+process of the interpreter, and for each (key, op) torchgen registers under the library's CUDA
+keys (torch_facts.CUDA_KEYS; all keys with --served_keys=all) the dispatcher's kernel for the
+key (`torch._C._dispatch_dump`; an alias key's `<key>[alias]` line) is looked up before and
+after: it counts as served when it is registered in a file whose path holds --served_marker
+(the generated tree). The "Overriding a previously registered kernel" warnings the load prints
+are counted too. Not served and not
+left out is a difference.
+
+Prints `RESULT ok` when nothing is missing, extra or unserved outside those keys, else
 `RESULT differences`, and exits 1. `--write` appends the counts to conformance/RESULTS.md.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import re
 import subprocess
@@ -35,7 +51,13 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "tool"))
 sys.path.insert(0, str(REPO / "conformance"))
-from shared import append_result  # noqa: E402
+from shared import (  # noqa: E402
+    add_python_option,
+    append_result,
+    interpreter,
+    run_under,
+    wheel_facts_file,
+)
 
 BLOCK = re.compile(r"(?:TORCH|ATENGEN)_LIBRARY_IMPL\(\s*aten\s*,\s*(\w+)\s*,\s*m\s*\)\s*\{")
 IMPL = re.compile(r'm\.impl\(\s*"([^"]+)"')
@@ -74,9 +96,10 @@ def run_torchgen(out: Path) -> dict[str, set[str]]:
     return whole
 
 
-def run_atengen(out: Path) -> dict[str, set[str]]:
+def run_atengen(out: Path, facts: Path) -> dict[str, set[str]]:
     cmd = [sys.executable, "-m", "atengen", "generate", "--ops=all", "--keys=auto"]
     cmd += [f"--output_dir={out}/ag", f"--cuda_output_dir={out}/ag_cuda"]
+    cmd += [f"--torch_facts={facts}"]
     env = dict(os.environ, PYTHONPATH=str(REPO / "tool"))
     subprocess.run(cmd, check=True, env=env, capture_output=True)
     found: dict[str, set[str]] = defaultdict(set)
@@ -86,10 +109,10 @@ def run_atengen(out: Path) -> dict[str, set[str]]:
     return dict(found)
 
 
-def left_out_reason(model, key: str, op: str) -> str | None:
+def left_out_reason(model, wheel, key: str, op: str) -> str | None:
     """Why atengen leaves a registration torchgen makes out on purpose, or None."""
     from atengen import torch_facts
-    from atengen.aten.registration import calls_unexported_kernel
+    from atengen.aten.registration import unexported_kernel_reason
 
     f = model.by_name.get(f"aten::{op}")
     if f is None:
@@ -97,12 +120,11 @@ def left_out_reason(model, key: str, op: str) -> str | None:
     if key == "Meta" and op in torch_facts.INPLACE_OPS_WITH_PYTHON_META:
         return "torch serves it a Python meta kernel, which a no-op Meta kernel would replace"
     kernel_key = "CompositeImplicitAutograd" if key == torch_facts.FUNCTIONALIZE_KEY else key
-    if calls_unexported_kernel(f, kernel_key):  # (a decomposing op's Functionalize kernel too)
-        return f"at::native::{f.dispatch[kernel_key].kernel} is not exported by the wheel"
-    return None
+    # (a decomposing op's Functionalize kernel too)
+    return unexported_kernel_reason(f, kernel_key, wheel)
 
 
-def compare(theirs: dict[str, set[str]], ours: dict[str, set[str]]) -> tuple[list[str], int]:
+def compare(theirs: dict[str, set[str]], ours: dict[str, set[str]], wheel) -> tuple[list[str], int]:
     """Report lines, and the number of registrations missing from, or extra in, the keys
     atengen serves (those left out because the wheel does not export their kernel are listed,
     not counted)."""
@@ -127,7 +149,7 @@ def compare(theirs: dict[str, set[str]], ours: dict[str, set[str]]) -> tuple[lis
             )
             continue
         missing, extra = sorted(t - o), sorted(o - t)
-        reasons = {n: left_out_reason(model, key, n) for n in missing}
+        reasons = {n: left_out_reason(model, wheel, key, n) for n in missing}
         left_out += [f"- left out {key}: {n} ({why})" for n, why in reasons.items() if why]
         missing = [n for n in missing if not reasons[n]]
         missing_total += len(missing)
@@ -142,21 +164,140 @@ def compare(theirs: dict[str, set[str]], ours: dict[str, set[str]]) -> tuple[lis
     return lines + ([""] + notes if notes else []), missing_total + extra_total
 
 
+# Runs in a fresh interpreter: for each (key, op), the file the dispatcher names for the key's
+# kernel before and after loading the library, and the "Overriding" warnings the load printed.
+_SERVED_SCRIPT = """
+import json, os, sys, tempfile, torch
+pairs = json.loads(open(sys.argv[2]).read())
+def kernel_file(key, op):
+    # (an alias key, CompositeImplicitAutograd and the like, is listed as "<key>[alias]")
+    for line in torch._C._dispatch_dump("aten::" + op).splitlines():
+        for head in (key + ": registered at ", key + "[alias]: registered at "):
+            if line.startswith(head):
+                return line[len(head):].split(" :: ")[0]
+    return None
+before = [kernel_file(k, o) for k, o in pairs]
+with tempfile.TemporaryFile("w+") as err:
+    saved = os.dup(2)
+    os.dup2(err.fileno(), 2)
+    try:
+        torch.ops.load_library(sys.argv[1])
+    finally:
+        os.dup2(saved, 2)
+    err.seek(0)
+    overriding = err.read().count("Overriding a previously registered kernel")
+after = [kernel_file(k, o) for k, o in pairs]
+print(json.dumps({"torch": torch.__version__, "before": before, "after": after,
+                  "overriding": overriding}))
+"""
+
+
+def served(
+    library: Path, marker: str, pairs: list[tuple[str, str]]
+) -> tuple[str, list[bool], list[bool], int]:
+    """(torch's version, whether torch registers each (key, op) before the load, whether the
+    library serves it after, the number of "Overriding" warnings)."""
+    with tempfile.NamedTemporaryFile("w", suffix=".json") as f:
+        json.dump(pairs, f)
+        f.flush()
+        proc = subprocess.run(
+            [sys.executable, "-c", _SERVED_SCRIPT, str(library), f.name],
+            capture_output=True,
+            text=True,
+            timeout=900,
+        )
+    if proc.returncode != 0:
+        sys.exit(f"loading {library} failed:\n{proc.stderr[-4000:]}")
+    report = json.loads(proc.stdout.strip().splitlines()[-1])
+    torch_has = [b is not None for b in report["before"]]
+    ours = [a is not None and marker in a for a in report["after"]]
+    return report["torch"], torch_has, ours, report["overriding"]
+
+
+def check_served(
+    library: Path, marker: str, keys: set[str], theirs: dict[str, set[str]], wheel
+) -> tuple[list[str], int]:
+    """Report lines on which of torchgen's registrations under `keys` the loaded library
+    serves, and the number of those neither served nor left out on purpose."""
+    from atengen.cli.common import installed_torch_yaml_dir
+    from atengen.model.operator_model import load_model
+
+    native = installed_torch_yaml_dir()
+    model = load_model(f"{native}/native_functions.yaml", f"{native}/tags.yaml")
+    pairs = sorted((key, op) for key in keys for op in theirs.get(key, ()))
+    version, torch_has, ours, overriding = served(library, marker, pairs)
+    lines = [
+        f"Loaded `{library.name}` into torch {version} (`torch.ops.load_library`); "
+        f'{overriding} "Overriding a previously registered kernel" warnings.',
+        "",
+        "| key | torchgen registers | torch's dispatcher has | served by the library | "
+        "left out | not served |",
+        "|---|---|---|---|---|---|",
+    ]
+    unserved_total = 0
+    notes: list[str] = []
+    for key in sorted(keys):
+        rows = [
+            (op, t, o) for (k, op), t, o in zip(pairs, torch_has, ours, strict=True) if k == key
+        ]
+        reasons = {op: left_out_reason(model, wheel, key, op) for op, _, o in rows if not o}
+        unserved = sorted(op for op, why in reasons.items() if not why)
+        unserved_total += len(unserved)
+        lines.append(
+            f"| {key} | {len(rows)} | {sum(t for _, t, _ in rows)} | "
+            f"{sum(o for _, _, o in rows)} | {sum(1 for w in reasons.values() if w)} | "
+            f"{len(unserved)} |"
+        )
+        notes += [f"- not served {key}: {op}" for op in unserved]
+        notes += [f"- left out {key}: {op} ({why})" for op, why in sorted(reasons.items()) if why]
+    return lines + ([""] + notes if notes else []), unserved_total
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    add_python_option(parser)
+    parser.add_argument("--library", help="a built lib<name>.so of every op, to load")
+    parser.add_argument(
+        "--served_marker",
+        default="aten_generated_codegen/",
+        help="a part of the generated files' paths, as the dispatcher names them",
+    )
+    parser.add_argument(
+        "--served_keys",
+        default="cuda",
+        choices=("cuda", "all"),
+        help="the keys whose kernels --library must serve: the CUDA keys, or every key",
+    )
     parser.add_argument("--write", action="store_true", help="append to conformance/RESULTS.md")
     args = parser.parse_args()
+    run_under(args.python)
+    from atengen import torch_facts
+
+    if args.library and not Path(args.library).is_file():
+        parser.error(f"--library: no such file: {args.library}")
     with tempfile.TemporaryDirectory() as tmp:
+        facts = wheel_facts_file(Path(tmp))
+        wheel = torch_facts.parse_wheel_facts(facts.read_text())
         theirs = run_torchgen(Path(tmp))
-        ours = run_atengen(Path(tmp))
-    lines, differences = compare(theirs, ours)
+        ours = run_atengen(Path(tmp), facts)
+    lines, differences = compare(theirs, ours, wheel)
+    if args.library:
+        keys = set(torch_facts.CUDA_KEYS) if args.served_keys == "cuda" else set(theirs)
+        keys -= torch_facts.UNSERVABLE_KEYS
+        served_lines, unserved = check_served(
+            Path(args.library), args.served_marker, keys, theirs, wheel
+        )
+        lines += ["", *served_lines]
+        differences += unserved
     print("\n".join(lines))
     verdict = "ok" if differences == 0 else "differences"
     print(f"RESULT {verdict}")
     if args.write:
+        library = f" --library={args.library}" if args.library else ""
+        library += f" --served_keys={args.served_keys}" if args.library else ""
         append_result(
             "Registrations against torchgen's gen.py",
-            ".venv/bin/python conformance/aten_registrations.py --write",
+            f"{interpreter()} conformance/aten_registrations.py{library} --write",
             lines,
         )
     return 0 if differences == 0 else 1

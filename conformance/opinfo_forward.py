@@ -3,6 +3,10 @@ kernels, once with a generated aten library loaded over them; every result compa
 
     .venv/bin/python conformance/opinfo_forward.py --library=bazel-bin/libaten_generated.so
         [--ops_file=aten_ops.txt | --ops=all] [--max_samples=N] [--json=FILE] [--write]
+        [--python ~/.cache/rules_aten/venv-torch-cu130/bin/python]
+
+`--python` runs everything under that interpreter, and so against its torch (the library must
+have been built against the same wheel).
 
 For every OpInfo of `torch.testing._internal.common_methods_invocations.op_db` that names a
 selected op (its aten name, or the last part of its name), on CPU, over every dtype it supports:
@@ -39,7 +43,13 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "conformance"))
 from opinfo_grads import names_of  # noqa: E402
-from shared import append_result, load_library_quietly  # noqa: E402
+from shared import (  # noqa: E402
+    add_python_option,
+    append_result,
+    interpreter,
+    load_library_quietly,
+    run_under,
+)
 
 SEED = 20261123
 # Their values are whatever the allocator returned; torch's own test suite skips comparing them.
@@ -347,7 +357,9 @@ def main() -> int:
     parser.add_argument("--write", action="store_true", help="append to conformance/RESULTS.md")
     parser.add_argument("--side", help=argparse.SUPPRESS)  # internal: run one side
     parser.add_argument("--side_out", help=argparse.SUPPRESS)
+    add_python_option(parser)
     args = parser.parse_args()
+    run_under(args.python)
     roots = roots_of(args.ops, args.ops_file)
     if args.side:
         lib = args.library if args.side == "ours" else None
@@ -385,7 +397,7 @@ def _write(args, result: dict) -> None:
     counts = {k: v for k, v in result.items() if k != "mismatch_list"}
     append_result(
         "OpInfo forward, meta and error inputs",
-        f".venv/bin/python conformance/opinfo_forward.py --library={args.library} {selection} "
+        f"{interpreter()} conformance/opinfo_forward.py --library={args.library} {selection} "
         f"--max_samples={args.max_samples} --write",
         [f"- Counts: `{json.dumps(counts)}`"]
         + [f"- mismatch: {m}" for m in result["mismatch_list"]],

@@ -299,6 +299,37 @@ def test_backend_structured_kernel_check(tmp_path: Path) -> None:
     assert ok.returncode == 0, ok.stderr
 
 
+def test_backend_structured_takes_the_meta_classes_the_wheel_exports(tmp_path: Path) -> None:
+    """With --torch_facts (what @torch read of the wheel, as the rule passes it), the meta
+    classes a structured op reuses are the wheel's own exports."""
+    from torch_probe import probe
+
+    facts = probe("")
+    assert "sub_Tensor" in facts["structured_meta_classes"]
+    exported = tmp_path / "facts.json"
+    exported.write_text(json.dumps(facts))
+    (tmp_path / "a").mkdir()
+    _, ok = run_backend(
+        tmp_path / "a", BACKEND_HEAD + "structured:\n  - sub.out\n", f"--torch_facts={exported}"
+    )
+    assert ok.returncode == 0, ok.stderr
+    facts["structured_meta_classes"].remove("sub_Tensor")
+    lacking = tmp_path / "lacking.json"
+    lacking.write_text(json.dumps(facts))
+    (tmp_path / "b").mkdir()
+    path, result = run_backend(
+        tmp_path / "b", BACKEND_HEAD + "structured:\n  - sub.out\n", f"--torch_facts={lacking}"
+    )
+    assert_one_error(
+        result,
+        path,
+        4,
+        "'sub.out' is structured in the op YAML, but the installed torch has no meta class "
+        "at::meta::structured_sub_Tensor to reuse",
+        tmp_path / "b" / "out",
+    )
+
+
 # An aten op structured in this YAML whose meta class the installed torch does not export.
 NOT_IN_THE_WHEEL = """\
 - func: frobnicate.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)

@@ -165,6 +165,9 @@ def test_structured_meta_classes_are_the_ones_libtorch_exports():
     ).stdout
     exported = set(re.findall(r"at::meta::structured_(\w+)::meta\(", symbols))
     assert len(exported) > 200
+    # What @torch reads of the wheel (the generator's facts) ...
+    assert set(_probe()["structured_meta_classes"]) == exported
+    # ... and the list kept for a run without them.
     listed = tf.WHEEL_STRUCTURED_META_CLASSES_BY_RELEASE[RELEASE]
     assert listed == exported, (
         f"libtorch_cpu gained {sorted(exported - listed)}, lost {sorted(listed - exported)}"

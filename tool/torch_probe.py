@@ -17,7 +17,9 @@ Fields:
   ships), libraries (the torch/lib libraries it has), cuda_include_dirs (the nvidia-* packages'
   include directories beside the wheel), cuda_runtime (the CUDA runtime library there, or ""),
   native_kernels ({"libtorch_cpu": [...], "libtorch_cuda": [...]}, the at::native function names
-  each exports, from `nm -DC --defined-only`; absent without nm), abi_source, import_error.
+  each exports, from `nm -DC --defined-only`; absent without nm), structured_meta_classes (the
+  `at::meta::structured_<name>` classes whose meta() libtorch_cpu exports, which an external
+  backend's structured ops reuse; absent without nm), abi_source, import_error.
 """
 
 from __future__ import annotations
@@ -43,19 +45,20 @@ LIBRARIES = (
     "libtorch_cuda.so",
 )
 _NATIVE = re.compile(r"at::native::(\w+)\(")
+_STRUCTURED_META = re.compile(r"at::meta::structured_(\w+)::meta\(")
 
 
-def _exported_native_kernels(lib: str) -> list[str] | None:
+def _exported_symbols(lib: str) -> str | None:
+    """`nm -DC --defined-only` of a library, or None without nm."""
     nm = shutil.which("nm")
     if nm is None:
         return None
-    out = subprocess.run(
+    return subprocess.run(
         [nm, "-DC", "--defined-only", lib], capture_output=True, text=True, check=True
     ).stdout
-    return sorted(set(_NATIVE.findall(out)))
 
 
-def _cuda_packages(site: str) -> tuple[list[str], str]:
+def cuda_packages(site: str) -> tuple[list[str], str]:
     """The nvidia-* wheels' include directories (nvidia/cu13/include, nvidia/cudnn/include, ...)
     and the CUDA runtime library among their lib/ directories."""
     includes = sorted(glob.glob(os.path.join(site, "nvidia", "*", "include")))
@@ -63,7 +66,7 @@ def _cuda_packages(site: str) -> tuple[list[str], str]:
     return includes, (runtimes[0] if runtimes else "")
 
 
-def _version_file(torch_dir: str) -> dict:
+def version_file(torch_dir: str) -> dict:
     """version, release and cuda from torch/version.py, without importing torch."""
     try:
         with open(os.path.join(torch_dir, "version.py"), encoding="utf-8") as f:
@@ -110,7 +113,7 @@ def probe(override: str) -> dict:
         info["import_error"] = repr(e)
     if info["version"] == "unknown":
         # Not importable here (another interpreter's wheel): its version.py still names it.
-        info.update(_version_file(torch_dir))
+        info.update(version_file(torch_dir))
     site = os.path.dirname(torch_dir)
     info["torch_dir"] = torch_dir
     info["torchgen_dir"] = os.path.join(site, "torchgen")
@@ -118,16 +121,18 @@ def probe(override: str) -> dict:
     info["headers"] = {h: os.path.exists(os.path.join(include, h)) for h in OPTIONAL_HEADERS}
     lib = os.path.join(torch_dir, "lib")
     info["libraries"] = [name for name in LIBRARIES if os.path.exists(os.path.join(lib, name))]
-    info["cuda_include_dirs"], info["cuda_runtime"] = _cuda_packages(site)
+    info["cuda_include_dirs"], info["cuda_runtime"] = cuda_packages(site)
     kernels = {}
     for name in ("libtorch_cpu", "libtorch_cuda"):
         path = os.path.join(lib, name + ".so")
         if os.path.exists(path):
-            exported = _exported_native_kernels(path)
+            exported = _exported_symbols(path)
             if exported is None:
                 kernels = None
                 break
-            kernels[name] = exported
+            kernels[name] = sorted(set(_NATIVE.findall(exported)))
+            if name == "libtorch_cpu":
+                info["structured_meta_classes"] = sorted(set(_STRUCTURED_META.findall(exported)))
     if kernels is not None:
         info["native_kernels"] = kernels
     return info

@@ -45,8 +45,9 @@ def _common_args(ctx, args):
         args.add("--functional_backend")
     if ctx.file.derivatives:
         args.add("--derivatives_yaml=" + ctx.file.derivatives.path)
+    args.add("--torch_facts=" + ctx.file.torch_facts.path)
     lazy_inputs = add_lazy_args(ctx, args)
-    return [ctx.file.backend_yaml, ctx.file.op_yaml, ctx.file.tags_yaml] + lazy_inputs + (
+    return [ctx.file.backend_yaml, ctx.file.op_yaml, ctx.file.tags_yaml, ctx.file.torch_facts] + lazy_inputs + (
         [ctx.file.derivatives] if ctx.file.derivatives else []
     )
 
@@ -132,6 +133,12 @@ external_backend_codegen macro rather than this rule.""",
             doc = "Sources to scan for the kernel definitions; empty: no check.",
         ),
         "shards": shards_attr(default = "0"),
+        "torch_facts": attr.label(
+            default = Label("@torch//:torch_facts.json"),
+            allow_single_file = [".json"],
+            doc = "The installed torch's facts (tool/torch_probe.py): the structured meta " +
+                  "classes it exports, which ops listed under `structured:` reuse.",
+        ),
     })),
 )
 

@@ -29,6 +29,7 @@ _GENERATOR_FACTS = [
     "headers",
     "native_kernels",
     "release",
+    "structured_meta_classes",
     "version",
 ]
 

@@ -305,7 +305,9 @@ INPLACE_OPS_WITH_PYTHON_META = frozenset(
 
 # The meta classes libtorch_cpu exports (`at::meta::structured_<name>`, named by the functional
 # op: `add_Tensor` for add.Tensor): a backend may implement these ops by impl() alone and reuse
-# torch's meta().
+# torch's meta(). The @torch repository reads them from the wheel (WheelFacts); these are the
+# fallback of a run without --torch_facts, checked against each wheel by
+# tests/test_torch_facts.py.
 _STRUCTURED_META_CLASSES_2_13 = frozenset(
     """
     _addmm_activation _convert_indices_from_coo_to_csr _convert_indices_from_csr_to_coo
@@ -480,6 +482,15 @@ class WheelFacts:
     arch_list: tuple[str, ...]
     # library name -> the at::native functions it exports; None: unknown (no `nm` at setup)
     native_kernels: dict[str, frozenset[str]] | None
+    # the at::meta::structured_<name> classes libtorch_cpu exports; None: unknown
+    structured_meta_classes: frozenset[str] | None = None
+
+    def reusable_meta_classes(self) -> frozenset[str]:
+        """The structured meta classes an external backend may reuse: the wheel's, or, where
+        they were not read, the list kept for the supported releases."""
+        if self.structured_meta_classes is None:
+            return WHEEL_STRUCTURED_META_CLASSES
+        return self.structured_meta_classes
 
     def unexported_kernel(self, kernel: str, cuda_key: bool) -> str | None:
         """Why a registration calling at::native::<kernel> would not load, or None."""
@@ -514,4 +525,7 @@ def parse_wheel_facts(text: str) -> WheelFacts:
         native_kernels=None
         if kernels is None
         else {lib: frozenset(names) for lib, names in kernels.items()},
+        structured_meta_classes=None
+        if data.get("structured_meta_classes") is None
+        else frozenset(data["structured_meta_classes"]),
     )

@@ -110,7 +110,10 @@ def unexported_kernel_reason(
     if wheel is not None and wheel.native_kernels is not None:
         return wheel.unexported_kernel(kernel.kernel, key in tf.CUDA_KEYS)
     if kernel.kernel in tf.NATIVE_KERNELS_NOT_EXPORTED:
-        return f"torch {tf.TORCH_RELEASE} exports no at::native::{kernel.kernel} (libtorch_cpu)"
+        return (
+            f"torch {tf.TORCH_RELEASE} exports no at::native::{kernel.kernel} (libtorch_cpu; "
+            "without --torch_facts, the default release's list)"
+        )
     return None
 
 

@@ -104,8 +104,14 @@ class ExternalBackend:
 
 
 def resolve_backend(
-    spec: BackendYaml, model: OperatorModel, *, functional: bool = False
+    spec: BackendYaml,
+    model: OperatorModel,
+    *,
+    functional: bool = False,
+    wheel: torch_facts.WheelFacts | None = None,
 ) -> ExternalBackend:
+    """The backend YAML resolved against the model; `wheel` (the facts @torch read of the
+    installed wheel) says which structured meta classes it exports."""
     _check_new_keys(spec, model)
     by_name = {str(f.name): f for f in model.functions if f.namespace == "aten"}
     symint = {e.name for e in spec.symint}
@@ -123,7 +129,7 @@ def resolve_backend(
     claims = []
     for e in spec.structured:
         try:
-            claims.append(_structured_claim(e, by_name, model, functional, shown(errors)))
+            claims.append(_structured_claim(e, by_name, model, functional, shown(errors), wheel))
         except AtengenError as err:
             errors.append(err)
     if errors:
@@ -163,6 +169,7 @@ def _structured_claim(
     model: OperatorModel,
     functional: bool,
     suggest: bool,
+    wheel: torch_facts.WheelFacts | None,
 ) -> StructuredClaim:
     f = by_name.get(e.name)
     if f is None:
@@ -183,7 +190,8 @@ def _structured_claim(
             f'True\'); only those can be listed under "structured"{hint}',
         )
     meta = group.functional.name.unambiguous_name()
-    if meta not in torch_facts.WHEEL_STRUCTURED_META_CLASSES:
+    exported = wheel.reusable_meta_classes() if wheel else torch_facts.WHEEL_STRUCTURED_META_CLASSES
+    if meta not in exported:
         raise AtengenError(
             e.loc,
             f"'{e.name}' is structured in the op YAML, but the installed torch has no meta class "

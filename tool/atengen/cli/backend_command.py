@@ -2,7 +2,7 @@
 
     atengen backend --backend_yaml=F --output_dir=D [--header_output_dir=H]
         [--include_prefix=P] [--shards=N|auto] [--functional_backend] [--derivatives_yaml=F]
-        [--impl_path=a.cpp,b.cpp] [--check_stamp=S] [--op_yaml=F --tags_yaml=F]
+        [--impl_path=a.cpp,b.cpp] [--check_stamp=S] [--op_yaml=F --tags_yaml=F] [--torch_facts=F]
         [--allow_lazy [the lazy-backend flags of `atengen lazy`]]
 
 See atengen.pipelines.backend. Everything is checked and rendered before anything is written, so
@@ -13,7 +13,13 @@ from __future__ import annotations
 
 import argparse
 
-from atengen.cli.common import add_shards_flag, add_yaml_flags, template_options, yaml_inputs
+from atengen.cli.common import (
+    add_shards_flag,
+    add_torch_facts_flag,
+    add_yaml_flags,
+    template_options,
+    yaml_inputs,
+)
 from atengen.cli.lazy_flags import add_lazy_codegen_flags, lazy_codegen_options
 
 
@@ -58,11 +64,17 @@ def add_backend_command(commands) -> None:
         help="Generate a YAML with full_codegen/ir_gen/non_native as a lazy-tensor backend "
         "(`atengen lazy`), with the flags below.",
     )
+    add_torch_facts_flag(
+        p,
+        "an op listed under `structured:` must have a meta class the wheel exports. Default: "
+        "the list kept for the supported releases.",
+    )
     add_lazy_codegen_flags(p)
     p.set_defaults(run=_run)
 
 
 def _run(args: argparse.Namespace):
+    from atengen.cli.common import wheel_facts
     from atengen.pipelines.backend import BackendOptions, backend_outputs
 
     return backend_outputs(
@@ -80,5 +92,6 @@ def _run(args: argparse.Namespace):
             shape_inference_file=args.shape_inference_file,
             derivatives_yaml=args.derivatives_yaml,
             templates=template_options(),
+            wheel=wheel_facts(args.torch_facts),
         )
     )

@@ -1,5 +1,5 @@
 """What every command shares: the op and tags YAML (found in the installed torch by default),
-the --shards and --jobs flags, and where compiled template code is kept."""
+the --shards, --jobs and --torch_facts flags, and where compiled template code is kept."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from atengen.render.shards import AUTO, AUTO_OPERATORS_PER_BUCKET, ShardSetting
 if TYPE_CHECKING:
     from atengen.pipelines.inputs import YamlInputs
     from atengen.render.templates import TemplateOptions
+    from atengen.torch_facts import WheelFacts
 
 # Where //tool:atengen_template_code puts the compiled templates, beside the package in the
 # generator's runfiles. The source tree has no such directory.
@@ -128,3 +129,25 @@ def _jobs_or_auto(text: str) -> int | None:
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be 1 or more, or {AUTO}")
     return value
+
+
+def add_torch_facts_flag(p: argparse.ArgumentParser, what: str) -> None:
+    p.add_argument(
+        "--torch_facts",
+        help="The installed torch's facts (@torch//:torch_facts.json, from tool/torch_probe.py): "
+        + what,
+    )
+
+
+def wheel_facts(path: str | None) -> WheelFacts | None:
+    """--torch_facts read; one `file:1: error:` when it is not for a supported release."""
+    if path is None:
+        return None
+    from atengen import torch_facts
+    from atengen.errors import Location
+    from atengen.pipelines.inputs import read_text
+
+    try:
+        return torch_facts.parse_wheel_facts(read_text(path, "--torch_facts"))
+    except ValueError as e:
+        raise AtengenError(Location(path, 1), str(e)) from None

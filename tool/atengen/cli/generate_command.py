@@ -8,8 +8,10 @@ import argparse
 from atengen.cli.common import (
     add_jobs_flag,
     add_shards_flag,
+    add_torch_facts_flag,
     add_yaml_flags,
     template_options,
+    wheel_facts,
     yaml_inputs,
 )
 
@@ -49,9 +51,8 @@ def add_generate_command(commands) -> None:
     p.add_argument(
         "--header_output_dir", help="Directory for custom namespaces' <ns>/ops/<root>_native.h."
     )
-    p.add_argument(
-        "--torch_facts",
-        help="The installed torch's facts (@torch//:torch_facts.json, from tool/torch_probe.py): "
+    add_torch_facts_flag(
+        p,
         "registrations of kernels it does not export are left out. Default: the list of the "
         "default release.",
     )
@@ -80,19 +81,6 @@ def _run(args: argparse.Namespace):
             header_output_dir=args.header_output_dir,
             jobs=args.jobs,
             templates=template_options(),
-            wheel=_wheel_facts(args.torch_facts),
+            wheel=wheel_facts(args.torch_facts),
         )
     )
-
-
-def _wheel_facts(path: str | None):
-    if path is None:
-        return None
-    from atengen import torch_facts
-    from atengen.errors import AtengenError, Location
-    from atengen.pipelines.inputs import read_text
-
-    try:
-        return torch_facts.parse_wheel_facts(read_text(path, "--torch_facts"))
-    except ValueError as e:
-        raise AtengenError(Location(path, 1), str(e)) from None

@@ -37,6 +37,7 @@ from atengen.pipelines.lazy import backend_op_names, is_lazy_yaml, lazy_backend_
 from atengen.render.output import GeneratedFile, Outputs
 from atengen.render.shards import ShardSetting
 from atengen.render.templates import TemplateOptions, Templates
+from atengen.torch_facts import WheelFacts
 
 STAMP_TEXT = "// atengen: every kernel of the backend YAML is defined.\n"
 
@@ -56,6 +57,8 @@ class BackendOptions:
     shape_inference_file: str | None = None  # lazy only
     derivatives_yaml: str | None = None
     templates: TemplateOptions = TemplateOptions()
+    # What @torch read of the installed wheel (--torch_facts); None: the kept lists
+    wheel: WheelFacts | None = None
 
 
 def backend_outputs(opts: BackendOptions) -> Outputs:
@@ -116,7 +119,7 @@ def _backend_trees(
         registered = registration_paths(backend, opts.shards)
         generated = {f"<generated {f.path}>": f.text for f in sources if f.path not in registered}
     else:
-        backend = resolve_backend(spec, model, functional=opts.functional_backend)
+        backend = resolve_backend(spec, model, functional=opts.functional_backend, wheel=opts.wheel)
         sources = headers = None
         generated = {}
     warnings = copy_back_warnings(backend)
