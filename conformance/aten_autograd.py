@@ -13,7 +13,7 @@ samples.
 2. Build. The kernels of the chosen ops (`opinfo`: those an OpInfo names; `all`: every one the
    generator takes) are compiled with g++ and linked with --no-undefined against the wheel, so
    an op "links" when the library holds its kernel and loads.
-3. OpInfo. Each OpInfo of op_db for those ops, float64 samples with requires_grad, through
+3. OpInfo. Each OpInfo of op_db (and the foreach OpInfo lists) for those ops, float64 samples with requires_grad, through
    its function variant, its in-place variant (on a non-leaf clone) and, for view ops, an
    in-place write through the view (see opinfo_grads.py): outputs and gradients (for seeded
    random grad_outputs) bit for bit, gradcheck (with forward AD where the OpInfo supports it)

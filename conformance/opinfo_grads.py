@@ -6,13 +6,15 @@ a share of the OpInfos:
     .venv/bin/python conformance/opinfo_grads.py --library=LIB --opinfos=FILE --shard=I/N
         [--view_roots=A,B] [--max_samples=N] --json=OUT
 
-Every sample of an OpInfo (or its first N) is run through three variants, as torch's own
+The OpInfos are op_db's and the foreach ones (`foreach_unary_op_db` and the other
+`foreach_*_op_db` lists). Every sample of an OpInfo (or its first N) is run through three variants, as torch's own
 gradient tests run them:
 
 - `function`: `op(sample.input, *sample.args, **sample.kwargs)`, then
   `sample.output_process_fn_grad`;
 - `inplace`: the OpInfo's in-place variant on a clone of the input (a non-leaf, as torch's
-  TestGradients does), where the OpInfo has one and supports in-place autograd; samples that
+  TestGradients does; a foreach op's list is cloned element by element, and the elements it
+  wrote are its outputs), where the OpInfo has one and supports in-place autograd; samples that
   broadcast the input are left out, as there;
 - `view`: for a view op, the op on a non-leaf clone of the input, then an in-place `mul_(2)`
   through the view, with view replay on (`torch.autograd._force_original_view_tracking`, as
@@ -50,6 +52,7 @@ OUR_NODE_PREFIX = "aten::"  # generated nodes are named "aten::<Entry>Backward<N
 GRADCHECK_MAX_NUMEL_FAST = 20000
 GRADCHECK_MAX_NUMEL_SLOW = 2000
 VARIANTS = ("function", "inplace", "view")
+FOREACH_LIST_LENGTH = 5
 
 
 @dataclass
@@ -138,12 +141,28 @@ def opinfo_key(op) -> str:
     return f"{op.name}|{op.variant_test_name}"
 
 
-def opinfos_for(roots: set[str]) -> list:
-    """The OpInfos of op_db with autograd and float64 that may call an op of roots."""
-    from torch.testing._internal.common_methods_invocations import op_db
+# The `_foreach_` ops' OpInfos are not in op_db but in these lists of the same module.
+FOREACH_DBS = (
+    "foreach_unary_op_db",
+    "foreach_binary_op_db",
+    "foreach_pointwise_op_db",
+    "foreach_reduce_op_db",
+    "foreach_other_op_db",
+)
 
+
+def all_opinfos() -> list:
+    """op_db, then the foreach OpInfos."""
+    from torch.testing._internal import common_methods_invocations as cmi
+
+    return list(cmi.op_db) + [op for db in FOREACH_DBS for op in getattr(cmi, db)]
+
+
+def opinfos_for(roots: set[str]) -> list:
+    """The OpInfos (op_db's and the foreach ones) with autograd and float64 that may call an
+    op of roots."""
     chosen = []
-    for op in op_db:
+    for op in all_opinfos():
         names = names_of(op)
         if op.supports_autograd and names & roots and op.supports_dtype(torch.float64, "cpu"):
             chosen.append(op)
@@ -165,12 +184,12 @@ def samples_of(ops: list, max_samples: int | None, view_roots: set[str]) -> list
             variants.append("view")
         torch.manual_seed(SEED)
         with _quiet():
-            inputs = op.sample_inputs("cpu", torch.float64, requires_grad=True)
+            inputs = op.sample_inputs("cpu", torch.float64, requires_grad=True, **_sizes(op))
             for i, s in enumerate(inputs):
                 if max_samples is not None and i >= max_samples:
                     break
                 for v in variants:
-                    if v == "inplace" and (s.broadcasts_input or not _is_tensor(s.input)):
+                    if v == "inplace" and (s.broadcasts_input or not _is_tensors(s.input)):
                         continue
                     if v == "view" and not _is_tensor(s.input):
                         continue
@@ -178,8 +197,23 @@ def samples_of(ops: list, max_samples: int | None, view_roots: set[str]) -> list
     return result
 
 
+def _sizes(op) -> dict:
+    """A foreach OpInfo's samples hold lists of FOREACH_LIST_LENGTH tensors: by default lists
+    of 20 to 23 tensors of up to 23x23, where one sample's gradcheck takes seconds."""
+    return {"num_input_tensors": [FOREACH_LIST_LENGTH]} if op.name.startswith("_foreach_") else {}
+
+
 def _is_tensor(x) -> bool:
     return isinstance(x, torch.Tensor)
+
+
+def _is_tensors(x) -> bool:
+    """A tensor, or a foreach op's list of them."""
+    return _is_tensor(x) or (isinstance(x, list) and bool(x) and all(map(_is_tensor, x)))
+
+
+def _clone(x):
+    return [t.clone() for t in x] if isinstance(x, list) else x.clone()
 
 
 @contextlib.contextmanager
@@ -203,7 +237,10 @@ def _call(s: Sample, leaves, spec) -> list[torch.Tensor]:
     if s.variant == "function":
         out = process(op.gradcheck_wrapper(op.op, inp, *args, **kwargs))
     elif s.variant == "inplace":
-        out = process(op.gradcheck_wrapper(op.get_inplace(), inp.clone(), *args, **kwargs))
+        target = _clone(inp)
+        out = op.gradcheck_wrapper(op.get_inplace(), target, *args, **kwargs)
+        # An in-place foreach op returns nothing: its outputs are the elements it wrote.
+        out = process(target if out is None else out)
     else:
         # Recording how to replay the view (torch otherwise replays a strided view with
         # as_strided), so the view's history after the write is the op's again.
@@ -425,12 +462,11 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     from shared import load_library_quietly
-    from torch.testing._internal.common_methods_invocations import op_db
 
     started = time.monotonic()
     index, count = (int(x) for x in args.shard.split("/"))
     wanted = json.loads(args.opinfos.read_text())
-    by_key = {opinfo_key(op): op for op in op_db}
+    by_key = {opinfo_key(op): op for op in all_opinfos()}
     ops = [by_key[k] for k in wanted[index::count]]
     torch.set_num_threads(1)
     samples = samples_of(ops, args.max_samples, set(filter(None, args.view_roots.split(","))))
