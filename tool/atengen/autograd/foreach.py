@@ -54,6 +54,10 @@ class ElementForward:
     in_place: bool
 
 
+def _unique(names) -> list[str]:
+    return list(dict.fromkeys(names))
+
+
 def _element(f: NativeFunction, name: str) -> str:
     a = next(a for a in f.func.arguments.flat_non_out if a.name == name)
     return f"{name}[i]" if isinstance(a.type, ListType) else name
@@ -89,8 +93,8 @@ def functional_forward(
     x = forward[0]
     f = fd.func
     diff = {a.name for a in info.args_with_derivatives}
-    tangents = [n for n in x.required_inputs_fw_grad or () if n in diff]
-    primals = list(x.required_inputs_primal or ())
+    tangents = _unique(n for n in x.required_inputs_fw_grad or () if n in diff)
+    primals = _unique(x.required_inputs_primal or ())
     list_arg = _list_arg(f)
     return ElementForward(
         list_arg=list_arg,
@@ -192,8 +196,8 @@ def _inplace_forward(
         return None
     (x,) = forward  # matching gives an in-place op exactly one
     diff = {a.name for a in info.args_with_derivatives}
-    tangents = [n for n in x.required_inputs_fw_grad or () if n in diff]
-    primals = list(x.required_inputs_primal or ())
+    tangents = _unique(n for n in x.required_inputs_fw_grad or () if n in diff)
+    primals = _unique(x.required_inputs_primal or ())
     formula = x.formula
     # The formula's tensors are read through `<name>_t` and `<name>_p`, bound per element; its
     # other arguments (scalars, lists of scalars) by their element expressions.
