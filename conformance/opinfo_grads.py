@@ -93,6 +93,9 @@ class Tally:
     opinfos: set[str] = field(default_factory=set)
     counts: Counter = field(default_factory=Counter)  # `<count>` and `<variant>:<count>`
     nodes_reached: set[str] = field(default_factory=set)
+    # OpInfos (`name` or `name(variant)`) with a sample that reached generated kernels and passed
+    # gradcheck with forward AD on both sides.
+    forward_ad_opinfos: set[str] = field(default_factory=set)
     mismatches: list[str] = field(default_factory=list)
     torch_failures: Counter = field(default_factory=Counter)
     seconds: float = 0.0
@@ -116,6 +119,7 @@ class Tally:
             "opinfos": sorted(self.opinfos),
             "counts": dict(self.counts),
             "nodes_reached": sorted(self.nodes_reached),
+            "forward_ad_opinfos": sorted(self.forward_ad_opinfos),
             "mismatches": self.mismatches,
             "torch_failures": dict(self.torch_failures),
             "seconds": self.seconds,
@@ -126,6 +130,7 @@ class Tally:
         self.opinfos |= set(other["opinfos"])
         self.counts.update(other["counts"])
         self.nodes_reached |= set(other["nodes_reached"])
+        self.forward_ad_opinfos |= set(other["forward_ad_opinfos"])
         self.mismatches += other["mismatches"]
         self.torch_failures.update(other["torch_failures"])
         self.seconds = max(self.seconds, other["seconds"])
@@ -439,6 +444,8 @@ def _tally_check(tally: Tally, s: Sample, check: str, ref: str, ours: str) -> No
         tally.add(v, f"{check}_both_pass")
         if check == "gradcheck" and forward_ad(s):
             tally.add(v, "gradcheck_both_pass_with_forward_ad")
+            suffix = "" if v == "function" else f"({v})"
+            tally.forward_ad_opinfos.add(f"{s.op.name}{suffix}")
         if check == "gradgradcheck" and s.op.supports_fwgrad_bwgrad:
             tally.add(v, "gradgradcheck_both_pass_with_fwd_over_rev")
     elif ref == ours == "skipped":
