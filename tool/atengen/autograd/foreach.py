@@ -63,21 +63,12 @@ def _element(f: NativeFunction, name: str) -> str:
     return f"{name}[i]" if isinstance(a.type, ListType) else name
 
 
-def _list_arg(f: NativeFunction) -> str:
-    return next(
+def _tensor_lists(f: NativeFunction) -> list[str]:
+    return [
         a.name
         for a in f.func.arguments.flat_non_out
         if isinstance(a.type, ListType) and a.type.is_tensor_like()
-    )
-
-
-def _tensor_lists(f: NativeFunction, names) -> tuple[str, ...]:
-    lists = {
-        a.name
-        for a in f.func.arguments.flat_non_out
-        if isinstance(a.type, ListType) and a.type.is_tensor_like()
-    }
-    return tuple(n for n in names if n in lists)
+    ]
 
 
 def functional_forward(
@@ -95,10 +86,10 @@ def functional_forward(
     diff = {a.name for a in info.args_with_derivatives}
     tangents = _unique(n for n in x.required_inputs_fw_grad or () if n in diff)
     primals = _unique(x.required_inputs_primal or ())
-    list_arg = _list_arg(f)
+    lists = _tensor_lists(f)
     return ElementForward(
-        list_arg=list_arg,
-        size_checks=tuple(n for n in _tensor_lists(f, tangents) if n != list_arg),
+        list_arg=lists[0],
+        size_checks=tuple(n for n in lists[1:] if n in tangents),
         tangents=tuple(ElementInput(n, _element(f, n)) for n in tangents),
         primals=tuple(ElementInput(n, _element(f, n)) for n in primals),
         output="result",
@@ -125,23 +116,24 @@ class ForeachInplaceKernel:
     forward: ElementForward | None
 
 
-def _argument_map(f: NativeFunction, info: DifferentiabilityInfo) -> dict[str, str]:
-    """The per-tensor op's argument names -> the foreach op's element expressions. A trailing
-    argument the foreach op lacks (the per-tensor op's `alpha`) is left out."""
+def _argument_names(f: NativeFunction, info: DifferentiabilityInfo) -> dict[str, str]:
+    """The per-tensor op's argument names -> the foreach op's. A trailing argument the foreach
+    op lacks (the per-tensor op's `alpha`) is left out."""
     pairs = zip(f.func.arguments.flat_non_out, info.func.func.arguments.flat_non_out, strict=False)
-    return {ref.name: _element(f, mine.name) for mine, ref in pairs}
+    return {ref.name: mine.name for mine, ref in pairs}
 
 
-def _bind(expr: str, names: dict[str, str], info: DifferentiabilityInfo) -> str:
-    """expr, written with the per-tensor op's argument names, for element `i`."""
+def _bind(expr: str, elements: dict[str, str], info: DifferentiabilityInfo) -> str:
+    """expr, written with the per-tensor op's argument names, for element `i` (elements: those
+    names -> element expressions)."""
     for ref in info.func.func.arguments.flat_non_out:
         if uses(expr, ref.name):
-            if ref.name not in names:
+            if ref.name not in elements:
                 raise unsupported(
                     info,
                     f"a foreach op whose per-tensor formulas read '{ref.name}', which it lacks",
                 )
-            expr = replace_ident(expr, ref.name, names[ref.name])
+            expr = replace_ident(expr, ref.name, elements[ref.name])
     return expr
 
 
@@ -151,13 +143,8 @@ def foreach_inplace_kernel(
     f = fd.func
     if info.output_differentiability_conditions or info.used_named_gradients:
         raise unsupported(info, "an in-place foreach op of this per-tensor op's formulas")
-    names = _argument_map(f, info)
-    ref_to_mine = {
-        r.name: a.name
-        for a, r in zip(
-            f.func.arguments.flat_non_out, info.func.func.arguments.flat_non_out, strict=False
-        )
-    }
+    ref_to_mine = _argument_names(f, info)
+    names = {ref: _element(f, mine) for ref, mine in ref_to_mine.items()}
     diff = [a.name for a in info.args_with_derivatives]
     for n in diff:
         if n not in names:
@@ -173,12 +160,12 @@ def foreach_inplace_kernel(
     for s in saved_outputs:
         if s.kind != "tensor" or s.name != "result":
             raise unsupported(info, f"an in-place foreach op saving the output '{s.name}'")
-    list_arg = ref_to_mine.get("self", _list_arg(f))
-    others = [a.name for a in f.func.arguments.flat_non_out if a.name != list_arg]
+    lists = _tensor_lists(f)
+    list_arg = ref_to_mine.get("self", lists[0])
     return ForeachInplaceKernel(
         signature=kernel_signature(f, op, "autograd"),
         list_arg=list_arg,
-        size_checks=_tensor_lists(f, others),
+        size_checks=tuple(n for n in lists if n != list_arg),
         node=info.op if info.has_derivatives else "",
         differentiable_inputs=tuple(ref_to_mine[n] for n in diff),
         element_inputs=tuple(names[n] for n in diff),
@@ -202,8 +189,7 @@ def _inplace_forward(
     # The formula's tensors are read through `<name>_t` and `<name>_p`, bound per element; its
     # other arguments (scalars, lists of scalars) by their element expressions.
     tensors = {a.name for a in info.args_with_derivatives} | {"self"}
-    scalars = {n: e for n, e in names.items() if n not in tensors}
-    formula = _bind_scalars(formula, scalars)
+    formula = _bind(formula, {n: e for n, e in names.items() if n not in tensors}, info)
     for n in tangents + primals:
         if n not in names:
             raise unsupported(info, f"a foreach op without the per-tensor op's input '{n}'")
@@ -217,9 +203,3 @@ def _inplace_forward(
         original_self=x.required_original_self_value,
         in_place=True,
     )
-
-
-def _bind_scalars(formula: str, scalars: dict[str, str]) -> str:
-    for name, expr in scalars.items():
-        formula = replace_ident(formula, name, expr)
-    return formula
