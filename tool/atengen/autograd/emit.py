@@ -19,14 +19,16 @@ functional op's.
 
 An entry with formulas per autograd key (`dispatch:`) gets the kernel of the target's key: its
 own formulas, else Default's. For aten the other keys keep torch's kernels (registered for those
-keys, they take precedence over the `Autograd` alias); a custom namespace's entry may have
-Default only.
+keys, they take precedence over the `Autograd` alias) unless a target of such a key
+(`AutogradNestedTensor`) generates them too; a custom namespace's entry may have Default only.
 
 `_foreach_` ops (foreach.py) differentiate element by element with the per-tensor op's formulas.
 
-Not generated yet (an error names the entry): in-place view ops outside aten, views returning
-several tensors outside aten, and tensor-list outputs other than a foreach op's or an aten
-view op's.
+A tensor-list output makes each element an output of the node (a foreach op's results; the
+several views of an aten view op such as `chunk`, which torch's ADInplaceOrView kernel makes).
+
+Not generated yet (an error names the entry): in-place view ops outside aten, and view ops
+outside aten returning several tensors.
 """
 
 from __future__ import annotations
