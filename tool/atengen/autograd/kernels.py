@@ -33,6 +33,7 @@ from atengen.autograd.nodes import (
 )
 from atengen.model.native_function import NativeFunction
 from atengen.model.schema import SchemaKind
+from atengen.model.schema_types import ListType
 
 if TYPE_CHECKING:
     from atengen.autograd.foreach import ElementForward
@@ -224,16 +225,22 @@ class BumpVersionKernel:
     kind: ClassVar[str] = "bump_version"
     signature: KernelSignature
     mutated: tuple[str, ...]
+    mutated_lists: tuple[str, ...]  # those that are tensor lists (`_foreach_exp_`'s self)
     returns: tuple[str, ...]  # the names of what it returns (the mutated arguments)
 
 
 def inplace_or_view_kernel(f: NativeFunction, op: OpRef) -> BumpVersionKernel | None:
     args = cpp_arguments(f.func, dispatcher_options(f))
-    mutated = [a.name for a in args if a.argument.is_write]
+    mutated = [a for a in args if a.argument.is_write]
     names = return_names(f)
     if not mutated or f.is_view_op:
         return None
-    return BumpVersionKernel(kernel_signature(f, op, "inplace_or_view"), tuple(mutated), names)
+    return BumpVersionKernel(
+        kernel_signature(f, op, "inplace_or_view"),
+        tuple(a.name for a in mutated),
+        tuple(a.name for a in mutated if isinstance(a.argument.type, ListType)),
+        names,
+    )
 
 
 @dataclass(frozen=True)
