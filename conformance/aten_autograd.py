@@ -9,11 +9,12 @@ samples.
    (functional, in-place, out= and view variants) is offered to the generator on its own. It
    generates a kernel, or refuses with a reason: a formula calls a FunctionsManual helper the
    wheel does not export, or the entry needs something not generated yet. Counted per variant
-   and per reason.
+   and per reason. The kernel is for the Autograd key, or, for an entry with formulas only for
+   AutogradNestedTensor, for that key, as torch registers it.
 2. Build. The kernels of the chosen ops (`opinfo`: those an OpInfo names; `all`: every one the
    generator takes) are compiled with g++ and linked with --no-undefined against the wheel, so
    an op "links" when the library holds its kernel and loads.
-3. OpInfo. Each OpInfo of op_db for those ops, float64 samples with requires_grad, through
+3. OpInfo. Each OpInfo of op_db (and the foreach OpInfo lists) for those ops, float64 samples with requires_grad, through
    its function variant, its in-place variant (on a non-leaf clone) and, for view ops, an
    in-place write through the view (see opinfo_grads.py): outputs and gradients (for seeded
    random grad_outputs) bit for bit, gradcheck (with forward AD where the OpInfo supports it)
@@ -67,26 +68,29 @@ def variant(f) -> str:
     }.get(f.kind, "functional")
 
 
-def select(model, derivatives) -> tuple[list[str], Counter, Counter]:
+def select(model, derivatives) -> tuple[dict[str, str], Counter, Counter]:
     """Every aten function matched to a derivatives entry (functional, in-place, out=, view),
-    offered to the generator on its own: the ones it takes, how many of each variant it takes,
-    and why it refuses the others (per variant and reason)."""
+    offered to the generator on its own: the ones it takes (with the key of their kernel, see
+    autograd_key), how many of each variant it takes, and why it refuses the others (per
+    variant and reason)."""
     from atengen.autograd.emit import AutogradTarget, autograd_files
     from atengen.errors import AtengenError
     from atengen.render.shards import ShardSetting
     from atengen.render.templates import Templates
 
-    taken, generated, refused = [], Counter(), Counter()
+    taken, generated, refused = {}, Counter(), Counter()
     templates = Templates()
     for fd in derivatives.functions:
         f = fd.func
         if f.namespace != "aten" or not fd.infos:
             continue
-        kind = variant(f)
-        target = AutogradTarget("aten", CPP_NAMESPACE, inplace_or_view=False, only={str(f.name)})
+        kind, key = variant(f), autograd_key(fd)
+        target = AutogradTarget(
+            "aten", CPP_NAMESPACE, key, inplace_or_view=False, only={str(f.name)}
+        )
         try:
             if autograd_files(model, derivatives, target, ShardSetting(0), templates):
-                taken.append(str(f.name))
+                taken[str(f.name)] = key
                 generated[kind] += 1
             else:
                 refused[(kind, "no kernel for this variant")] += 1
@@ -104,7 +108,19 @@ def _reason(message: str) -> str:
     return re.sub(r"'[^']*'", "'…'", what)
 
 
-def build(model, derivatives, ops: list[str], workdir: Path, shards: int, jobs: int) -> Path:
+def autograd_key(fd) -> str:
+    """The key a function's kernel is generated for: `Autograd`; for an entry with formulas only
+    for other keys (`_test_autograd_multiple_dispatch.ntonly`: AutogradNestedTensor), the first
+    of those, as torch registers only those."""
+    from atengen.autograd.model import DEFAULT_KEY
+
+    return "Autograd" if DEFAULT_KEY in fd.infos else sorted(fd.infos)[0]
+
+
+def build(
+    model, derivatives, ops: list[str], keys: dict[str, str], workdir: Path, shards: int, jobs: int
+) -> Path:
+    """The kernels of ops, each for its key in keys (see autograd_key), compiled and linked."""
     import torch
 
     from atengen.autograd.emit import AutogradTarget, autograd_files
@@ -112,11 +128,14 @@ def build(model, derivatives, ops: list[str], workdir: Path, shards: int, jobs: 
     from atengen.render.shards import ShardSetting
     from atengen.render.templates import Templates
 
-    target = AutogradTarget("aten", CPP_NAMESPACE, inplace_or_view=False, only=frozenset(ops))
     src = workdir / "generated"
-    files = autograd_files(
-        model, derivatives, target, ShardSetting(shards), Templates(), "torch's derivatives.yaml"
-    )
+    files, templates = [], Templates()
+    for key in sorted({keys[n] for n in ops}):
+        only = frozenset(n for n in ops if keys[n] == key)
+        target = AutogradTarget("aten", CPP_NAMESPACE, key, inplace_or_view=False, only=only)
+        files += autograd_files(
+            model, derivatives, target, ShardSetting(shards), templates, "torch's derivatives.yaml"
+        )
     write_trees([(str(src), files)])
     torch_dir = Path(torch.__file__).parent
     flags = ["-std=c++20", "-fPIC", "-D_GLIBCXX_USE_CXX11_ABI=1"]
@@ -152,16 +171,19 @@ def build(model, derivatives, ops: list[str], workdir: Path, shards: int, jobs: 
     return lib
 
 
-def _dispatch_checks(ops: list[str]) -> list[str]:
-    """Ops whose Autograd entry in the dispatcher is not the generated file's."""
+def _dispatch_checks(ops: list[str], keys: dict[str, str]) -> list[str]:
+    """Ops whose entry for their key (Autograd, or see autograd_key) in the dispatcher is not
+    the generated file's."""
     import torch
 
     wrong = []
     for name in ops:
         op, _, overload = name.partition(".")
         dump = torch._C._dispatch_dump(f"aten::{op}" + (f".{overload}" if overload else ""))
-        active = [ln for ln in dump.splitlines() if ln.startswith("Autograd[alias]:")]
-        if not active or not re.search(r"registered at \S*/Autograd_\w+\.cpp:", active[0]):
+        key = keys[name]
+        entry = f"{key}[alias]:" if key == "Autograd" else f"{key}:"
+        active = [ln for ln in dump.splitlines() if ln.startswith(entry)]
+        if not active or not re.search(rf"registered at \S*/{key}_\w+\.cpp:", active[0]):
             wrong.append(name)
     return wrong
 
@@ -205,19 +227,19 @@ def main(argv: list[str] | None = None) -> int:
     roots = set().union(*(opinfo_grads.names_of(op) for op in opinfos))
     chosen = sorted(n for n in taken if _root(n) in roots)
     if args.limit:
-        chosen = _ci_slice(chosen, kind, opinfos, args)
+        chosen = _ci_slice(chosen, list(taken), kind, opinfos, args)
         opinfos = opinfo_grads.opinfos_for({_root(name) for name in chosen})
     if args.ops == "all":
-        chosen = taken
+        chosen = list(taken)
     view_roots = sorted({_root(n) for n in chosen if kind[n] == "view"})
 
     with tempfile.TemporaryDirectory() as tmp:
         workdir = args.workdir or Path(tmp)
         workdir.mkdir(parents=True, exist_ok=True)
-        lib = build(model, derivatives, chosen, workdir, args.shards, args.jobs)
+        lib = build(model, derivatives, chosen, taken, workdir, args.shards, args.jobs)
         tally = _opinfo_step(opinfos, lib, view_roots, workdir, args)
         load_library_quietly(str(lib))
-        not_ours = _dispatch_checks(chosen)
+        not_ours = _dispatch_checks(chosen, taken)
 
     tallied = tally.as_dict()
     by_variant = tallied.pop("by_variant")
@@ -259,6 +281,7 @@ def main(argv: list[str] | None = None) -> int:
             **counts,
             "by_variant": by_variant,
             "nodes_reached": sorted(tally.nodes_reached),
+            "forward_ad_opinfos": sorted(tally.forward_ad_opinfos),
             "mismatch_list": mismatches,
         }
         args.json.write_text(json.dumps(report, indent=1) + "\n")
@@ -267,10 +290,12 @@ def main(argv: list[str] | None = None) -> int:
     return 1 if mismatches else 0
 
 
-def _ci_slice(chosen: list[str], kind: dict[str, str], opinfos: list, args) -> list[str]:
-    """CI's slice: the first --limit functional ops by name, then the first --limit_inplace
-    in-place ops whose OpInfos have an in-place variant, the first --limit_view view ops, and
-    the --also ones."""
+def _ci_slice(
+    chosen: list[str], taken: list[str], kind: dict[str, str], opinfos: list, args
+) -> list[str]:
+    """CI's slice: the first --limit functional ops by name (of chosen, those an OpInfo names),
+    then the first --limit_inplace in-place ops whose OpInfos have an in-place variant, the
+    first --limit_view view ops, and the --also ones (any that the generator takes)."""
     import opinfo_grads
 
     with_inplace = set().union(
@@ -280,9 +305,9 @@ def _ci_slice(chosen: list[str], kind: dict[str, str], opinfos: list, args) -> l
     inplace = [n for n in chosen if kind[n] == "in-place" and _root(n) in with_inplace]
     views = [n for n in chosen if kind[n] == "view"]
     also = [n for n in args.also.split(",") if n]
-    unknown = sorted(set(also) - set(chosen))
+    unknown = sorted(set(also) - set(taken))
     if unknown:
-        raise SystemExit(f"--also: not generated, or no OpInfo names them: {', '.join(unknown)}")
+        raise SystemExit(f"--also: not generated: {', '.join(unknown)}")
     return sorted(set(functional + inplace[: args.limit_inplace] + views[: args.limit_view] + also))
 
 

@@ -6,16 +6,18 @@ a share of the OpInfos:
     .venv/bin/python conformance/opinfo_grads.py --library=LIB --opinfos=FILE --shard=I/N
         [--view_roots=A,B] [--max_samples=N] --json=OUT
 
-Every sample of an OpInfo (or its first N) is run through three variants, as torch's own
+The OpInfos are op_db's and the foreach ones (`foreach_unary_op_db` and the other
+`foreach_*_op_db` lists). Every sample of an OpInfo (or its first N) is run through three variants, as torch's own
 gradient tests run them:
 
 - `function`: `op(sample.input, *sample.args, **sample.kwargs)`, then
   `sample.output_process_fn_grad`;
 - `inplace`: the OpInfo's in-place variant on a clone of the input (a non-leaf, as torch's
-  TestGradients does), where the OpInfo has one and supports in-place autograd; samples that
+  TestGradients does; a foreach op's list is cloned element by element, and the elements it
+  wrote are its outputs), where the OpInfo has one and supports in-place autograd; samples that
   broadcast the input are left out, as there;
 - `view`: for a view op, the op on a non-leaf clone of the input, then an in-place `mul_(2)`
-  through the view, with view replay on (`torch.autograd._force_original_view_tracking`, as
+  through the view (the first of several, which autograd refuses), with view replay on (`torch.autograd._force_original_view_tracking`, as
   torch's test_view_replay): the outputs are the view and its base, so the gradients go through
   the view op replayed on the base, and through the base's CopySlices.
 
@@ -50,6 +52,7 @@ OUR_NODE_PREFIX = "aten::"  # generated nodes are named "aten::<Entry>Backward<N
 GRADCHECK_MAX_NUMEL_FAST = 20000
 GRADCHECK_MAX_NUMEL_SLOW = 2000
 VARIANTS = ("function", "inplace", "view")
+FOREACH_LIST_LENGTH = 5
 
 
 @dataclass
@@ -90,6 +93,9 @@ class Tally:
     opinfos: set[str] = field(default_factory=set)
     counts: Counter = field(default_factory=Counter)  # `<count>` and `<variant>:<count>`
     nodes_reached: set[str] = field(default_factory=set)
+    # OpInfos (`name` or `name(variant)`) with a sample that reached generated kernels and passed
+    # gradcheck with forward AD on both sides.
+    forward_ad_opinfos: set[str] = field(default_factory=set)
     mismatches: list[str] = field(default_factory=list)
     torch_failures: Counter = field(default_factory=Counter)
     seconds: float = 0.0
@@ -113,6 +119,7 @@ class Tally:
             "opinfos": sorted(self.opinfos),
             "counts": dict(self.counts),
             "nodes_reached": sorted(self.nodes_reached),
+            "forward_ad_opinfos": sorted(self.forward_ad_opinfos),
             "mismatches": self.mismatches,
             "torch_failures": dict(self.torch_failures),
             "seconds": self.seconds,
@@ -123,6 +130,7 @@ class Tally:
         self.opinfos |= set(other["opinfos"])
         self.counts.update(other["counts"])
         self.nodes_reached |= set(other["nodes_reached"])
+        self.forward_ad_opinfos |= set(other["forward_ad_opinfos"])
         self.mismatches += other["mismatches"]
         self.torch_failures.update(other["torch_failures"])
         self.seconds = max(self.seconds, other["seconds"])
@@ -138,12 +146,28 @@ def opinfo_key(op) -> str:
     return f"{op.name}|{op.variant_test_name}"
 
 
-def opinfos_for(roots: set[str]) -> list:
-    """The OpInfos of op_db with autograd and float64 that may call an op of roots."""
-    from torch.testing._internal.common_methods_invocations import op_db
+# The `_foreach_` ops' OpInfos are not in op_db but in these lists of the same module.
+FOREACH_DBS = (
+    "foreach_unary_op_db",
+    "foreach_binary_op_db",
+    "foreach_pointwise_op_db",
+    "foreach_reduce_op_db",
+    "foreach_other_op_db",
+)
 
+
+def all_opinfos() -> list:
+    """op_db, then the foreach OpInfos."""
+    from torch.testing._internal import common_methods_invocations as cmi
+
+    return list(cmi.op_db) + [op for db in FOREACH_DBS for op in getattr(cmi, db)]
+
+
+def opinfos_for(roots: set[str]) -> list:
+    """The OpInfos (op_db's and the foreach ones) with autograd and float64 that may call an
+    op of roots."""
     chosen = []
-    for op in op_db:
+    for op in all_opinfos():
         names = names_of(op)
         if op.supports_autograd and names & roots and op.supports_dtype(torch.float64, "cpu"):
             chosen.append(op)
@@ -165,12 +189,12 @@ def samples_of(ops: list, max_samples: int | None, view_roots: set[str]) -> list
             variants.append("view")
         torch.manual_seed(SEED)
         with _quiet():
-            inputs = op.sample_inputs("cpu", torch.float64, requires_grad=True)
+            inputs = op.sample_inputs("cpu", torch.float64, requires_grad=True, **_sizes(op))
             for i, s in enumerate(inputs):
                 if max_samples is not None and i >= max_samples:
                     break
                 for v in variants:
-                    if v == "inplace" and (s.broadcasts_input or not _is_tensor(s.input)):
+                    if v == "inplace" and (s.broadcasts_input or not _is_tensors(s.input)):
                         continue
                     if v == "view" and not _is_tensor(s.input):
                         continue
@@ -178,8 +202,23 @@ def samples_of(ops: list, max_samples: int | None, view_roots: set[str]) -> list
     return result
 
 
+def _sizes(op) -> dict:
+    """A foreach OpInfo's samples hold lists of FOREACH_LIST_LENGTH tensors: by default lists
+    of 20 to 23 tensors of up to 23x23, where one sample's gradcheck takes seconds."""
+    return {"num_input_tensors": [FOREACH_LIST_LENGTH]} if op.name.startswith("_foreach_") else {}
+
+
 def _is_tensor(x) -> bool:
     return isinstance(x, torch.Tensor)
+
+
+def _is_tensors(x) -> bool:
+    """A tensor, or a foreach op's list of them."""
+    return _is_tensor(x) or (isinstance(x, list) and bool(x) and all(map(_is_tensor, x)))
+
+
+def _clone(x):
+    return [t.clone() for t in x] if isinstance(x, list) else x.clone()
 
 
 @contextlib.contextmanager
@@ -203,14 +242,18 @@ def _call(s: Sample, leaves, spec) -> list[torch.Tensor]:
     if s.variant == "function":
         out = process(op.gradcheck_wrapper(op.op, inp, *args, **kwargs))
     elif s.variant == "inplace":
-        out = process(op.gradcheck_wrapper(op.get_inplace(), inp.clone(), *args, **kwargs))
+        target = _clone(inp)
+        out = op.gradcheck_wrapper(op.get_inplace(), target, *args, **kwargs)
+        # An in-place foreach op returns nothing: its outputs are the elements it wrote.
+        out = process(target if out is None else out)
     else:
         # Recording how to replay the view (torch otherwise replays a strided view with
         # as_strided), so the view's history after the write is the op's again.
         with torch.autograd._force_original_view_tracking(True):
             base = inp.clone()
             view = op.gradcheck_wrapper(op.op, base, *args, **kwargs)
-            view.mul_(2)
+            # Of several views (chunk's), the first: autograd refuses to write through it.
+            (view[0] if isinstance(view, (tuple, list)) else view).mul_(2)
         out = (process(view), base)
     flat, _ = tree_flatten(out)
     return [t for t in flat if isinstance(t, torch.Tensor)]
@@ -402,6 +445,8 @@ def _tally_check(tally: Tally, s: Sample, check: str, ref: str, ours: str) -> No
         tally.add(v, f"{check}_both_pass")
         if check == "gradcheck" and forward_ad(s):
             tally.add(v, "gradcheck_both_pass_with_forward_ad")
+            suffix = "" if v == "function" else f"({v})"
+            tally.forward_ad_opinfos.add(f"{s.op.name}{suffix}")
         if check == "gradgradcheck" and s.op.supports_fwgrad_bwgrad:
             tally.add(v, "gradgradcheck_both_pass_with_fwd_over_rev")
     elif ref == ours == "skipped":
@@ -425,12 +470,11 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     from shared import load_library_quietly
-    from torch.testing._internal.common_methods_invocations import op_db
 
     started = time.monotonic()
     index, count = (int(x) for x in args.shard.split("/"))
     wanted = json.loads(args.opinfos.read_text())
-    by_key = {opinfo_key(op): op for op in op_db}
+    by_key = {opinfo_key(op): op for op in all_opinfos()}
     ops = [by_key[k] for k in wanted[index::count]]
     torch.set_num_threads(1)
     samples = samples_of(ops, args.max_samples, set(filter(None, args.view_roots.split(","))))

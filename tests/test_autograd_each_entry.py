@@ -212,3 +212,127 @@ def test_aten_mutable_op_gets_an_autograd_kernel(tmp_path, model_loaded_once):
     assert 'm.impl("rrelu_with_noise", TORCH_FN(' in text
     assert "rrelu_with_noise_backward(grad, self, noise, lower, upper, training, false)" in text
     assert "TORCH_LIBRARY_IMPL(aten, ADInplaceOrView" not in text
+
+
+EXP = (
+    "- name: exp(Tensor self) -> Tensor\n"
+    "  self: grad * result.conj()\n"
+    "  result: auto_element_wise\n"
+)
+
+
+def test_foreach_ops_differentiate_element_by_element(tmp_path, model_loaded_once):
+    """torch's `exp` entry (as in the wheel) serves `_foreach_exp` and `_foreach_exp_`. The
+    functional one records one node whose formula runs per element of the output list, and sets
+    each output's tangent from its element's; the in-place one records an `ExpBackward0` per
+    element, rebases each element's history on it, saves the element it wrote, and updates each
+    element's tangent in place."""
+    rc, stderr, written = _run(tmp_path, "exp", EXP, "--ops=_foreach_exp,_foreach_exp_")
+    assert (rc, stderr) == (0, ""), stderr
+    text = "".join(p.read_text() for p in written)
+    functional, inplace = text.split("// Autograd kernel of aten::_foreach_exp_.")
+    assert "struct ForeachExpBackward0 final" in functional
+    assert (
+        "grad_result.emplace_back(grads[i].defined() ? at::Tensor(grads[i] * result[i].conj()) "
+        ": at::Tensor());" in functional
+    )
+    assert "grad_fn->result_ = make_saved_list(result, true);" in functional
+    assert "result_new_fw_grads[i] = (self_t.conj() * result[i].conj()).conj();" in functional
+    assert "_any_has_forward_grad[i] = has_fw_grad(self[i]);" in functional
+    assert "struct ExpBackward0 final" in text
+    assert "std::vector<c10::intrusive_ptr<ExpBackward0>> grad_fns;" in inplace
+    assert "check_inplace(self[i], ith_requires_grad);" in inplace
+    assert "rebase_history(self[i], torch::autograd::Edge(grad_fn, nr));" in inplace
+    assert (
+        "grad_fns[i]->result_ = torch::autograd::SavedVariable(self[i], true, "
+        "self[i].is_view());" in inplace
+    )
+    assert "self[i]._set_fw_grad(self_new_fw_grads[i], /*level=*/0, /*is_inplace_op=*/true);" in (
+        inplace
+    )
+
+
+CHUNK = (
+    "- name: chunk(Tensor(a -> *) self, int chunks, int dim=0) -> Tensor(a)[]\n"
+    "  dispatch:\n"
+    "    Default:\n"
+    '      self: not_implemented("chunk")\n'
+    "    AutogradNestedTensor:\n"
+    "      self: chunk_backward_nested(grads, self, chunks, dim)\n"
+)
+
+
+def test_a_view_op_returning_several_views_makes_each_an_output_of_its_node(
+    tmp_path, model_loaded_once
+):
+    """torch's `chunk` entry (as in the wheel): each of the views (made by torch's own
+    ADInplaceOrView kernel below) is an output of the node."""
+    rc, stderr, written = _run(tmp_path, "chunk", CHUNK, "--ops=chunk")
+    assert (rc, stderr) == (0, ""), stderr
+    text = "".join(p.read_text() for p in written)
+    assert "for (auto& element : result) {" in text
+    assert (
+        "torch::autograd::impl::set_gradient_edge(element, torch::autograd::Edge(grad_fn, nr));"
+        in text
+    )
+
+
+NTONLY = (
+    "- name: _test_autograd_multiple_dispatch.ntonly(Tensor self, bool b) -> Tensor\n"
+    "  dispatch:\n"
+    "    AutogradNestedTensor:\n"
+    "      self: grad.mul(grad).add(grad)\n"
+)
+
+
+def test_an_entry_for_another_key_only_gets_a_kernel_of_that_key(tmp_path, installed_model):
+    """torch's `ntonly` entry (as in the wheel) has formulas for AutogradNestedTensor only: an
+    Autograd target generates nothing for it (torch registers no Autograd kernel either), an
+    AutogradNestedTensor target its kernel."""
+    from atengen.autograd.emit import AutogradTarget, autograd_files
+    from atengen.autograd.load import load_derivatives
+    from atengen.render.shards import ShardSetting
+    from atengen.render.templates import Templates
+
+    path = tmp_path / "ntonly.yaml"
+    path.write_text(NTONLY)
+    derivatives = load_derivatives(str(path), installed_model)
+    only = frozenset({"_test_autograd_multiple_dispatch.ntonly"})
+
+    def files(key: str) -> list:
+        target = AutogradTarget("aten", "ns", key, inplace_or_view=False, only=only)
+        return autograd_files(installed_model, derivatives, target, ShardSetting(0), Templates())
+
+    assert files("Autograd") == []
+    (nested,) = files("AutogradNestedTensor")
+    assert "struct TestAutogradMultipleDispatchBackwardAutogradNestedTensor0 final" in nested.text
+    assert "TORCH_LIBRARY_IMPL(aten, AutogradNestedTensor, m)" in nested.text
+
+
+def test_aten_functions_are_refused_only_for_helpers_the_wheel_does_not_export(installed_model):
+    """Every aten function the wheel's whole derivatives.yaml differentiates, alone: the only
+    refusals left are formulas calling FunctionsManual helpers the wheel does not export (about
+    4 s: one generator run per function, templates compiled once)."""
+    from atengen.autograd.emit import AutogradTarget, autograd_files
+    from atengen.autograd.load import load_derivatives
+    from atengen.errors import AtengenError
+    from atengen.render.shards import ShardSetting
+    from atengen.render.templates import Templates
+
+    derivatives = load_derivatives(str(packaged_derivatives_yaml()), installed_model)
+    templates, generated, other_refusals = Templates(), 0, []
+    for fd in derivatives.functions:
+        if fd.func.namespace != "aten" or not fd.infos:
+            continue
+        key = "Autograd" if "Default" in fd.infos else sorted(fd.infos)[0]
+        only = frozenset({str(fd.func.name)})
+        target = AutogradTarget("aten", "ns", key, inplace_or_view=False, only=only)
+        try:
+            generated += bool(
+                autograd_files(installed_model, derivatives, target, ShardSetting(0), templates)
+            )
+        except AtengenError as e:
+            if "that the torch wheel does not export" not in e.message:
+                other_refusals.append(f"{fd.func.name}: {e.message}")
+    assert other_refusals == []
+    assert generated >= 1048, generated

@@ -19,12 +19,16 @@ functional op's.
 
 An entry with formulas per autograd key (`dispatch:`) gets the kernel of the target's key: its
 own formulas, else Default's. For aten the other keys keep torch's kernels (registered for those
-keys, they take precedence over the `Autograd` alias); a custom namespace's entry may have
-Default only.
+keys, they take precedence over the `Autograd` alias) unless a target of such a key
+(`AutogradNestedTensor`) generates them too; a custom namespace's entry may have Default only.
 
-Not generated yet (an error names the entry): in-place view ops outside aten, views returning
-several tensors, outputs that are tensor lists, in-place ops on tensor lists, forward formulas
-of tensor lists.
+`_foreach_` ops (foreach.py) differentiate element by element with the per-tensor op's formulas.
+
+A tensor-list output makes each element an output of the node (a foreach op's results; the
+several views of an aten view op such as `chunk`, which torch's ADInplaceOrView kernel makes).
+
+Not generated yet (an error names the entry): in-place view ops outside aten, and view ops
+outside aten returning several tensors.
 """
 
 from __future__ import annotations
@@ -33,6 +37,11 @@ from dataclasses import dataclass, field
 
 from atengen.api.calls import OpRef, op_ref
 from atengen.api.cpp_types import cpp_arguments, dispatcher_options, returns_type
+from atengen.autograd.foreach import (
+    ForeachInplaceKernel,
+    foreach_inplace_kernel,
+    functional_forward,
+)
 from atengen.autograd.kernels import (
     AutogradKernel,
     BumpVersionKernel,
@@ -50,7 +59,13 @@ from atengen.autograd.model import (
     DifferentiabilityInfo,
     FunctionDerivatives,
 )
-from atengen.autograd.nodes import BackwardNode, backward_node, manual_helpers, unsupported
+from atengen.autograd.nodes import (
+    BackwardNode,
+    backward_node,
+    is_foreach,
+    manual_helpers,
+    unsupported,
+)
 from atengen.model.native_function import NativeFunction
 from atengen.model.operator_model import OperatorModel
 from atengen.model.schema import SchemaKind
@@ -117,7 +132,7 @@ class _Shard:
 
     ops: dict[str, OpRef] = field(default_factory=dict)
     nodes: dict[str, BackwardNode] = field(default_factory=dict)
-    kernels: list[AutogradKernel | OutKernel] = field(default_factory=list)
+    kernels: list[AutogradKernel | ForeachInplaceKernel | OutKernel] = field(default_factory=list)
     inplace: list[BumpVersionKernel | ViewKernel] = field(default_factory=list)
     linear: dict[str, LinearCall] = field(default_factory=dict)
     helpers: set[str] = field(default_factory=set)
@@ -263,4 +278,9 @@ def _add_function(
             if f"{target.namespace}::{call.name}(" in x.formula:
                 shard.ops[linear.name + "." + linear.overload] = linear
                 shard.linear[handle_var(linear)] = call
-    shard.kernels.append(autograd_kernel(fd, info, op))
+    if is_foreach(f) and f.kind is SchemaKind.inplace:
+        shard.kernels.append(foreach_inplace_kernel(fd, info, op))
+    elif is_foreach(f):
+        shard.kernels.append(autograd_kernel(fd, info, op, functional_forward(fd, info)))
+    else:
+        shard.kernels.append(autograd_kernel(fd, info, op))

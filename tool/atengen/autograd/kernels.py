@@ -16,17 +16,27 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from atengen.api.calls import OpRef
 from atengen.api.cpp_types import cpp_arguments, dispatcher_options, returns_type
 from atengen.autograd.cpp_names import formula_outputs, return_names
 from atengen.autograd.formulas import uses
 from atengen.autograd.model import DEFAULT_KEY, DifferentiabilityInfo, FunctionDerivatives
-from atengen.autograd.nodes import OWNING, SINGLE_INPUT, SavedValue, saved_values, unsupported
+from atengen.autograd.nodes import (
+    OWNING,
+    SINGLE_INPUT,
+    SavedValue,
+    is_foreach,
+    saved_values,
+    unsupported,
+)
 from atengen.model.native_function import NativeFunction
 from atengen.model.schema import SchemaKind
 from atengen.model.schema_types import ListType
+
+if TYPE_CHECKING:
+    from atengen.autograd.foreach import ElementForward
 
 
 def handle_var(op: OpRef) -> str:
@@ -47,7 +57,7 @@ class KernelSignature:
     redispatch: str  # `at::_ops::<op>::redispatch`, or `<handle>().redispatch` for custom ops
 
 
-def _signature(f: NativeFunction, op: OpRef, suffix: str) -> KernelSignature:
+def kernel_signature(f: NativeFunction, op: OpRef, suffix: str) -> KernelSignature:
     opts = dispatcher_options(f)
     args = cpp_arguments(f.func, opts)
     return KernelSignature(
@@ -84,6 +94,9 @@ class AutogradKernel:
     saved_inputs: tuple[SavedValue, ...]
     outputs: tuple[str, ...]  # as the formulas name them
     graph_outputs: tuple[str, ...]  # the outputs the node gets gradients for
+    # Those of graph_outputs that are tensor lists (a foreach op's; a view op's several views):
+    # each element is an output of the node.
+    list_outputs: tuple[str, ...]
     saved_outputs: tuple[SavedValue, ...]
     forward: tuple[ForwardFormula, ...]  # none: forward AD is an error
     tangent_inputs: tuple[str, ...]  # inputs whose tangents forward formulas read
@@ -92,19 +105,25 @@ class AutogradKernel:
     # output_differentiability's condition (a C++ expression of the inputs): false, the output
     # is not differentiable, backward or forward, as in torch's kernels.
     condition: str
+    # A functional foreach op's forward AD, element by element (then `forward` is empty).
+    element_forward: ElementForward | None = None
 
 
 def autograd_kernel(
-    fd: FunctionDerivatives, info: DifferentiabilityInfo, op: OpRef
+    fd: FunctionDerivatives,
+    info: DifferentiabilityInfo,
+    op: OpRef,
+    element_forward: ElementForward | None = None,
 ) -> AutogradKernel:
+    """The kernel of a functional or in-place op; a functional foreach op's forward AD is
+    element_forward (foreach.py)."""
     f = fd.func
     inplace = f.kind is SchemaKind.inplace
-    if inplace and isinstance(f.func.arguments.flat_non_out[0].type, ListType):
-        raise unsupported(info, "in-place ops on tensor lists")
     diff = [a.name for a in info.args_with_derivatives]
     types = {a.name: a.cpp_type for a in info.args_with_derivatives}
     saved = saved_values(info)
-    forward = (fd.forward_derivatives or {}).get(DEFAULT_KEY, ())
+    foreach = is_foreach(f)
+    forward = () if foreach else (fd.forward_derivatives or {}).get(DEFAULT_KEY, ())
     tangent_inputs = sorted(
         {n for x in forward for n in (x.required_inputs_fw_grad or ()) if n in diff}
     )
@@ -119,7 +138,7 @@ def autograd_kernel(
             ["self"] if inplace else _differentiable_outputs(info, outputs, output_types)
         )
         for t in graph_outputs:
-            if not inplace and output_types[t] != "at::Tensor":
+            if not inplace and output_types[t] not in _GRAPH_OUTPUT_TYPES:
                 raise unsupported(info, f"the output '{t}' ({output_types[t]}) in a graph")
     formulas = []
     for x in forward:
@@ -127,7 +146,7 @@ def autograd_kernel(
             raise unsupported(info, "a forward formula for several outputs")
         formulas.append(ForwardFormula(x.var_names[0], x.formula))
     return AutogradKernel(
-        signature=_signature(f, op, "autograd"),
+        signature=kernel_signature(f, op, "autograd"),
         base_name=str(f.func.name.name),
         in_place=inplace,
         node=info.op if info.has_derivatives else "",
@@ -140,13 +159,23 @@ def autograd_kernel(
         ),
         outputs=tuple(outputs),
         graph_outputs=tuple(graph_outputs),
+        list_outputs=tuple(
+            t for t in graph_outputs if not inplace and output_types[t] == _TENSOR_VECTOR
+        ),
         saved_outputs=tuple(s for s in saved if s.is_output),
         forward=tuple(formulas),
         tangent_inputs=tuple(tangent_inputs),
         primals=tuple(sorted({n for x in forward for n in (x.required_inputs_primal or ())})),
         original_self=any(x.required_original_self_value for x in forward),
         condition=(info.output_differentiability_conditions or ("",))[0],
+        element_forward=element_forward,
     )
+
+
+_TENSOR_VECTOR = "::std::vector<at::Tensor>"
+# A tensor list output is an output of the node per element: a foreach op's results, and a view
+# op's several views (as `chunk` returns them; torch's ADInplaceOrView kernel made them views).
+_GRAPH_OUTPUT_TYPES = frozenset({"at::Tensor", _TENSOR_VECTOR})
 
 
 def _differentiable_outputs(
@@ -180,7 +209,7 @@ class OutKernel:
 
 def out_kernel(f: NativeFunction, info: DifferentiabilityInfo, op: OpRef) -> OutKernel:
     return OutKernel(
-        signature=_signature(f, op, "autograd"),
+        signature=kernel_signature(f, op, "autograd"),
         base_name=str(f.func.name.name),
         unambiguous_name=f.name.unambiguous_name(),
         differentiable_inputs=tuple(a.name for a in info.args_with_derivatives),
@@ -196,16 +225,22 @@ class BumpVersionKernel:
     kind: ClassVar[str] = "bump_version"
     signature: KernelSignature
     mutated: tuple[str, ...]
+    mutated_lists: tuple[str, ...]  # those that are tensor lists (`_foreach_exp_`'s self)
     returns: tuple[str, ...]  # the names of what it returns (the mutated arguments)
 
 
 def inplace_or_view_kernel(f: NativeFunction, op: OpRef) -> BumpVersionKernel | None:
     args = cpp_arguments(f.func, dispatcher_options(f))
-    mutated = [a.name for a in args if a.argument.is_write]
+    mutated = [a for a in args if a.argument.is_write]
     names = return_names(f)
     if not mutated or f.is_view_op:
         return None
-    return BumpVersionKernel(_signature(f, op, "inplace_or_view"), tuple(mutated), names)
+    return BumpVersionKernel(
+        kernel_signature(f, op, "inplace_or_view"),
+        tuple(a.name for a in mutated),
+        tuple(a.name for a in mutated if isinstance(a.argument.type, ListType)),
+        names,
+    )
 
 
 @dataclass(frozen=True)
@@ -288,4 +323,4 @@ def view_kernel(f: NativeFunction, info: DifferentiabilityInfo, op: OpRef) -> Vi
     if len(bases) != 1 or str(bases[0].type) != "Tensor":
         raise unsupported(info, "view ops whose output aliases no single Tensor input")
     base = bases[0].name
-    return ViewKernel(_signature(f, op, "inplace_or_view"), base, _view_replay(f, op, base))
+    return ViewKernel(kernel_signature(f, op, "inplace_or_view"), base, _view_replay(f, op, base))

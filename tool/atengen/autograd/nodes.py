@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from atengen.autograd.formulas import free_names, uses
 from atengen.autograd.model import DifferentiabilityInfo, ForwardDerivative, SavedAttribute
 from atengen.errors import AtengenError
+from atengen.model.native_function import NativeFunction
 from atengen.torch_facts import AUTOGRAD_HELPERS_CALLABLE, AUTOGRAD_HELPERS_NOT_EXPORTED
 
 # Value types (as cpp_names.value_type gives them) of what a node saves as SavedVariables.
@@ -34,6 +35,8 @@ OWNING = {
     "c10::SymIntArrayRef": ("::std::vector<c10::SymInt>", ".vec()"),
     "at::IntArrayRef": ("::std::vector<int64_t>", ".vec()"),
     "c10::string_view": ("std::string", ""),
+    # A foreach op's list of scalars, saved for the formulas of its elements.
+    "at::ArrayRef<at::Scalar>": ("::std::vector<at::Scalar>", ".vec()"),
     # `zeros_like(x)` saves x's sizes and options; libtorch's own TypeAndSize::zeros() is not
     # exported, so the generated file defines SizesAndOptions.
     "torch::autograd::generated::TypeAndSize": ("SizesAndOptions", ""),
@@ -146,6 +149,9 @@ class BackwardNode:
     reads_grad: bool  # a formula reads `grad` (the first output's gradient)
     named_gradients: tuple[str, ...]  # `grad_<output>`, in the order of the grads vector
     formulas: tuple[BackwardFormula, ...]
+    # A functional `_foreach_` op's node: each formula is the per-tensor op's, for element `i`
+    # of the output list (`grads[i]`), and gives one gradient per element of its input list.
+    foreach: bool = False
 
     @property
     def saves_optional_lists(self) -> bool:
@@ -165,6 +171,14 @@ def backward_node(info: DifferentiabilityInfo, namespace: str) -> BackwardNode:
         for v in d.var_names:
             if v not in names:
                 raise unsupported(info, f"a formula for '{v}', which is not differentiable here")
+    foreach = is_foreach(info.func)
+    if foreach:
+        for d in info.derivatives:
+            if len(d.var_names) > 1:
+                raise unsupported(info, "a foreach op's formula for several inputs")
+        for r in ranges:
+            if not r.is_list:
+                raise unsupported(info, f"a foreach op's gradient of the single tensor '{r.name}'")
     return BackwardNode(
         name=info.op,
         qualified_name=f"{namespace}::{info.op}",
@@ -176,4 +190,9 @@ def backward_node(info: DifferentiabilityInfo, namespace: str) -> BackwardNode:
         reads_grad=any(uses(d.formula, "grad") for d in info.derivatives),
         named_gradients=tuple(info.available_named_gradients),
         formulas=tuple(BackwardFormula(d.var_names, d.formula) for d in info.derivatives),
+        foreach=foreach,
     )
+
+
+def is_foreach(f: NativeFunction) -> bool:
+    return f.name.name.base.startswith("_foreach_")
