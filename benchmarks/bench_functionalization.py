@@ -74,8 +74,9 @@ def main() -> None:
             yaml1.write_text(yaml1.read_text().rstrip("\n") + "\n" + NEW_OP)
 
         tg0, tg1 = run_torchgen(src0, tmp / "tg0"), run_torchgen(src1, tmp / "tg1")
-        ag0 = run_atengen(src0, tmp / "ag0", "Functionalize", 0)
-        ag1 = run_atengen(src1, tmp / "ag1", "Functionalize", 0)
+        # Functionalize is a CPU-side key: its sources are in the CPU-side tree.
+        ag0 = run_atengen(src0, tmp / "ag0", "Functionalize", 0) / "cpu"
+        ag1 = run_atengen(src1, tmp / "ag1", "Functionalize", 0) / "cpu"
 
         def flags(tg_aten: Path) -> list[str]:
             # The wheel ships no ViewMetaClasses.h: torchgen's functionalization needs its own.
@@ -108,7 +109,7 @@ def main() -> None:
             print_ratio("functionalization_edit", ratio)
             return
 
-        agb = run_atengen(src0, tmp / "ag_full", "Functionalize", args.shards)
+        agb = run_atengen(src0, tmp / "ag_full", "Functionalize", args.shards) / "cpu"
         tg = compile_set(torchgen_functionalization(tg0), flags(tg0), args.jobs, "torchgen")
         ag = compile_set(sorted(agb.glob("*.cpp")), flags(tg0), args.jobs, "atengen")
         report.append(
