@@ -39,15 +39,14 @@ def child_env(python: str = sys.executable, **overrides: str) -> dict[str, str]:
     bytecode with ``python``: torchgen's ships compiled in the wheel, and a build's generator
     is compiled once, so no side should compile its source in a timed run (with
     PYTHONDONTWRITEBYTECODE set, as shells and CI often have it, every run would)."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     subprocess.run(
         [python, "-m", "compileall", "-q", str(REPO / "tool" / "atengen")],
         check=True,
-        env={k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"},
+        env=env,
         stdout=subprocess.DEVNULL,
     )
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-    env.update(overrides)
-    return env
+    return {**env, **overrides}
 
 
 def cpu_model() -> str:
