@@ -40,8 +40,8 @@ GENERATED_KERNEL_KEY = "CompositeExplicitAutograd"
 def add_generated_functions(
     functions: list[NativeFunction],
 ) -> tuple[list[NativeFunction], list[dict[SchemaKind, NativeFunction]], list[AtengenError]]:
-    """Returns ``functions`` plus the generated variants, pre_group's buckets of them all
-    (what grouping starts from), and any errors."""
+    """Returns ``functions`` plus the generated variants, the buckets of them all
+    (add_to_buckets: what grouping starts from), and any errors."""
     buckets: dict[str, dict[SchemaKind, NativeFunction]] = {}
     add_to_buckets(buckets, functions)
     generated: list[NativeFunction] = []

@@ -40,17 +40,11 @@ class NativeFunctionsViewGroup:
         return tuple(f for f in (self.view, self.view_copy, self.view_inplace) if f)
 
 
-def pre_group(functions: Iterable[NativeFunction]) -> list[dict[SchemaKind, NativeFunction]]:
-    """Bucket functions by grouping key, then by kind; a kind may appear once."""
-    buckets: dict[str, dict[SchemaKind, NativeFunction]] = {}
-    add_to_buckets(buckets, functions)
-    return list(buckets.values())
-
-
 def add_to_buckets(
     buckets: dict[str, dict[SchemaKind, NativeFunction]], functions: Iterable[NativeFunction]
 ) -> None:
-    """pre_group's buckets (by grouping key, then kind), extended with ``functions``."""
+    """Adds ``functions`` to ``buckets``: by grouping key, then by kind; a kind may appear once
+    in a bucket."""
     for f in functions:
         d = buckets.setdefault(f.func.grouping_key, {})
         other = d.get(f.kind)
