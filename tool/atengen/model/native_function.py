@@ -44,7 +44,6 @@ ENTRY_KEYS = (
     "category_override",
     "use_const_ref_for_mutable_tensors",
 )
-_ENTRY_KEY_SET = frozenset(ENTRY_KEYS)
 DEFAULT_NAMESPACE = "aten"
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _UFUNC_KEYS = frozenset(
@@ -167,27 +166,55 @@ def parse_tags_yaml(doc: object, path: str) -> frozenset[str]:
     return frozenset(tags)
 
 
+# The keys checked here only for their value's type: key -> (type, default when absent, what
+# the value must be). dispatch, tags and ufunc_inner_loop take several forms; their parsers check.
+_TYPED_KEYS: dict[str, tuple[type, object, str]] = {
+    "func": (str, None, "a schema string"),
+    "variants": (str, "function", "'function', 'method' or 'function, method'"),
+    "structured": (bool, False, "True or False"),
+    "structured_delegate": (str, None, "a string"),
+    "structured_inherits": (str, None, "a string"),
+    "device_guard": (bool, True, "True or False"),
+    "device_check": (str, "ExactSame", "ExactSame or NoCheck"),
+    "python_module": (str, None, "a string"),
+    "use_const_ref_for_mutable_tensors": (bool, False, "True or False"),
+    "category_override": (str, None, "a string"),
+    "manual_cpp_binding": (bool, False, "True or False"),
+    "manual_kernel_registration": (bool, False, "True or False"),
+    "autogen": (str, "", "a comma-separated string of op names"),
+    "cpp_no_default_args": (list, (), "a list of argument names"),
+    "precomputed": (list, None, "a list of 'arg -> type name, ...' lines"),
+}
+_UNTYPED_KEYS = {"dispatch": None, "tags": None, "ufunc_inner_loop": None}
+_DEFAULTS = {key: default for key, (_, default, _) in _TYPED_KEYS.items()} | _UNTYPED_KEYS
+if _DEFAULTS.keys() != set(ENTRY_KEYS):
+    raise AssertionError("_TYPED_KEYS and _UNTYPED_KEYS must cover ENTRY_KEYS")
+
+
 class _EntryReader:
-    """Typed access to one entry's keys; every error points at the key's line."""
+    """One entry's values, each key's type checked (``values``: every key of the format, absent
+    ones at their defaults); every error points at the key's line.
+
+    The entry is read in one pass over the keys it has: most entries have three or four of the
+    format's eighteen."""
 
     def __init__(self, entry: YamlMap):
         self.entry = entry
+        values = self.values = _DEFAULTS.copy()
+        for key, value in entry.items():
+            spec = _TYPED_KEYS.get(key)
+            if spec is None:
+                if key not in _UNTYPED_KEYS:
+                    raise self.err(
+                        key, f"unknown key '{key}' in entry; allowed keys: {', '.join(ENTRY_KEYS)}"
+                    )
+            elif value is not spec[1] and not isinstance(value, spec[0]):
+                raise self.err(key, f"'{key}' must be {spec[2]}, got {describe_value(value)}")
+            values[key] = value
 
     def err(self, key: str | None, message: str) -> AtengenError:
         loc = self.entry.key_location(key) if key else self.entry.location
         return AtengenError(loc, message)
-
-    def get(self, key: str, types: type | tuple[type, ...], default, what: str):
-        value = self.entry.get(key, default)
-        if value is not default and not isinstance(value, types):
-            raise self.err(key, f"'{key}' must be {what}, got {describe_value(value)}")
-        return value
-
-    def boolean(self, key: str, default: bool) -> bool:
-        return self.get(key, bool, default, "True or False")
-
-    def string(self, key: str) -> str | None:
-        return self.get(key, str, None, "a string")
 
 
 def describe_value(value: object) -> str:
@@ -204,40 +231,35 @@ def native_function_from_entry(
     if not isinstance(entry, YamlMap):
         raise AtengenError(loc, f"each op YAML item must be a mapping, got {describe_value(entry)}")
     r = _EntryReader(entry)
-    unknown = [k for k in entry if k not in _ENTRY_KEY_SET]
-    if unknown:
-        raise r.err(
-            unknown[0],
-            f"unknown key '{unknown[0]}' in entry; allowed keys: {', '.join(ENTRY_KEYS)}",
-        )
-    raw_func = r.get("func", str, None, "a schema string")
+    v = r.values
+    raw_func = v["func"]
     if raw_func is None:
         raise r.err(None, "entry has no 'func:' schema")
     namespace, func = _parse_func(r, raw_func)
 
     variants = _parse_variants(r)
-    structured = r.boolean("structured", False)
+    structured = v["structured"]
     delegate = _parse_op_name(r, "structured_delegate")
-    inherits = r.string("structured_inherits")
+    inherits = v["structured_inherits"]
     if inherits is not None and "::" in inherits:
         raise r.err("structured_inherits", "structured_inherits cannot name a namespace")
-    device_guard = r.boolean("device_guard", True)
-    device_check = r.get("device_check", str, "ExactSame", "ExactSame or NoCheck")
+    device_guard = v["device_guard"]
+    device_check = v["device_check"]
     if device_check not in ("ExactSame", "NoCheck"):
         raise r.err(
             "device_check", f"illegal device_check '{device_check}'; use ExactSame or NoCheck"
         )
-    python_module = r.string("python_module")
+    python_module = v["python_module"]
     if python_module is not None and "method" in variants:
         raise r.err("python_module", "functions in a python_module cannot be methods")
-    use_const_ref = r.boolean("use_const_ref_for_mutable_tensors", False)
+    use_const_ref = v["use_const_ref_for_mutable_tensors"]
     if use_const_ref and func.arguments.out:
         raise r.err(
             "use_const_ref_for_mutable_tensors",
             "use_const_ref_for_mutable_tensors is not supported on out= ops",
         )
     tags = _parse_tags(r, namespace, func, valid_tags)
-    if "view_copy" in tags and namespace != DEFAULT_NAMESPACE and r.entry.get("dispatch") is None:
+    if "view_copy" in tags and namespace != DEFAULT_NAMESPACE and v["dispatch"] is None:
         # Without a dispatch table the copy would be CompositeImplicitAutograd with a kernel
         # nobody writes: the library would build, then fail to load on the undefined symbol.
         name = str(func.name.name)
@@ -273,10 +295,10 @@ def native_function_from_entry(
         device_guard=device_guard,
         device_check=device_check,
         python_module=python_module,
-        category_override=r.string("category_override"),
+        category_override=v["category_override"],
         cpp_no_default_args=_parse_cpp_no_default_args(r, func),
-        manual_cpp_binding=r.boolean("manual_cpp_binding", False),
-        manual_kernel_registration=r.boolean("manual_kernel_registration", False),
+        manual_cpp_binding=v["manual_cpp_binding"],
+        manual_kernel_registration=v["manual_kernel_registration"],
         use_const_ref_for_mutable_tensors=use_const_ref,
     )
     _check_function(r, nf)
@@ -317,7 +339,7 @@ def _parse_func(r: _EntryReader, raw: str) -> tuple[str, FunctionSchema]:
 
 
 def _parse_op_name(r: _EntryReader, key: str) -> OperatorName | None:
-    s = r.string(key)
+    s = r.values[key]
     if s is None:
         return None
     if "::" in s:
@@ -329,7 +351,7 @@ def _parse_op_name(r: _EntryReader, key: str) -> OperatorName | None:
 
 
 def _parse_variants(r: _EntryReader) -> frozenset[str]:
-    raw = r.get("variants", str, "function", "'function', 'method' or 'function, method'")
+    raw = r.values["variants"]
     variants = _variant_set(raw)
     for v in variants:
         if v not in ("function", "method"):
@@ -350,7 +372,7 @@ def _shared_tag_set(tags: frozenset[str]) -> frozenset[str]:
 def _parse_tags(
     r: _EntryReader, namespace: str, func: FunctionSchema, valid_tags: frozenset[str]
 ) -> frozenset[str]:
-    raw = r.entry.get("tags", [])
+    raw = r.values["tags"] if "tags" in r.entry else []
     items = [raw] if isinstance(raw, str) else raw
     if not isinstance(items, list) or not all(isinstance(t, str) for t in items):
         raise r.err(
@@ -379,7 +401,7 @@ def default_kernel_name(func: FunctionSchema) -> str:
 def _parse_dispatch(
     r: _EntryReader, func: FunctionSchema, structured: bool, delegate: OperatorName | None
 ) -> dict[str, BackendMetadata]:
-    raw = r.entry.get("dispatch")
+    raw = r.values["dispatch"]
     dispatch: dict[str, BackendMetadata] = {}
     if raw is None:
         if structured or delegate is not None:
@@ -482,7 +504,7 @@ def _kernel_metadata(kernel: str, structured: bool) -> BackendMetadata | None:
 
 
 def _parse_autogen(r: _EntryReader) -> tuple[OperatorName, ...]:
-    raw = r.get("autogen", str, "", "a comma-separated string of op names")
+    raw = r.values["autogen"]
     names = []
     for s in (x.strip() for x in raw.split(",")) if raw else ():
         try:
@@ -493,7 +515,7 @@ def _parse_autogen(r: _EntryReader) -> tuple[OperatorName, ...]:
 
 
 def _parse_cpp_no_default_args(r: _EntryReader, func: FunctionSchema) -> frozenset[str]:
-    raw = r.get("cpp_no_default_args", list, [], "a list of argument names")
+    raw = r.values["cpp_no_default_args"]
     if not raw:
         return frozenset()
     defaulted = {a.name for a in func.arguments.flat_all if a.default is not None}
@@ -509,7 +531,7 @@ def _parse_cpp_no_default_args(r: _EntryReader, func: FunctionSchema) -> frozens
 def _parse_precomputed(
     r: _EntryReader, func: FunctionSchema, structured: bool
 ) -> Precompute | None:
-    raw = r.get("precomputed", list, None, "a list of 'arg -> type name, ...' lines")
+    raw = r.values["precomputed"]
     if raw is None:
         return None
     if not structured:
@@ -540,7 +562,7 @@ def _parse_precomputed(
 
 
 def _parse_ufunc_inner_loop(r: _EntryReader, structured: bool) -> tuple[UfuncInnerLoop, ...]:
-    raw = r.entry.get("ufunc_inner_loop")
+    raw = r.values["ufunc_inner_loop"]
     if raw is None:
         return ()
     if not structured:

@@ -61,6 +61,10 @@ class Argument:
     def is_write(self) -> bool:
         return self.annotation is not None and self.annotation.is_write
 
+    @cached_property
+    def precomputed_only(self) -> bool:
+        return _precomputed_only(self.type)
+
     def __str__(self) -> str:
         return self.text
 
@@ -96,6 +100,15 @@ class Return:
     def is_write(self) -> bool:
         return self.annotation is not None and self.annotation.is_write
 
+    @cached_property
+    def precomputed_only(self) -> bool:
+        return _precomputed_only(self.type)
+
+    @cached_property
+    def returnable(self) -> bool:
+        """Whether a C++ kernel can return it (what the emitters' return types cover)."""
+        return _returnable(self.type, self.is_write)
+
     def __str__(self) -> str:
         return self.text
 
@@ -103,6 +116,11 @@ class Return:
     def text(self) -> str:
         t = _type_with_annotation(self.type, self.annotation)
         return t if self.name is None else f"{t} {self.name}"
+
+
+def _precomputed_only(t: Type) -> bool:
+    """A type of precomputed declarations only (DimVector), or a list or optional of it."""
+    return str(t).rstrip("?[]0123456789") in PRECOMPUTED_ONLY_TYPES
 
 
 @interned
@@ -232,6 +250,11 @@ class Arguments:
     @cached_property
     def flat_all(self) -> tuple[Argument, ...]:
         return self.flat_positional + self.flat_kwarg_only + self.out
+
+    @cached_property
+    def precomputed_only_user(self) -> Argument | None:
+        """The first argument whose type only precomputed declarations may use."""
+        return next((a for a in self.flat_all if a.precomputed_only), None)
 
     def __str__(self) -> str:
         parts = [str(a) for a in self.flat_positional]
@@ -480,13 +503,16 @@ class OperatorName:
 
 
 def parse_operator_name(s: str) -> OperatorName:
+    """The name ``s`` spells; it prints back as ``s`` (parse_base_name checks the base, and an
+    overload is one word after the only dot)."""
     base, dot, overload = s.partition(".")
     if dot and not _OVERLOAD_RE.fullmatch(overload):
         raise SchemaError(f"illegal overload name in '{s}'")
     if overload == "default":  # torch names an op's unnamed overload `default`
         raise SchemaError(f"'default' is not a legal overload name (in '{s}')")
-    _check_not_constant(base, "an operator", s)
-    _check_not_constant(overload, "an overload", s)
+    if base in _CONSTANT_WORDS or overload in _CONSTANT_WORDS:
+        _check_not_constant(base, "an operator", s)
+        _check_not_constant(overload, "an overload", s)
     return OperatorName(parse_base_name(base), overload)
 
 
@@ -501,12 +527,27 @@ class SchemaKind(enum.Enum):
     mutable = "mutable"
     scratch = "scratch"
 
+    # Kinds key the grouping's buckets, ~17,000 lookups for torch's YAML. Enum's own __hash__
+    # is Python code (it hashes the name); members are singletons compared by identity, so
+    # the identity hash is the builtin one, and as good. (Nothing iterates a set of kinds.)
+    __hash__ = object.__hash__
+
 
 @dataclass(frozen=True)
 class FunctionSchema:
     name: OperatorName
     arguments: Arguments
     returns: tuple[Return, ...]
+
+    @classmethod
+    def with_text(
+        cls, name: OperatorName, arguments: Arguments, returns: tuple[Return, ...], text: str
+    ) -> FunctionSchema:
+        """The schema whose canonical spelling the caller knows (it parsed it): built without
+        printing, and without the frozen __init__'s one object.__setattr__ per field."""
+        r = object.__new__(cls)
+        r.__dict__.update(name=name, arguments=arguments, returns=returns, text=text)
+        return r
 
     def __str__(self) -> str:
         return self.text
@@ -652,18 +693,17 @@ def parse_schema(s: str) -> FunctionSchema:
     if close_ix < 0 or not s.startswith(" -> ", close_ix + 1):
         raise SchemaError("schema has unbalanced parentheses or no ' -> ' after the arguments")
     name_s, arguments_s, returns_s = s[:open_ix], s[open_ix + 1 : close_ix], s[close_ix + 5 :]
-    r = FunctionSchema(
-        parse_operator_name(name_s), parse_arguments(arguments_s), parse_returns(returns_s)
-    )
-    # r prints as s exactly when each part prints as its own slice; checking the
-    # argument and return lists once per distinct string is cheaper than printing r.
-    if not (
-        str(r.name) == name_s
-        and _arguments_canonical(arguments_s)
-        and _returns_canonical(returns_s)
-    ):
-        raise SchemaError(f"schema is not in canonical form; expected '{r}'")
-    r.__dict__["text"] = s  # fill the cached_property: r prints as s
+    name = parse_operator_name(name_s)
+    arguments = parse_arguments(arguments_s)
+    returns = parse_returns(returns_s)
+    # The schema prints as s exactly when each part prints as its own slice: the name does
+    # (parse_operator_name), and the argument and return lists are checked once per distinct
+    # string, which is cheaper than printing the schema.
+    if not (_arguments_canonical(arguments_s) and _returns_canonical(returns_s)):
+        raise SchemaError(
+            f"schema is not in canonical form; expected '{FunctionSchema(name, arguments, returns)}'"
+        )
+    r = FunctionSchema.with_text(name, arguments, returns, s)
     # The rules look only at these (the kind follows from the arguments and
     # inplace); overloads often share them, so each passing combination is checked once.
     rules_key = (arguments_s, returns_s, r.name.name.inplace, "functional" in r.name.overload_name)
@@ -768,14 +808,14 @@ def check_schema(f: FunctionSchema) -> None:
             f"overload name '{f.name.overload_name}' contains 'functional', "
             f"which is reserved for functional ops, but this op is {f.kind.value}"
         )
-    for x in (*args.flat_all, *rets):
-        if str(x.type).rstrip("?[]0123456789") in PRECOMPUTED_ONLY_TYPES:
-            raise SchemaError(
-                f"type '{x.type}' is for precomputed declarations only; torch's schema parser "
-                "does not know it"
-            )
+    x = args.precomputed_only_user or next((r for r in rets if r.precomputed_only), None)
+    if x is not None:
+        raise SchemaError(
+            f"type '{x.type}' is for precomputed declarations only; torch's schema parser "
+            "does not know it"
+        )
     for r in rets:
-        if not _returnable(r.type, r.is_write):
+        if not r.returnable:
             raise SchemaError(
                 f"return type '{r.type}' has no C++ return type; return Tensor, Tensor?, "
                 "Scalar, a value type (int, float, bool, ..., or their optionals) or an "
