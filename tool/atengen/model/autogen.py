@@ -9,13 +9,12 @@ entry asks for it with ``autogen:``; the grouping check then insists that the
 
 from __future__ import annotations
 
-from dataclasses import replace
 from types import MappingProxyType
 
 from atengen import torch_facts
 from atengen.errors import AtengenError
 from atengen.model.groups import add_to_buckets
-from atengen.model.native_function import BackendMetadata, NativeFunction
+from atengen.model.native_function import BackendMetadata, NativeFunction, new_native_function
 from atengen.model.schema import (
     TENSOR,
     Annotation,
@@ -57,17 +56,21 @@ def add_generated_functions(
 
 
 def _generate_for_bucket(d: dict[SchemaKind, NativeFunction]) -> list[NativeFunction]:
-    fns = list(d.values())
-    if all(f.manual_cpp_binding for f in fns):
-        return []
-    # Views alias their inputs; out= and functional copies of them make no sense.
-    # set_ is tagged inplace_view but is an ordinary mutation here.
-    if any(f.is_view_op and str(f.name.name) != "set_" for f in fns):
-        return []
-    # Transforms let CompositeImplicitAutograd ops decompose, so they need no
-    # variants, unless the op is part of the core op set.
-    is_core = any("core" in f.tags for f in fns)
-    if all(f.has_composite_implicit_autograd_kernel for f in fns) and not is_core:
+    # One pass over the bucket's functions (a few) for what decides that it gets nothing:
+    # - every variant is bound by hand (manual_cpp_binding);
+    # - a view: views alias their inputs; out= and functional copies of them make no sense
+    #   (set_ is tagged inplace_view but is an ordinary mutation here);
+    # - every variant is CompositeImplicitAutograd and none is in the core op set:
+    #   transforms let such ops decompose, so they need no variants.
+    all_manual = all_implicit = True
+    is_core = False
+    for f in d.values():
+        if f.is_view_op and str(f.name.name) != "set_":
+            return []
+        all_manual = all_manual and f.manual_cpp_binding
+        all_implicit = all_implicit and f.has_composite_implicit_autograd_kernel
+        is_core = is_core or "core" in f.tags
+    if all_manual or (all_implicit and not is_core):
         return []
     has_out = SchemaKind.out in d
     if has_out and len(d) == 1:
@@ -134,12 +137,12 @@ def _generated_function(base: NativeFunction, func: FunctionSchema) -> NativeFun
     tags = {"generated"} | (base.tags & _INHERITED_TAGS)
     if func.is_out_fn():
         tags.add("out")
-    return NativeFunction(
+    return new_native_function(
         namespace=base.namespace,
         func=func,
         loc=base.loc,
         # Generated ops are for transforms, not users: no methods, not structured.
-        variants=frozenset({"function"}),
+        variants=_FUNCTION_ONLY,
         tags=frozenset(tags),
         dispatch=MappingProxyType(
             {GENERATED_KERNEL_KEY: BackendMetadata(kernel, "at::native", False)}
@@ -148,6 +151,9 @@ def _generated_function(base: NativeFunction, func: FunctionSchema) -> NativeFun
         device_check="NoCheck",
         use_const_ref_for_mutable_tensors=base.use_const_ref_for_mutable_tensors,
     )
+
+
+_FUNCTION_ONLY = frozenset({"function"})
 
 
 def _functional_schema(func: FunctionSchema) -> FunctionSchema:
@@ -160,12 +166,13 @@ def _functional_schema(func: FunctionSchema) -> FunctionSchema:
         # `foo.overload` may already exist for the mutable op's other overloads.
         functional_overload=func.kind is SchemaKind.mutable,
     )
-    return replace(sig, name=OperatorName(name, func.name.overload_name))
+    return FunctionSchema(OperatorName(name, func.name.overload_name), sig.arguments, sig.returns)
 
 
 def _out_overload(func: FunctionSchema) -> OperatorName:
     overload = func.name.overload_name
-    name = replace(func.name.name, inplace=False)
+    base = func.name.name
+    name = BaseOperatorName(base.base, False, base.dunder_method, base.functional_overload)
     return OperatorName(name, f"{overload}_out" if overload else "out")
 
 

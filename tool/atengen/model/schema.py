@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import enum
 import re
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from atengen.cached import cached_property, interned
 from atengen.errors import SchemaError
@@ -284,11 +284,29 @@ class Arguments:
             out=(),
         )
 
+    # (Both build the new lists directly: dataclasses.replace walks the fields each time.)
     def with_out_args(self, outs: list[Argument]) -> Arguments:
-        return replace(self, out=self.out + tuple(outs))
+        return Arguments(
+            self.pre_self_positional,
+            self.self_arg,
+            self.post_self_positional,
+            self.pre_tensor_options_kwarg_only,
+            self.tensor_options,
+            self.post_tensor_options_kwarg_only,
+            self.out + tuple(outs),
+        )
 
     def without_self_annotation(self) -> Arguments:
-        return replace(self, self_arg=replace(self.self_arg, annotation=None))
+        a = self.self_arg
+        return Arguments(
+            self.pre_self_positional,
+            Argument(a.name, a.type, a.default, None),
+            self.post_self_positional,
+            self.pre_tensor_options_kwarg_only,
+            self.tensor_options,
+            self.post_tensor_options_kwarg_only,
+            self.out,
+        )
 
 
 def _split_top_level(s: str) -> list[str]:
