@@ -20,13 +20,13 @@ if TYPE_CHECKING:
 
 
 class cached_property:  # noqa: N801 - a drop-in for functools.cached_property
-    """Computes an attribute on first access and stores it in the instance dict.
+    """Computes an attribute on first access and stores it in the instance.
 
     Python 3.11's functools.cached_property takes a class-wide lock on every
     first access; the model makes ~20,000 such accesses while loading torch's
     YAML, and the locking was a tenth of the time. Nothing here is shared
     between threads, so the lock buys nothing. Works on frozen dataclasses
-    (without slots), as functools' does: it writes ``__dict__`` directly.
+    (without slots), as functools' does: it sets the attribute with object.__setattr__.
     """
 
     def __init__(self, func: Callable[[object], object]):
@@ -40,8 +40,14 @@ class cached_property:  # noqa: N801 - a drop-in for functools.cached_property
     def __get__(self, obj: object, objtype: type | None = None):
         if obj is None:
             return self
-        value = obj.__dict__[self.name] = self.func(obj)
+        value = self.func(obj)
+        # Not obj.__dict__[...]: that makes Python 3.11 build the instance's dict, which it
+        # otherwise keeps as an inline array of values (one object less for the collector).
+        _set_attribute(obj, self.name, value)
         return value
+
+
+_set_attribute = object.__setattr__  # also past a frozen dataclass's __setattr__
 
 
 # Torch's op YAML has ~2,600 schemas of ~5,000 distinct argument strings; a bound far above that

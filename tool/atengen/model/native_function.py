@@ -518,10 +518,13 @@ def _parse_autogen(r: _EntryReader) -> tuple[OperatorName, ...]:
     return tuple(names)
 
 
+_NO_NAMES: frozenset[str] = frozenset()  # one object, not one per entry (each is GC-tracked)
+
+
 def _parse_cpp_no_default_args(r: _EntryReader, func: FunctionSchema) -> frozenset[str]:
     raw = r.values["cpp_no_default_args"]
     if not raw:
-        return frozenset()
+        return _NO_NAMES
     defaulted = {a.name for a in func.arguments.flat_all if a.default is not None}
     for name in raw:
         if not isinstance(name, str) or name not in defaulted:
