@@ -100,7 +100,8 @@ def _group_from_bucket(d: dict[SchemaKind, NativeFunction]) -> NativeFunctionsGr
 
 
 def _check_group(g: NativeFunctionsGroup) -> None:
-    for f in g.functions():
+    functions = g.functions()
+    for f in functions:
         if f.part_of_structured_group != g.structured:
             raise AtengenError(
                 f.loc,
@@ -128,10 +129,10 @@ def _check_group(g: NativeFunctionsGroup) -> None:
                     f"'{f.name}' delegates to '{f.structured_delegate}' but its out= variant is "
                     f"'{g.out.name}'",
                 )
-    generated = sorted(str(f.name) for f in g.functions() if f.generated)
-    expected = sorted({str(op) for f in g.functions() for op in f.autogen})
+    generated = sorted(str(f.name) for f in functions if f.generated)
+    expected = sorted({str(op) for f in functions for op in f.autogen})
     if generated != expected:
-        owner = next((f for f in g.functions() if not f.generated), g.functional)
+        owner = next((f for f in functions if not f.generated), g.functional)
         want = ", ".join(generated)
         if not expected:
             raise AtengenError(

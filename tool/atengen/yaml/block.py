@@ -26,8 +26,6 @@ import re
 
 from atengen.yaml.values import YamlList, YamlMap
 
-# Only printable ASCII and newlines: no tab, CR, control or non-ASCII character to reason about.
-_OUTSIDE_SUBSET = re.compile(r"[^\n\x20-\x7e]")
 # A plain scalar cannot start with a YAML indicator.
 _INDICATORS = frozenset("-?:,[]{}#&*!|>'\"%@`")
 # A flow sequence's items: plain names, or quoted strings without quotes or escapes inside.
@@ -82,17 +80,22 @@ class _Outside(Exception):
 def load(text: str, path: str, first_line: int = 1, scalars: dict | None = None):
     """The document's value (as yaml/full.py's `load` gives it), or None when the document is
     outside the subset this module reads."""
-    if not text.endswith("\n") or _OUTSIDE_SUBSET.search(text):
+    if not text.endswith("\n") or not text.isascii():
+        return None
+    lines = text.split("\n")
+    # Only printable ASCII and newlines: no tab, CR or control character to reason about.
+    # (Twice as fast as a regular expression over the text.)
+    if not "".join(lines).isprintable():
         return None
     try:
-        return _Reader(text, path, first_line, {} if scalars is None else scalars).document()
+        return _Reader(lines, path, first_line, {} if scalars is None else scalars).document()
     except _Outside:
         return None
 
 
 class _Reader:
-    def __init__(self, text: str, path: str, first_line: int, plain_values: dict):
-        lines = self.lines = text.split("\n")
+    def __init__(self, lines: list[str], path: str, first_line: int, plain_values: dict):
+        self.lines = lines
         self.texts = texts = [line.lstrip(" ") for line in lines]
         self.indents = [len(line) - len(t) for line, t in zip(lines, texts, strict=True)]
         # next_content_at[i]: the first line at or after i that is neither blank nor a comment
@@ -191,10 +194,21 @@ class _Reader:
         text = first_text
         i = self.i
         while True:
-            m = key_line_match(text)
-            if m is None:
-                raise _Outside
-            key, rest = m.group(1, 2)
+            # `name: rest`, the common case, without the regular expression (the text is
+            # ASCII, so isidentifier() is the YAML name grammar); else `A, B: rest`.
+            colon = text.find(":")
+            key = text[:colon]
+            if colon > 0 and key.isidentifier():
+                rest = text[colon + 1 :]
+                if rest:
+                    if rest[0] != " ":
+                        raise _Outside  # `a:b` is a scalar, not a key
+                    rest = rest.lstrip(" ")
+            else:
+                m = key_line_match(text)
+                if m is None:
+                    raise _Outside
+                key, rest = m.group(1, 2)
             if key in out or key in _WORD_VALUES:
                 raise _Outside  # a duplicate, or a key that is not a string: an error there
             key_lines[key] = i + self.line_offset
