@@ -448,16 +448,14 @@ def _parse_dispatch(
                 raw.key_location(keys),
                 f"dispatch kernel for '{keys}' must be a name, got {describe_value(kernel)}",
             )
-        for key in _split_keys(keys):
-            if not dk.is_op_yaml_dispatch_key(key):
-                why = (
-                    "cannot be used in an op YAML"
-                    if dk.is_known_dispatch_key(key)
-                    else "is unknown"
-                )
-                raise AtengenError(
-                    raw.key_location(keys), f"dispatch key '{key}' {why}{dk.closest_key(key)}"
-                )
+        split = _split_keys(keys)
+        if not _OP_YAML_KEYS.issuperset(split):
+            key = next(k for k in split if not dk.is_op_yaml_dispatch_key(k))
+            why = "cannot be used in an op YAML" if dk.is_known_dispatch_key(key) else "is unknown"
+            raise AtengenError(
+                raw.key_location(keys), f"dispatch key '{key}' {why}{dk.closest_key(key)}"
+            )
+        for key in split:
             if key in dispatch:
                 raise AtengenError(raw.key_location(keys), f"dispatch key '{key}' is given twice")
             metadata = _kernel_metadata(kernel, structured and key in tf.STRUCTURED_DISPATCH_KEYS)
@@ -475,7 +473,7 @@ def _parse_dispatch(
             "autograd implementation, specify CompositeExplicitAutograd; otherwise specify "
             "CompositeImplicitAutograd only",
         )
-    if set(dispatch) == {"CompositeImplicitAutograd"} and delegate is None:
+    if len(dispatch) == 1 and "CompositeImplicitAutograd" in dispatch and delegate is None:
         kernel = dispatch["CompositeImplicitAutograd"].kernel
         if kernel == default_kernel_name(func):
             raise r.err("dispatch", "unnecessary dispatch table for this function; just delete it")
@@ -495,6 +493,9 @@ def _parse_dispatch(
     return dispatch
 
 
+_OP_YAML_KEYS = frozenset(tf.OP_YAML_DISPATCH_KEYS)
+
+
 @interned  # `CPU, CUDA` and friends recur thousands of times
 def _split_keys(keys: str) -> tuple[str, ...]:
     return tuple(k.strip() for k in keys.split(","))
@@ -503,6 +504,10 @@ def _split_keys(keys: str) -> tuple[str, ...]:
 @interned  # kernels recur across keys and ops, and BackendMetadata is immutable
 def _kernel_metadata(kernel: str, structured: bool) -> BackendMetadata | None:
     # `CPU: at::native::foo` or `CPU: foo`; up to three namespace levels.
+    if "::" not in kernel:  # the common case
+        return (
+            BackendMetadata(kernel, "at::native", structured) if _IDENT.fullmatch(kernel) else None
+        )
     *namespaces, name = kernel.split("::")
     if (
         not _IDENT.fullmatch(name)
@@ -510,7 +515,7 @@ def _kernel_metadata(kernel: str, structured: bool) -> BackendMetadata | None:
         or not all(_IDENT.fullmatch(n) for n in namespaces)
     ):
         return None
-    cpp_namespace = "::".join(namespaces) if namespaces else "at"
+    cpp_namespace = "::".join(namespaces)
     if not cpp_namespace.endswith("::native"):
         cpp_namespace += "::native"
     return BackendMetadata(name, cpp_namespace, structured)
@@ -661,12 +666,16 @@ def _check_function(r: _EntryReader, f: NativeFunction) -> None:
 
 
 def _looks_random(func: FunctionSchema, name: str) -> bool:
-    args = func.arguments.flat_non_out
     if "rand" in name:
         return True
+    # Each search of the arguments runs only where the schema's text has the word at all.
     # An argument's (cached) text starts with its type, unless it is an annotated
     # Tensor, whose text starts with "Tensor(": so this asks whether the type does.
-    if any(a.text.startswith("Generator") for a in args):
+    if "Generator" in func.text and any(
+        a.text.startswith("Generator") for a in func.arguments.flat_non_out
+    ):
         return True
-    dropout = "dropout" in name or any("dropout" in a.name for a in func.arguments.flat_all)
+    dropout = "dropout" in name or (
+        "dropout" in func.text and any("dropout" in a.name for a in func.arguments.flat_all)
+    )
     return dropout and "backward" not in name and str(func.name.name) != "_cudnn_init_dropout_state"
