@@ -73,6 +73,11 @@ class Argument:
         mb_default = f"={self.default}" if self.default is not None else ""
         return f"{_type_with_annotation(self.type, self.annotation)} {self.name}{mb_default}"
 
+    @cached_property
+    def text_without_annotation_or_default(self) -> str:
+        """``self.stripped(strip_default=True).text``: how a grouping key spells it."""
+        return f"{self.type} {self.name}"
+
     def stripped(self, *, strip_default: bool) -> Argument:
         """Without annotation (and default): the form signature() uses."""
         return self._without_default if strip_default else self._with_default
@@ -602,11 +607,17 @@ class FunctionSchema:
         if name.dunder_method:
             base = f"__{base}__"
         args = self.arguments
-        parts = [a.stripped(strip_default=strip_default).text for a in args.flat_positional]
         kwargs = args.pre_tensor_options_kwarg_only + args.post_tensor_options_kwarg_only
-        if kwargs:
-            parts.append("*")
-            parts.extend(a.stripped(strip_default=strip_default).text for a in kwargs)
+        if strip_default:  # every function's grouping key: the shortest way
+            parts = [a.text_without_annotation_or_default for a in args.flat_positional]
+            if kwargs:
+                parts.append("*")
+                parts.extend(a.text_without_annotation_or_default for a in kwargs)
+        else:
+            parts = [a.stripped(strip_default=False).text for a in args.flat_positional]
+            if kwargs:
+                parts.append("*")
+                parts.extend(a.stripped(strip_default=False).text for a in kwargs)
         returns = [str(r.type) for r in self.returns]
         return_annotations = {r.annotation for r in self.returns}
         self_part = (args.self_arg,) if args.self_arg is not None else ()
@@ -773,27 +784,33 @@ def check_schema(f: FunctionSchema) -> None:
                 f"out argument '{a.name}' must alias the return in the same position; "
                 "the i-th out argument corresponds to the i-th return"
             )
-    return_annotations = {r.annotation for r in rets}
-    for a in args.post_self_positional:
-        if a.is_write and a.annotation in return_annotations:
-            raise SchemaError(
-                f"mutable positional argument '{a.name}' must not be returned; "
-                "return only out arguments or self"
-            )
+    # (Sets of annotations are built only where there is something written: most schemas
+    # write nothing, and an Annotation hashes in Python.)
+    written_positionals = [a for a in args.post_self_positional if a.is_write]
+    if written_positionals:
+        return_annotations = {r.annotation for r in rets}
+        for a in written_positionals:
+            if a.annotation in return_annotations:
+                raise SchemaError(
+                    f"mutable positional argument '{a.name}' must not be returned; "
+                    "return only out arguments or self"
+                )
     mutable_returns = [r for r in rets if r.is_write]
-    if mutable_returns and len(mutable_returns) != len(rets):
-        raise SchemaError(
-            "returns must be all mutable or all immutable, not a mix like (Tensor(a!), Tensor)"
-        )
-    out_and_self = {a.annotation for a in args.out}
-    if args.self_arg is not None:
-        out_and_self.add(args.self_arg.annotation)
-    for r in mutable_returns:
-        if r.annotation not in out_and_self:
+    if mutable_returns:
+        if len(mutable_returns) != len(rets):
             raise SchemaError(
-                f"mutable return '{r}' must alias an out argument or self; "
-                "did you forget to make an out argument keyword-only?"
+                "returns must be all mutable or all immutable, not a mix like "
+                "(Tensor(a!), Tensor)"
             )
+        out_and_self = {a.annotation for a in args.out}
+        if args.self_arg is not None:
+            out_and_self.add(args.self_arg.annotation)
+        for r in mutable_returns:
+            if r.annotation not in out_and_self:
+                raise SchemaError(
+                    f"mutable return '{r}' must alias an out argument or self; "
+                    "did you forget to make an out argument keyword-only?"
+                )
     if args.out:
         if any(a.type != TENSOR for a in args.out):
             if rets:
