@@ -799,8 +799,7 @@ def check_schema(f: FunctionSchema) -> None:
     if mutable_returns:
         if len(mutable_returns) != len(rets):
             raise SchemaError(
-                "returns must be all mutable or all immutable, not a mix like "
-                "(Tensor(a!), Tensor)"
+                "returns must be all mutable or all immutable, not a mix like (Tensor(a!), Tensor)"
             )
         out_and_self = {a.annotation for a in args.out}
         if args.self_arg is not None:
