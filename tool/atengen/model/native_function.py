@@ -71,6 +71,8 @@ class Precompute:
 
 @dataclass(frozen=True, slots=True)
 class UfuncInnerLoop:
+    """One ``ufunc_inner_loop:`` item: the loop's name and dtypes for one ufunc key."""
+
     key: str  # a UfuncKey such as Generic or ScalarOnly
     name: str
     dtypes: tuple[str, ...]
@@ -78,6 +80,8 @@ class UfuncInnerLoop:
 
 @dataclass(frozen=True, eq=False)
 class NativeFunction:
+    """One operator of the op YAML (or one autogen made), checked and immutable."""
+
     namespace: str
     func: FunctionSchema
     loc: Location

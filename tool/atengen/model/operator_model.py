@@ -30,6 +30,8 @@ from atengen.yaml.loader import YamlList, YamlMap, load_yaml
 
 @dataclass(frozen=True, eq=False)
 class OperatorModel:
+    """Everything the emitters read: the functions, their groups and their view groups."""
+
     entries: int  # entries in the op YAML
     functions: tuple[NativeFunction, ...]  # YAML order, then generated variants
     groups: tuple[NativeFunctionsGroup, ...]

@@ -52,6 +52,8 @@ def _check_not_constant(name: str, what: str, s: str) -> None:
 # works): the model prints every schema and two normalised signatures of it.
 @dataclass(frozen=True)
 class Argument:
+    """One argument of a schema: ``Tensor(a!) self``, ``int dim=0``."""
+
     name: str
     type: Type
     default: str | None
@@ -97,6 +99,8 @@ class Argument:
 
 @dataclass(frozen=True)
 class Return:
+    """One return of a schema: its type, alias annotation and (rarely) name."""
+
     name: str | None
     type: Type
     annotation: Annotation | None
@@ -230,6 +234,9 @@ def _looks_like_tensor_option(a: Argument, name: str, t: Type) -> bool:
 # No slots: the flat views are cached in the instance (interned, so one per argument list).
 @dataclass(frozen=True)
 class Arguments:
+    """A schema's arguments, split the way the C++ signatures use them: positionals around
+    ``self``, keyword-only ones around the TensorOptions four, then the out= arguments."""
+
     pre_self_positional: tuple[Argument, ...]
     self_arg: Argument | None
     post_self_positional: tuple[Argument, ...]
@@ -466,6 +473,8 @@ _FUNCTIONAL_SUFFIX = "_functional"
 
 @dataclass(frozen=True, slots=True)
 class BaseOperatorName:
+    """An operator's name without its overload: ``add``, ``add_``, ``__iadd__``."""
+
     base: str
     inplace: bool = False
     dunder_method: bool = False
@@ -514,6 +523,8 @@ def parse_base_name(s: str) -> BaseOperatorName:
 
 @dataclass(frozen=True, slots=True)
 class OperatorName:
+    """An operator's name with its overload: ``add.Tensor``; the overload may be empty."""
+
     name: BaseOperatorName
     overload_name: str
 
@@ -558,6 +569,8 @@ class SchemaKind(enum.Enum):
 
 @dataclass(frozen=True)
 class FunctionSchema:
+    """A parsed ``name(arguments) -> returns`` schema; prints as its canonical text."""
+
     name: OperatorName
     arguments: Arguments
     returns: tuple[Return, ...]

@@ -43,6 +43,8 @@ _CUSTOM_CLASS_RE = re.compile(r"[A-Za-z0-9_.]+")
 
 @dataclass(frozen=True, slots=True)
 class BaseType:
+    """A type by name: ``Tensor``, ``int``, ``ScalarType``, ..."""
+
     name: str
 
     def __str__(self) -> str:
@@ -57,6 +59,8 @@ class BaseType:
 
 @dataclass(frozen=True, slots=True)
 class CustomClassType:
+    """A TorchScript custom class: ``__torch__.torch.classes.<class_name>``."""
+
     class_name: str
 
     def __str__(self) -> str:
@@ -71,6 +75,8 @@ class CustomClassType:
 
 @dataclass(frozen=True, slots=True)
 class OptionalType:
+    """``T?``."""
+
     elem: Type
 
     def __str__(self) -> str:
@@ -85,6 +91,8 @@ class OptionalType:
 
 @dataclass(frozen=True, slots=True)
 class ListType:
+    """``T[]``, or ``T[N]`` with a fixed size."""
+
     elem: Type
     size: int | None  # int[2] has size 2; int[] has None
 
@@ -139,6 +147,8 @@ _ANNOTATION_RE = re.compile(rf"({_ALIAS_SET_RE})(!?)(?: -> (\*|{_ALIAS_SET_RE}))
 
 @dataclass(frozen=True, slots=True)
 class Annotation:
+    """An alias annotation: ``a``, ``a!``, ``a|b``, ``a -> *``."""
+
     alias_set: tuple[str, ...]
     is_write: bool
     alias_set_after: tuple[str, ...] = ()
