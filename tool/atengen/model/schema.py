@@ -269,12 +269,12 @@ class Arguments:
         return next((a for a in self.flat_all if a.precomputed_only), None)
 
     def __str__(self) -> str:
-        parts = [str(a) for a in self.flat_positional]
+        parts = [a.text for a in self.flat_positional]
         kwargs = self.flat_kwarg_only
         if kwargs or self.out:
             parts.append("*")
-        parts.extend(str(a) for a in kwargs)
-        parts.extend(str(a) for a in self.out)
+            parts.extend([a.text for a in kwargs])
+            parts.extend([a.text for a in self.out])
         return ", ".join(parts)
 
     def stripped(self, *, strip_default: bool = False) -> Arguments:
@@ -401,38 +401,32 @@ def parse_arguments(s: str) -> Arguments:
         dup = next(n for n in names if names.count(n) > 1)
         raise SchemaError(f"duplicate argument name '{dup}'")
 
-    self_ix = next((i for i, a in enumerate(positional) if a.name == "self"), None)
-    if self_ix is None:
-        pre_self, self_arg, post_self = [], None, positional
-    else:
+    positional_names = names[: len(positional)]
+    if "self" in positional_names:
+        self_ix = positional_names.index("self")
         pre_self, self_arg, post_self = (
             positional[:self_ix],
             positional[self_ix],
             positional[self_ix + 1 :],
         )
-    if any(a.is_write for a in pre_self):
-        raise SchemaError("mutable arguments before self are not supported")
+        if any(a.is_write for a in pre_self):
+            raise SchemaError("mutable arguments before self are not supported")
+    else:
+        pre_self, self_arg, post_self = [], None, positional
 
-    pre_to: list[Argument] = []
-    post_to: list[Argument] = []
-    tensor_options = None
-    acc = pre_to
-    i = 0
-    width = len(_TENSOR_OPTIONS_PATTERN)
-    while i < len(kwarg_only):
-        window = kwarg_only[i : i + width]
-        if len(window) == width and all(
+    # TensorOptions: `dtype, layout, device, pin_memory` in a row among the keyword-only
+    # arguments (names are unique, so there is at most one such run, starting at `dtype`).
+    pre_to, tensor_options, post_to = kwarg_only, None, []
+    kwarg_only_names = names[len(positional) : len(positional) + len(kwarg_only)]
+    if "dtype" in kwarg_only_names:
+        at = kwarg_only_names.index("dtype")
+        window = kwarg_only[at : at + len(_TENSOR_OPTIONS_PATTERN)]
+        if len(window) == len(_TENSOR_OPTIONS_PATTERN) and all(
             _looks_like_tensor_option(a, n, t)
             for a, (n, t) in zip(window, _TENSOR_OPTIONS_PATTERN, strict=True)
         ):
-            if tensor_options is not None:
-                raise SchemaError("TensorOptions arguments may appear only once")
             tensor_options = TensorOptionsArguments(*window)
-            acc = post_to
-            i += width
-            continue
-        acc.append(kwarg_only[i])
-        i += 1
+            pre_to, post_to = kwarg_only[:at], kwarg_only[at + len(window) :]
     return Arguments(
         tuple(pre_self),
         self_arg,
