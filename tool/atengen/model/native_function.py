@@ -322,7 +322,8 @@ def new_native_function(**values: object) -> NativeFunction:
         )
     nf = object.__new__(NativeFunction)
     attributes = nf.__dict__
-    attributes.update(_FIELD_DEFAULTS)
+    if len(values) < len(_FIELD_DEFAULTS):
+        attributes.update(_FIELD_DEFAULTS)
     attributes.update(values)
     # The cached properties that grouping asks of every function, filled now: a first access
     # through cached_property is a Python-level call (~15,000 of them for torch's YAML).
