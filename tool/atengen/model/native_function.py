@@ -243,7 +243,10 @@ def native_function_from_entry(
 
     variants = _parse_variants(r)
     structured = v["structured"]
-    delegate = _parse_op_name(r, "structured_delegate")
+    # (The parsers of keys most entries leave out run only where they are given.)
+    delegate = None
+    if v["structured_delegate"] is not None:
+        delegate = _parse_op_name(r, "structured_delegate")
     inherits = v["structured_inherits"]
     if inherits is not None and "::" in inherits:
         raise r.err("structured_inherits", "structured_inherits cannot name a namespace")
@@ -274,7 +277,9 @@ def native_function_from_entry(
             "kernel from the view (or name the kernels you write)",
         )
     dispatch = _parse_dispatch(r, func, structured, delegate)
-    ufunc_loops = _parse_ufunc_inner_loop(r, structured)
+    ufunc_loops = ()
+    if v["ufunc_inner_loop"] is not None:
+        ufunc_loops = _parse_ufunc_inner_loop(r, structured)
     if ufunc_loops:
         for key in tf.UFUNC_DISPATCH_KEYS:
             if key in dispatch:
@@ -293,14 +298,18 @@ def native_function_from_entry(
         structured=structured,
         structured_delegate=delegate,
         structured_inherits=inherits,
-        precomputed=_parse_precomputed(r, func, structured),
+        precomputed=(
+            _parse_precomputed(r, func, structured) if v["precomputed"] is not None else None
+        ),
         ufunc_inner_loop=ufunc_loops,
-        autogen=_parse_autogen(r),
+        autogen=_parse_autogen(r) if v["autogen"] else (),
         device_guard=device_guard,
         device_check=device_check,
         python_module=python_module,
         category_override=v["category_override"],
-        cpp_no_default_args=_parse_cpp_no_default_args(r, func),
+        cpp_no_default_args=(
+            _parse_cpp_no_default_args(r, func) if v["cpp_no_default_args"] else _NO_NAMES
+        ),
         manual_cpp_binding=v["manual_cpp_binding"],
         manual_kernel_registration=v["manual_kernel_registration"],
         use_const_ref_for_mutable_tensors=use_const_ref,
