@@ -165,11 +165,11 @@ class _Reader:
             if at > indent or not text.startswith("- "):
                 raise _Outside  # what follows an item is the next item or a shallower line
             item = text[2:].lstrip(" ")
-            out.item_lines.append(self.line_number())
+            out.item_lines.append(self.i + self.line_offset)
             if not item or item[0] == "#":
                 raise _Outside  # the item's value on the next lines
             column = indent + len(text) - len(item)
-            if _key_split(item) is not None:
+            if _is_key_line(item):
                 out.append(self.mapping(column, item))
             else:
                 out.append(self.inline_value(item, column))
@@ -351,12 +351,9 @@ _MISSING = object()
 _KEY_LINE = re.compile(r"([A-Za-z_][A-Za-z0-9_]*(?:, ?[A-Za-z_][A-Za-z0-9_]*)*):(?: +(.*))?")
 
 
-def _key_split(text: str) -> tuple[str, str] | None:
-    """(key, the rest after its colon, without a comment) of a `key: value` line, or None."""
-    m = _KEY_LINE.fullmatch(text)
-    if m is None:
-        return None
-    rest = m.group(2)
-    if not rest or rest[0] == "#":
-        return m.group(1), ""
-    return m.group(1), rest
+def _is_key_line(text: str) -> bool:
+    """Whether ``text`` is a `key:` or `key: value` line (not `a:b`, which is a scalar)."""
+    colon = text.find(":")
+    if colon > 0 and text[:colon].isidentifier():  # `name: ...`, without the expression
+        return colon + 1 == len(text) or text[colon + 1] == " "
+    return _KEY_LINE.fullmatch(text) is not None
