@@ -30,6 +30,16 @@ from atengen.model.schema_types import (  # noqa: F401  (re-exported)
     parse_type,
 )
 
+
+class NotCanonical(SchemaError):  # noqa: N818 - a SchemaError, like its siblings
+    """Text that parses, but is not spelled as it prints: ``parsed`` is what it parses to (for
+    the message, which shows the canonical spelling)."""
+
+    def __init__(self, parsed: object):
+        super().__init__("not in canonical form")
+        self.parsed = parsed
+
+
 _IDENT_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 # Words torch's schema lexer reads as constants, never as names: it rejects them as operator,
 # overload, argument and return names ("expected ident but found 'True'").
@@ -368,6 +378,7 @@ def _balanced(s: str) -> bool:
 # with another overload (the out= and inplace variants of one op, say).
 @interned
 def parse_arguments(s: str) -> Arguments:
+    """Raises NotCanonical where the arguments are spelled otherwise than they print."""
     positional: list[Argument] = []
     kwarg_only: list[Argument] = []
     out: list[Argument] = []
@@ -427,7 +438,7 @@ def parse_arguments(s: str) -> Arguments:
         ):
             tensor_options = TensorOptionsArguments(*window)
             pre_to, post_to = kwarg_only[:at], kwarg_only[at + len(window) :]
-    return Arguments(
+    parsed = Arguments(
         tuple(pre_self),
         self_arg,
         tuple(post_self),
@@ -436,15 +447,21 @@ def parse_arguments(s: str) -> Arguments:
         tuple(post_to),
         tuple(out),
     )
+    if str(parsed) != s:
+        raise NotCanonical(parsed)
+    return parsed
 
 
 @interned  # ~100 distinct return lists among torch's ~2,600 schemas
 def parse_returns(s: str) -> tuple[Return, ...]:
+    """Raises NotCanonical where the returns are spelled otherwise than they print."""
     if s == "()":
         return ()
-    if s.startswith("(") and s.endswith(")"):
-        s = s[1:-1]
-    return tuple(parse_return(r) for r in _split_top_level(s))
+    inner = s[1:-1] if s.startswith("(") and s.endswith(")") else s
+    parsed = tuple(parse_return(r) for r in _split_top_level(inner))
+    if _print_returns(parsed) != s:
+        raise NotCanonical(parsed)
+    return parsed
 
 
 def _print_returns(returns: tuple[Return, ...]) -> str:
@@ -723,19 +740,31 @@ def parse_schema(s: str) -> FunctionSchema:
         raise SchemaError("schema has no argument list")
     # Visit only the ')'s (a walk over every character costs more than the rest
     # of the parse): the list closes at the first one with as many '(' before it.
-    close_ix = s.find(")", open_ix)
-    while close_ix >= 0 and s.count("(", open_ix, close_ix) != s.count(")", open_ix, close_ix + 1):
-        close_ix = s.find(")", close_ix + 1)
+    # Nearly always that is the first ') -> ', so that one is tried first.
+    close_ix = s.find(") -> ", open_ix)
+    if close_ix < 0 or s.count("(", open_ix, close_ix) != s.count(")", open_ix, close_ix + 1):
+        close_ix = s.find(")", open_ix)
+        while close_ix >= 0 and s.count("(", open_ix, close_ix) != s.count(
+            ")", open_ix, close_ix + 1
+        ):
+            close_ix = s.find(")", close_ix + 1)
     if close_ix < 0 or not s.startswith(" -> ", close_ix + 1):
         raise SchemaError("schema has unbalanced parentheses or no ' -> ' after the arguments")
     name_s, arguments_s, returns_s = s[:open_ix], s[open_ix + 1 : close_ix], s[close_ix + 5 :]
     name = parse_operator_name(name_s)
-    arguments = parse_arguments(arguments_s)
-    returns = parse_returns(returns_s)
     # The schema prints as s exactly when each part prints as its own slice: the name does
-    # (parse_operator_name), and the argument and return lists are checked once per distinct
-    # string, which is cheaper than printing the schema.
-    if not (_arguments_canonical(arguments_s) and _returns_canonical(returns_s)):
+    # (parse_operator_name), and the argument and return lists are checked as they are
+    # parsed, once per distinct string, which is cheaper than printing the schema.
+    canonical = True
+    try:
+        arguments = parse_arguments(arguments_s)
+    except NotCanonical as e:
+        arguments, canonical = e.parsed, False
+    try:
+        returns = parse_returns(returns_s)
+    except NotCanonical as e:
+        returns, canonical = e.parsed, False
+    if not canonical:
         raise SchemaError(
             f"schema is not in canonical form; expected '{FunctionSchema(name, arguments, returns)}'"
         )
@@ -750,16 +779,6 @@ def parse_schema(s: str) -> FunctionSchema:
 
 
 _PASSED_SCHEMA_RULES: set[tuple[str, str, bool, bool]] = set()
-
-
-@interned
-def _arguments_canonical(s: str) -> bool:
-    return str(parse_arguments(s)) == s
-
-
-@interned
-def _returns_canonical(s: str) -> bool:
-    return _print_returns(parse_returns(s)) == s
 
 
 def _value_type(t: Type) -> bool:
