@@ -174,6 +174,10 @@ def gets_generated_view_copy(f: NativeFunction) -> bool:
     )
 
 
+# The names view_base_name changes; any other is its own view base name.
+_COPY_SUFFIXES = ("_copy", "_scatter")
+
+
 def make_view_groups(
     functions: Iterable[NativeFunction],
 ) -> tuple[list[NativeFunctionsViewGroup], list[AtengenError]]:
@@ -184,7 +188,10 @@ def make_view_groups(
     # skipping the rest saves computing ~3,000 signatures on the torch YAML.
     view_bases = {view_base_name(f.name.name.base) for f in functions if f.is_view_op}
     for f in functions:
-        if view_base_name(f.name.name.base) not in view_bases:
+        base = f.name.name.base
+        if base.endswith(_COPY_SUFFIXES):
+            base = view_base_name(base)
+        if base not in view_bases:
             continue
         kind = _view_kind(f)
         if kind == _ALIASING_INPLACE and "inplace_view" not in f.tags:

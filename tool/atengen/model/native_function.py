@@ -329,11 +329,7 @@ def new_native_function(**values: object) -> NativeFunction:
             f"NativeFunction takes {sorted(_FIELD_DEFAULTS)}, with {sorted(_REQUIRED_FIELDS)} "
             f"required; got {sorted(values)}"
         )
-    nf = object.__new__(NativeFunction)
-    attributes = nf.__dict__
-    if len(values) < len(_FIELD_DEFAULTS):
-        attributes.update(_FIELD_DEFAULTS)
-    attributes.update(values)
+    attributes = values if len(values) == len(_FIELD_DEFAULTS) else _FIELD_DEFAULTS | values
     # The cached properties that grouping asks of every function, filled now: a first access
     # through cached_property is a Python-level call (~15,000 of them for torch's YAML).
     func = attributes["func"]
@@ -343,6 +339,9 @@ def new_native_function(**values: object) -> NativeFunction:
     attributes["has_composite_implicit_autograd_kernel"] = (
         "CompositeImplicitAutograd" in attributes["dispatch"]
     )
+    nf = object.__new__(NativeFunction)
+    # The keyword arguments' dict (this call's own) becomes the instance's: nothing is copied.
+    object.__setattr__(nf, "__dict__", attributes)
     return nf
 
 

@@ -140,18 +140,27 @@ def _raise_if(errors: list[AtengenError]) -> None:
 
 def _check_inplace_views(functions: list[NativeFunction]) -> list[AtengenError]:
     """An inplace_view op (`t_`) is functionalized through its out-of-place view (`t`)."""
+    # (a missing trailing '_' is reported with the entry; torch functionalizes resize_,
+    # resize_as_ and set_ by hand)
+    inplace_views = [
+        f
+        for f in functions
+        if "inplace_view" in f.tags
+        and f.name.name.inplace
+        and str(f.name) not in ("resize_", "resize_as_")
+        and str(f.name.name) != "set_"
+    ]
+    if not inplace_views:
+        return []
+    bases = {f.name.name.base for f in inplace_views}
     out_of_place = {
         (f.namespace, f.name.name.base, f.name.name.dunder_method)
         for f in functions
-        if not f.name.name.inplace
+        if f.name.name.base in bases and not f.name.name.inplace
     }
     errors = []
-    for f in functions:
+    for f in inplace_views:
         name = f.name.name
-        if "inplace_view" not in f.tags or not name.inplace:
-            continue  # (a missing trailing '_' is reported with the entry)
-        if str(f.name) in ("resize_", "resize_as_") or str(name) == "set_":
-            continue  # torch functionalizes these by hand
         if (f.namespace, name.base, name.dunder_method) not in out_of_place:
             errors.append(
                 AtengenError(

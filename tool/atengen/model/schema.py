@@ -593,7 +593,8 @@ class FunctionSchema:
         """The schema whose canonical spelling the caller knows (it parsed it): built without
         printing, and without the frozen __init__'s one object.__setattr__ per field."""
         r = object.__new__(cls)
-        r.__dict__.update(name=name, arguments=arguments, returns=returns, text=text)
+        attributes = {"name": name, "arguments": arguments, "returns": returns, "text": text}
+        object.__setattr__(r, "__dict__", attributes)
         return r
 
     def __str__(self) -> str:

@@ -183,7 +183,7 @@ class _Reader:
         # them with local names and no calls; other values go through inline_value.
         self.enter()
         out = YamlMap()
-        out.line = self.line_number()
+        out.line = self.i + self.line_offset
         out.path = self.path
         key_lines = out.key_lines = {}
         texts, indents, next_content_at = self.texts, self.indents, self.next_content_at
@@ -212,8 +212,15 @@ class _Reader:
                 raise _Outside  # a duplicate, or a key that is not a string: an error there
             key_lines[key] = i + self.line_offset
             if not rest or rest[0] == "#":
-                self.i = i + 1
-                out[key] = self.nested_value(indent)
+                j = next_content_at[i + 1]
+                if j < end and indents[j] > indent and not texts[j].startswith("- "):
+                    # A block mapping below the key (an entry's `dispatch:`): what
+                    # nested_value would find, without its two calls.
+                    self.i = j
+                    out[key] = self.mapping(indents[j], texts[j])
+                else:
+                    self.i = i + 1
+                    out[key] = self.nested_value(indent)
                 i = self.i
             elif (
                 rest[0] in _WORD_START
