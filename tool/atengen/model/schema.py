@@ -660,12 +660,14 @@ class FunctionSchema:
         # out ops may also mutate positional args and still keep their kind.
         if self.name.name.inplace:
             return SchemaKind.inplace
-        if any(a.name.startswith("_scratch_") for a in self.arguments.out):
-            return SchemaKind.scratch
-        if self.arguments.out:
+        out = self.arguments.out
+        if out:
+            if any(a.name.startswith("_scratch_") for a in out):
+                return SchemaKind.scratch
             return SchemaKind.out
-        if any(a.is_write for a in self.arguments.post_self_positional):
-            return SchemaKind.mutable
+        for a in self.arguments.post_self_positional:
+            if a.is_write:
+                return SchemaKind.mutable
         return SchemaKind.functional
 
     def is_out_fn(self) -> bool:
