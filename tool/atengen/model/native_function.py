@@ -129,16 +129,19 @@ class NativeFunction:
     def is_view_op(self) -> bool:
         """Returns an alias of an input: a non-mutating aliased return, an
         inplace_view op, or an input whose alias set widens to a wildcard."""
-        if any(r.annotation is not None and not r.annotation.is_write for r in self.func.returns):
-            return True
+        # (Loops, not any(): asked of every function, mostly of a few unannotated arguments,
+        # where making the generator costs more than the test.)
+        for r in self.func.returns:
+            if r.annotation is not None and not r.annotation.is_write:
+                return True
         # resize_ and resize_as_ are tagged inplace_view but functionalization
         # treats them as ordinary mutations (there is no out-of-place resize view).
         if "inplace_view" in self.tags and str(self.name) not in ("resize_", "resize_as_"):
             return True
-        return any(
-            a.annotation is not None and "*" in a.annotation.alias_set_after
-            for a in self.func.arguments.flat_all
-        )
+        for a in self.func.arguments.flat_all:
+            if a.annotation is not None and "*" in a.annotation.alias_set_after:
+                return True
+        return False
 
 
 def root_name(f: NativeFunction) -> str:

@@ -276,7 +276,10 @@ class Arguments:
     @cached_property
     def precomputed_only_user(self) -> Argument | None:
         """The first argument whose type only precomputed declarations may use."""
-        return next((a for a in self.flat_all if a.precomputed_only), None)
+        for a in self.flat_all:
+            if a.precomputed_only:
+                return a
+        return None
 
     def __str__(self) -> str:
         parts = [a.text for a in self.flat_positional]
