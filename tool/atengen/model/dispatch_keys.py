@@ -17,6 +17,10 @@ def is_op_yaml_dispatch_key(name: str) -> bool:
     return name in _OP_YAML_KEY_SET
 
 
+def are_op_yaml_dispatch_keys(names: tuple[str, ...]) -> bool:
+    return _OP_YAML_KEY_SET.issuperset(names)
+
+
 def closest_key(name: str) -> str:
     """' (did you mean X?)' or '' — for error messages."""
     return did_you_mean(name, _KNOWN_KEYS)

@@ -465,7 +465,7 @@ def _parse_dispatch(
                 f"dispatch kernel for '{keys}' must be a name, got {describe_value(kernel)}",
             )
         split = _split_keys(keys)
-        if not _OP_YAML_KEYS.issuperset(split):
+        if not dk.are_op_yaml_dispatch_keys(split):
             key = next(k for k in split if not dk.is_op_yaml_dispatch_key(k))
             why = "cannot be used in an op YAML" if dk.is_known_dispatch_key(key) else "is unknown"
             raise AtengenError(
@@ -507,9 +507,6 @@ def _parse_dispatch(
                 f"a structured_delegate op must not list {key} in dispatch; it is delegated",
             )
     return dispatch
-
-
-_OP_YAML_KEYS = frozenset(tf.OP_YAML_DISPATCH_KEYS)
 
 
 @interned  # `CPU, CUDA` and friends recur thousands of times

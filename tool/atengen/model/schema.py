@@ -10,6 +10,7 @@ schema has exactly one spelling.
 from __future__ import annotations
 
 import enum
+import operator
 import re
 from dataclasses import dataclass
 
@@ -90,6 +91,11 @@ class Argument:
         """``self.stripped(strip_default=True).text``: how a grouping key spells it."""
         return f"{self.type} {self.name}"
 
+    @cached_property
+    def text_without_annotation(self) -> str:
+        """``self.stripped(strip_default=False).text``: how a view grouping key spells it."""
+        return self._with_default.text
+
     def stripped(self, *, strip_default: bool) -> Argument:
         """Without annotation (and default): the form signature() uses."""
         return self._without_default if strip_default else self._with_default
@@ -135,6 +141,10 @@ class Return:
     def text(self) -> str:
         t = _type_with_annotation(self.type, self.annotation)
         return t if self.name is None else f"{t} {self.name}"
+
+
+_TEXT_WITHOUT_DEFAULT = operator.attrgetter("text_without_annotation_or_default")
+_TEXT_WITH_DEFAULT = operator.attrgetter("text_without_annotation")
 
 
 def _precomputed_only(t: Type) -> bool:
@@ -636,16 +646,11 @@ class FunctionSchema:
             base = f"__{base}__"
         args = self.arguments
         kwargs = args.pre_tensor_options_kwarg_only + args.post_tensor_options_kwarg_only
-        if strip_default:  # every function's grouping key: the shortest way
-            parts = [a.text_without_annotation_or_default for a in args.flat_positional]
-            if kwargs:
-                parts.append("*")
-                parts.extend(a.text_without_annotation_or_default for a in kwargs)
-        else:
-            parts = [a.stripped(strip_default=False).text for a in args.flat_positional]
-            if kwargs:
-                parts.append("*")
-                parts.extend(a.stripped(strip_default=False).text for a in kwargs)
+        text_of = _TEXT_WITHOUT_DEFAULT if strip_default else _TEXT_WITH_DEFAULT
+        parts = [text_of(a) for a in args.flat_positional]
+        if kwargs:
+            parts.append("*")
+            parts.extend(text_of(a) for a in kwargs)
         returns = [str(r.type) for r in self.returns]
         return_annotations = {r.annotation for r in self.returns}
         self_part = (args.self_arg,) if args.self_arg is not None else ()
@@ -746,14 +751,9 @@ def parse_schema(s: str) -> FunctionSchema:
         raise SchemaError("schema has no argument list")
     # Visit only the ')'s (a walk over every character costs more than the rest
     # of the parse): the list closes at the first one with as many '(' before it.
-    # Nearly always that is the first ') -> ', so that one is tried first.
-    close_ix = s.find(") -> ", open_ix)
-    if close_ix < 0 or s.count("(", open_ix, close_ix) != s.count(")", open_ix, close_ix + 1):
-        close_ix = s.find(")", open_ix)
-        while close_ix >= 0 and s.count("(", open_ix, close_ix) != s.count(
-            ")", open_ix, close_ix + 1
-        ):
-            close_ix = s.find(")", close_ix + 1)
+    close_ix = s.find(")", open_ix)
+    while close_ix >= 0 and s.count("(", open_ix, close_ix) != s.count(")", open_ix, close_ix + 1):
+        close_ix = s.find(")", close_ix + 1)
     if close_ix < 0 or not s.startswith(" -> ", close_ix + 1):
         raise SchemaError("schema has unbalanced parentheses or no ' -> ' after the arguments")
     name_s, arguments_s, returns_s = s[:open_ix], s[open_ix + 1 : close_ix], s[close_ix + 5 :]
