@@ -47,6 +47,11 @@ BAD: dict[str, tuple[str, int, tuple[str, ...]]] = {
         4,
         ("invalid non_native schema",),
     ),
+    "non_native_type_nested_too_deep": (
+        HEAD + "non_native:\n- func: cast(Tensor" + "?[]" * 200 + " input) -> Tensor\n",
+        4,
+        ("invalid non_native schema", "nests more than 32"),
+    ),
     "non_native_not_a_mapping": (
         HEAD + "non_native:\n- scalar\n",
         4,

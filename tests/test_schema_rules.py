@@ -15,7 +15,7 @@ from atengen.model.schema import (
     parse_schema,
     parse_type,
 )
-from tests.model_helpers import error_of
+from tests.model_helpers import error_of, run_cli, write_yamls
 
 
 @pytest.mark.parametrize(
@@ -278,3 +278,35 @@ def test_restriction_errors_name_the_entry_with_file_and_line(tmp_path):
     assert err.startswith(f"{tmp_path}/ops.yaml:4: error: bad schema 'bad(")
     assert "must not be returned" in err
     assert "\n" not in err
+
+
+# A type stacking hundreds of suffixes overflowed Python's stack (parsing, printing, hashing).
+_DEEP_TYPES = ["Tensor" + "?[]" * 200, "Tensor" + "[]" * 400, "int" + "[]?" * 17]
+
+
+@pytest.mark.parametrize("t", _DEEP_TYPES)
+def test_deeply_nested_type_is_a_schema_error(t):
+    with pytest.raises(SchemaError, match=r"nests more than 32 '\?' and '\[\]' suffixes"):
+        parse_type(t)
+
+
+def test_nesting_up_to_the_limit_parses_and_prints():
+    t = "Tensor" + "?[]" * 16
+    assert str(parse_type(t)) == t
+    assert str(parse_schema(f"f({t} x) -> ()")) == f"f({t} x) -> ()"
+
+
+@pytest.mark.parametrize("t", _DEEP_TYPES)
+@pytest.mark.parametrize("command", ["check", "generate"])
+def test_deeply_nested_type_is_a_file_line_error_in_every_command(tmp_path, t, command):
+    op_yaml, tags_yaml = write_yamls(
+        tmp_path, f"- func: ok(Tensor self) -> Tensor\n- func: f({t} x) -> ()\n"
+    )
+    extra = [f"--output_dir={tmp_path / 'out'}"] if command == "generate" else []
+    r = run_cli(command, f"--op_yaml={op_yaml}", f"--tags_yaml={tags_yaml}", *extra)
+    assert r.returncode == 1
+    assert r.stdout == ""
+    [line] = r.stderr.splitlines()
+    assert line.startswith(f"{op_yaml}:2: error: bad schema 'f(")
+    assert "nests more than 32" in line
+    assert not (tmp_path / "out").exists()

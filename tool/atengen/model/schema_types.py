@@ -110,6 +110,10 @@ Type = BaseType | CustomClassType | OptionalType | ListType
 
 TENSOR = BaseType("Tensor")
 MAX_LIST_SIZE = 2**31 - 1  # the largest `int[N]` torch keeps as written
+# How many `?` and `[]` suffixes one type may stack. Torch's own YAML stacks two (`Tensor?[]`,
+# `int[]?`); without a bound, a type stacking hundreds would overflow Python's stack in the
+# parser, in printing, hashing and comparing (each of which recurses once per suffix).
+MAX_TYPE_NESTING = 32
 _LIST_SUFFIX_RE = re.compile(r"^(.+)\[([0-9]*)\]$")
 
 
@@ -117,6 +121,10 @@ _LIST_SUFFIX_RE = re.compile(r"^(.+)\[([0-9]*)\]$")
 def parse_type(s: str) -> Type:
     # Suffixes bind from the right: `Tensor?[]` is a list of optionals and
     # `int[]?` an optional list.
+    if s.count("?") + s.count("[") > MAX_TYPE_NESTING:  # (no type name holds either)
+        raise SchemaError(
+            f"type '{_abbreviated(s)}' nests more than {MAX_TYPE_NESTING} '?' and '[]' suffixes"
+        )
     if s.endswith("?"):
         return OptionalType(parse_type(s[:-1]))
     m = _LIST_SUFFIX_RE.match(s)
@@ -136,6 +144,10 @@ def parse_type(s: str) -> Type:
         if _CUSTOM_CLASS_RE.fullmatch(name):
             return CustomClassType(name)
     raise SchemaError(f"unrecognized type '{s}'")
+
+
+def _abbreviated(s: str) -> str:
+    return s if len(s) <= 60 else f"{s[:28]}...{s[-28:]}"
 
 
 # ---------------------------------------------------------------------------
