@@ -67,6 +67,37 @@ def yaml_inputs(args: argparse.Namespace) -> YamlInputs:
     return YamlInputs(op_yaml, tags_yaml, freeze_heap=True)
 
 
+# The flags that name input files, in every command that has them: no output may replace them.
+INPUT_FILE_FLAGS = (
+    "op_yaml",
+    "tags_yaml",
+    "backend_yaml",
+    "derivatives_yaml",
+    "ops_file",
+    "shape_inference_file",
+    "torch_facts",
+)
+
+
+def input_files(args: argparse.Namespace) -> list[tuple[str, str]]:
+    """(flag, path) of every input file the command reads: its flags', and the op and tags
+    YAML it takes from the installed torch when not given."""
+    found = [
+        (f"--{name}", value)
+        for name in INPUT_FILE_FLAGS
+        if isinstance(value := getattr(args, name, None), str) and value
+    ]
+    found += [("--impl_path", p) for p in (getattr(args, "impl_path", "") or "").split(",") if p]
+    if hasattr(args, "op_yaml"):
+        try:
+            inputs = yaml_inputs(args)
+        except AtengenError:
+            pass  # the command itself reports it
+        else:
+            found += [("--op_yaml", inputs.op_yaml), ("--tags_yaml", inputs.tags_yaml)]
+    return found
+
+
 def template_options() -> TemplateOptions:
     """Under Bazel, the template code its build action compiled (read-only: actions write only
     their declared outputs). Elsewhere a user cache, ``$ATENGEN_CACHE_DIR`` (empty: none) or

@@ -30,6 +30,7 @@ from absl.flags import argparse_flags
 
 from atengen.cli.autograd_command import add_autograd_command
 from atengen.cli.backend_command import add_backend_command
+from atengen.cli.common import input_files
 from atengen.cli.generate_command import add_generate_command
 from atengen.cli.lazy_command import add_lazy_command
 from atengen.cli.model_commands import add_check_command, add_dump_command
@@ -82,18 +83,24 @@ def main(argv: Sequence[str]) -> int:
             print(warning, file=sys.stderr)
         sys.stdout.write(outputs.report)
         if outputs.trees or outputs.stamps:
-            _write(outputs)
+            _write(outputs, input_files(args))
     except AtengenError as e:
         print(e.format_all(), file=sys.stderr)
         return 1
     return 0
 
 
-def _write(outputs) -> None:
-    from atengen.render.output import write_outputs
+def _write(outputs, inputs: list[tuple[str, str]]) -> None:
+    from atengen.render.output import Protected, write_outputs
 
-    # One all-or-nothing write: a stamp that cannot be written leaves no sources either.
-    write_outputs([(d, list(files)) for d, files in outputs.trees], outputs.stamps)
+    # One all-or-nothing write: a stamp that cannot be written leaves no sources either. No
+    # output may replace an input (a mistyped --output_dir would delete the YAML).
+    write_outputs(
+        [(d, list(files)) for d, files in outputs.trees],
+        outputs.stamps,
+        protected=[Protected(flag, path) for flag, path in inputs],
+        stamp_flag="--check_stamp",
+    )
 
 
 def run() -> None:

@@ -30,8 +30,10 @@ def select_functions(model: OperatorModel, spec: str) -> list[NativeFunction]:
         elif key in by_name:
             chosen[id(by_name[key])] = by_name[key]
         else:
-            names = [n for (_, n) in by_root] + [n for (_, n) in by_name]
-            hint = did_you_mean(name, names)
+            # Suggest names as the selection spells them: custom namespaces qualified.
+            names = [n if s == "aten" else f"{s}::{n}" for (s, n) in [*by_root, *by_name]]
+            elsewhere = sorted(f"{s}::{n}" for (s, n) in by_root if n == name and s != key[0])
+            hint = f" (did you mean '{elsewhere[0]}'?)" if elsewhere else did_you_mean(item, names)
             raise AtengenError(None, f"unknown operator '{item}' in the op selection{hint}")
     if not chosen:
         raise AtengenError(None, "the op selection is empty")
