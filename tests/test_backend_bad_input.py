@@ -147,6 +147,32 @@ BAD_BACKEND_YAMLS: dict[str, tuple[bytes, int, tuple[str, ...]]] = {
         3,
         ("extra header '/usr/include/x.h' must be a workspace-relative path",),
     ),
+    # pasted into an #include line: a newline, quote or bracket there would end it
+    "extra_header_with_code_after_a_newline": (
+        HEAD.encode() + b'extra_headers:\n- "x.h\\nint y;"\n',
+        3,
+        ("extra header 'x.h\\nint y;' must be a workspace-relative path",),
+    ),
+    "extra_header_with_code_after_the_bracket": (
+        HEAD.encode() + b"extra_headers:\n- <x.h> int z;\n",
+        3,
+        ("extra header '<x.h> int z;' must be a workspace-relative path",),
+    ),
+    "extra_header_unclosed_bracket": (
+        HEAD.encode() + b"extra_headers:\n- <x.h\n",
+        3,
+        ("extra header '<x.h' must be a workspace-relative path",),
+    ),
+    "extra_header_stray_quote": (
+        HEAD.encode() + b"extra_headers:\n- 'x.h\"'\n",
+        3,
+        ("extra header 'x.h\"' must be a workspace-relative path",),
+    ),
+    "extra_header_dotdot": (
+        HEAD.encode() + b"extra_headers:\n- <a/../x.h>\n",
+        3,
+        ("extra header '<a/../x.h>' must be a workspace-relative path",),
+    ),
 }
 
 LINE_RE = re.compile(r"^(?P<path>[^:]+):(?P<line>\d+): error: (?P<msg>.+)$")

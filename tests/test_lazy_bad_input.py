@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 import torchgen
 
+from atengen.lazy.options import LazyOptions, check_field
 from tests.model_helpers import run_cli
 
 NATIVE = Path(torchgen.__file__).parent / "packaged" / "ATen" / "native"
@@ -168,3 +169,75 @@ def test_good_yaml_writes_files(tmp_path):
         "XLANativeFunctions_cholesky.cpp",
         "XLANativeFunctions_exp.cpp",
     ]
+
+
+# Every flag that is pasted into the C++ is checked as the token it becomes there.
+BAD_FLAGS = [
+    ("--node_base=a b;", "must be a C++ name like"),
+    ("--node_base=", "must be a C++ name like"),
+    ("--tensor_class=Foo<int>", "must be a C++ name like"),
+    ("--tensor_ptr=std::shared_ptr<X>", "must be a C++ name like"),
+    ("--backend_namespace=1x::", "must be a C++ namespace like"),
+    ("--backend_namespace=a::", "must be a C++ namespace like"),
+    ("--get_device_fn=f()", "must be a C++ name like"),
+    ("--lazy_value_class=torch::lazy::Value v", "must be a C++ name like"),
+    ("--create_aten_from_tensor=a.b", "must be a C++ name like"),
+    ("--tuple_aten_from_tensors=a::b;", "must be a C++ name like"),
+    ("--node_base_hdr=../ts_node.h", "must be empty, or a relative header path like"),
+    ("--tensor_class_hdr=/usr/include/tensor.h", "must be a relative header path like"),
+    ('--shape_inference_hdr=shape.h"\n#include "x.h', "must be a relative header path like"),
+    ("--shape_inference_hdr=", "must be a relative header path like"),
+    ('--metrics_counter=F("x"); abort()', "must be empty, or a macro call"),
+    ("--metrics_counter=COUNTER", "must be empty, or a macro call"),
+    ("--include_prefix=/abs/inc", "must be empty, or a relative path of plain names"),
+    ("--include_prefix=a/../b", "must be empty, or a relative path of plain names"),
+]
+
+
+@pytest.mark.parametrize("flag, message", BAD_FLAGS)
+def test_bad_lazy_flag_is_one_line_naming_the_flag(tmp_path, flag, message):
+    r, _, out = run_lazy(tmp_path, HEAD + "full_codegen:\n- abs\n", flag)
+    assert r.returncode == 2
+    assert r.stdout == ""
+    [line] = r.stderr.splitlines()
+    name = flag.split("=")[0]
+    assert line.startswith(f"atengen lazy: error: argument {name}: {message}"), line
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("flag, message", BAD_FLAGS)
+def test_bad_lazy_flag_of_backend_allow_lazy(tmp_path, flag, message):
+    backend = tmp_path / "backend.yaml"
+    backend.write_text(HEAD + "full_codegen:\n- abs\n")
+    out = tmp_path / "out"
+    r = run_cli("backend", "--allow_lazy", f"--backend_yaml={backend}", f"--output_dir={out}", flag)
+    assert r.returncode in (1, 2)  # --include_prefix is backend's own flag: checked later
+    assert r.stdout == ""
+    [line] = r.stderr.splitlines()
+    assert flag.split("=")[0] in line and message in line, line
+    assert not out.exists()
+
+
+@pytest.mark.parametrize(
+    "name, value",
+    [
+        ("node_base", "XlaNode"),
+        ("node_base", "::torch::lazy::TsNode"),
+        ("node_base_hdr", ""),
+        ("node_base_hdr", "torch_xla/csrc/ir.h"),
+        ("tensor_class_hdr", "my-backend/lazy+tensor.h"),
+        ("metrics_counter", 'XLA_FN_COUNTER("xla::")'),
+        ("metrics_counter", 'COUNTER("a\\"b", ns::kName, -1)'),
+        ("metrics_counter", ""),
+        ("include_prefix", "my//pkg/"),
+        ("include_prefix", ""),
+    ],
+)
+def test_customizations_real_backends_use_are_accepted(name, value):
+    assert check_field(name, value) is None
+    assert getattr(LazyOptions(**{name: value}), name) == value
+
+
+def test_lazy_options_refuse_a_bad_field_when_built_directly():
+    with pytest.raises(ValueError, match="LazyOptions.node_base must be a C.. name like"):
+        LazyOptions(node_base="a b;")

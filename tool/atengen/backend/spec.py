@@ -50,6 +50,9 @@ LAZY_TENSOR_KEYS = ("full_codegen", "ir_gen", "non_native")
 _CPP_NAMESPACE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(::[A-Za-z_][A-Za-z0-9_]*)*")
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _PATH_PART = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.+-]*")
+_HEADER_PATH = rf"{_PATH_PART.pattern}(?:/{_PATH_PART.pattern})*"
+# An include path as written: `my/backend.h`, `"my/backend.h"` or `<my/backend.h>`.
+_EXTRA_HEADER = re.compile(rf'<{_HEADER_PATH}>|"{_HEADER_PATH}"|(?P<bare>{_HEADER_PATH})')
 # Alias keys and per-functionality keys cannot hold a backend's kernels.
 _NOT_BACKEND_KEYS = frozenset(
     {
@@ -342,13 +345,15 @@ def _extra_headers(doc: YamlMap) -> tuple[str, ...]:
         )
     headers = []
     for h in items:
-        bare = h.strip().strip('<>"')
         # Generated sources are compiled in sandboxes and on other machines: an
-        # absolute or ../ path would bake this checkout's layout into them.
-        if not bare or bare.startswith("/") or ".." in bare.split("/"):
+        # absolute or ../ path would bake this checkout's layout into them. And the path is
+        # pasted into an #include line: nothing but a path may follow it there.
+        m = _EXTRA_HEADER.fullmatch(h.strip())
+        if m is None:
             raise AtengenError(
                 doc.key_location("extra_headers"),
-                f"extra header '{h}' must be a workspace-relative path like 'my/backend.h'",
+                f"extra header {h!r} must be a workspace-relative path like 'my/backend.h' "
+                "(or <my/backend.h>)",
             )
-        headers.append(h.strip() if h.strip()[0] in '<"' else f'"{bare}"')
+        headers.append(h.strip() if m.group("bare") is None else f'"{m.group("bare")}"')
     return tuple(headers)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import argparse
 
 from atengen.cli.common import add_shards_flag, add_yaml_flags, template_options, yaml_inputs
-from atengen.cli.lazy_flags import add_lazy_codegen_flags, lazy_codegen_options
+from atengen.cli.lazy_flags import add_lazy_codegen_flags, lazy_codegen_options, lazy_field_type
 from atengen.lazy.options import LazyOptions
 
 
@@ -30,6 +30,7 @@ def add_lazy_command(commands) -> None:
     p.add_argument(
         "--include_prefix",
         default=LazyOptions().include_prefix,
+        type=lazy_field_type("include_prefix"),
         help="The generated headers are <include_prefix>/<name>.h, included by that path.",
     )
     p.set_defaults(run=_run)
