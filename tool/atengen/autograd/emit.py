@@ -48,7 +48,6 @@ from atengen.autograd.kernels import (
     OutKernel,
     ViewKernel,
     autograd_kernel,
-    handle_var,
     inplace_or_view_kernel,
     out_kernel,
     view_kernel,
@@ -66,6 +65,7 @@ from atengen.autograd.nodes import (
     manual_helpers,
     unsupported,
 )
+from atengen.autograd.signature import handle_var
 from atengen.model.native_function import NativeFunction
 from atengen.model.operator_model import OperatorModel
 from atengen.model.schema import SchemaKind

@@ -24,9 +24,9 @@ from typing import ClassVar
 
 from atengen.api.calls import OpRef
 from atengen.autograd.formulas import replace_ident, uses
-from atengen.autograd.kernels import KernelSignature, kernel_signature
 from atengen.autograd.model import DEFAULT_KEY, DifferentiabilityInfo, FunctionDerivatives
 from atengen.autograd.nodes import SavedValue, saved_values, unsupported
+from atengen.autograd.signature import KernelSignature, kernel_signature
 from atengen.model.native_function import NativeFunction
 from atengen.model.schema_types import ListType
 
