@@ -26,7 +26,7 @@ class AtengenError(Exception):
     def __init__(self, location: Location | None, message: str):
         # Messages must stay on one line: tools grep them and tests assert it.
         self.location = location
-        self.message = " ".join(message.split())
+        self.message = bounded(" ".join(message.split()))
         self.errors: list[AtengenError] = [self]
         super().__init__(self.format())
 
@@ -58,6 +58,29 @@ class AtengenError(Exception):
 MAX_SHOWN_ERRORS = 20
 
 
+# A message quotes what the input says (an op name, a key); an input can make that megabytes
+# long. One line stays readable: the middle of a longer message is left out.
+MAX_MESSAGE_CHARS = 1000
+
+
+def bounded(message: str) -> str:
+    if len(message) <= MAX_MESSAGE_CHARS:
+        return message
+    left_out = len(message) - MAX_MESSAGE_CHARS + 200
+    head, tail = message[: MAX_MESSAGE_CHARS - 400], message[-200:]
+    return f"{head} ... ({left_out} characters left out) ... {tail}"
+
+
+def format_warnings(warnings) -> list[str]:
+    """The lines to print for ``warnings`` (each one ``file:line: warning: ...``): the first
+    MAX_SHOWN_ERRORS, each bounded, then one line counting the rest."""
+    lines = [bounded(w) for w in warnings[:MAX_SHOWN_ERRORS]]
+    more = len(warnings) - len(lines)
+    if more:
+        lines.append(f"warning: ... and {more} more warning{'s' if more > 1 else ''}")
+    return lines
+
+
 def shown(errors_so_far: list) -> bool:
     """Whether the next error after ``errors_so_far`` (in the order they are combined) will be
     printed."""
@@ -70,6 +93,8 @@ class SchemaError(ValueError):
 
 def did_you_mean(name: str, candidates) -> str:
     """' (did you mean 'X'?)' naming the closest candidate, or '' — for error messages."""
+    if len(name) > 200:
+        return ""  # no candidate is that long; comparing would take seconds
     import difflib  # only on the error path: not worth its import time on every run
 
     match = difflib.get_close_matches(name, sorted(candidates), n=1)

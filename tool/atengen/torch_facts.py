@@ -505,27 +505,57 @@ class WheelFacts:
 
 
 def parse_wheel_facts(text: str) -> WheelFacts:
-    """WheelFacts from the JSON text; ValueError with one line when it is not for a supported
-    release."""
+    """WheelFacts from the JSON text; ValueError with one line when it is malformed or not for a
+    supported release."""
     import json  # here: only a run given --torch_facts reads JSON (json costs ~3 ms to import)
 
-    data = json.loads(text)
-    release = data.get("release", "unknown")
+    try:
+        data = json.loads(text)
+    except RecursionError:
+        raise ValueError("torch facts: JSON nested too deeply") from None
+    except ValueError as e:
+        raise ValueError(f"torch facts: not JSON: {e}") from None
+    if not isinstance(data, dict):
+        raise ValueError(f"torch facts: expected a JSON object, got {type(data).__name__}")
+    release = _fact(data, "release", str, "unknown")
+    version = _fact(data, "version", str, release)
     if release not in SUPPORTED_RELEASES:
         raise ValueError(
-            f"torch {data.get('version', release)} is not supported: the generator has the facts "
+            f"torch {version} is not supported: the generator has the facts "
             f"of torch {', '.join(SUPPORTED_RELEASES)} only (tool/atengen/torch_facts.py)"
         )
-    kernels = data.get("native_kernels")
+    kernels = _fact(data, "native_kernels", dict, None)
+    if kernels is not None:
+        kernels = {
+            lib: frozenset(_strings(names, f"native_kernels.{lib}"))
+            for lib, names in kernels.items()
+        }
+    meta = _fact(data, "structured_meta_classes", list, None)
     return WheelFacts(
-        version=data.get("version", release),
+        version=version,
         release=release,
-        cuda=data.get("cuda", ""),
-        arch_list=tuple(data.get("arch_list", ())),
-        native_kernels=None
-        if kernels is None
-        else {lib: frozenset(names) for lib, names in kernels.items()},
+        cuda=_fact(data, "cuda", str, ""),
+        arch_list=tuple(_strings(_fact(data, "arch_list", list, []), "arch_list")),
+        native_kernels=kernels,
         structured_meta_classes=None
-        if data.get("structured_meta_classes") is None
-        else frozenset(data["structured_meta_classes"]),
+        if meta is None
+        else frozenset(_strings(meta, "structured_meta_classes")),
     )
+
+
+_JSON_TYPE_NAMES = {str: "a string", list: "a list", dict: "an object"}
+
+
+def _fact(data: dict, key: str, kind: type, default):
+    value = data.get(key)
+    if value is None:
+        return default
+    if not isinstance(value, kind):
+        raise ValueError(f"torch facts: '{key}' must be {_JSON_TYPE_NAMES[kind]}")
+    return value
+
+
+def _strings(values, key: str) -> list[str]:
+    if not isinstance(values, list) or not all(isinstance(v, str) for v in values):
+        raise ValueError(f"torch facts: '{key}' must be a list of strings")
+    return values

@@ -34,7 +34,7 @@ from atengen.cli.common import input_files
 from atengen.cli.generate_command import add_generate_command
 from atengen.cli.lazy_command import add_lazy_command
 from atengen.cli.model_commands import add_check_command, add_dump_command
-from atengen.errors import AtengenError
+from atengen.errors import AtengenError, format_warnings
 
 COMMANDS = ("check", "dump", "generate", "backend", "lazy", "autograd")
 
@@ -79,8 +79,8 @@ def main(argv: Sequence[str]) -> int:
         return e.code if isinstance(e.code, int) else 0
     try:
         outputs = args.run(args)  # the command's pipeline: everything checked and rendered
-        for warning in outputs.warnings:
-            print(warning, file=sys.stderr)
+        for line in format_warnings(outputs.warnings):
+            print(line, file=sys.stderr)
         sys.stdout.write(outputs.report)
         if outputs.trees or outputs.stamps:
             _write(outputs, input_files(args))

@@ -233,8 +233,10 @@ def describe_value(value: object) -> str:
 
 
 def native_function_from_entry(
-    entry: object, loc: Location, valid_tags: frozenset[str]
+    entry: object, loc: Location, valid_tags: frozenset[str], suggest: bool = True
 ) -> NativeFunction:
+    """``suggest``: whether its errors' did-you-mean hints are worth their search (only the
+    first errors of a file are printed; see atengen.errors.shown)."""
     if not isinstance(entry, YamlMap):
         raise AtengenError(loc, f"each op YAML item must be a mapping, got {describe_value(entry)}")
     r = _EntryReader(entry)
@@ -279,7 +281,7 @@ def native_function_from_entry(
             f"{{CompositeExplicitAutogradNonFunctional: {name}}}` and atengen generates its "
             "kernel from the view (or name the kernels you write)",
         )
-    dispatch = _parse_dispatch(r, func, structured, delegate)
+    dispatch = _parse_dispatch(r, func, structured, delegate, suggest)
     ufunc_loops = ()
     if v["ufunc_inner_loop"] is not None:
         ufunc_loops = _parse_ufunc_inner_loop(r, structured)
@@ -428,7 +430,11 @@ def default_kernel_name(func: FunctionSchema) -> str:
 
 
 def _parse_dispatch(
-    r: _EntryReader, func: FunctionSchema, structured: bool, delegate: OperatorName | None
+    r: _EntryReader,
+    func: FunctionSchema,
+    structured: bool,
+    delegate: OperatorName | None,
+    suggest: bool,
 ) -> dict[str, BackendMetadata]:
     raw = r.values["dispatch"]
     dispatch: dict[str, BackendMetadata] = {}
@@ -468,9 +474,8 @@ def _parse_dispatch(
         if not dk.are_op_yaml_dispatch_keys(split):
             key = next(k for k in split if not dk.is_op_yaml_dispatch_key(k))
             why = "cannot be used in an op YAML" if dk.is_known_dispatch_key(key) else "is unknown"
-            raise AtengenError(
-                raw.key_location(keys), f"dispatch key '{key}' {why}{dk.closest_key(key)}"
-            )
+            hint = dk.closest_key(key) if suggest else ""
+            raise AtengenError(raw.key_location(keys), f"dispatch key '{key}' {why}{hint}")
         for key in split:
             if key in dispatch:
                 raise AtengenError(raw.key_location(keys), f"dispatch key '{key}' is given twice")

@@ -12,7 +12,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from atengen.cached import cached_property
-from atengen.errors import AtengenError, Location
+from atengen.errors import AtengenError, Location, shown
 from atengen.model.autogen import add_generated_functions
 from atengen.model.groups import (
     NativeFunctionsGroup,
@@ -115,7 +115,9 @@ def build_model(doc: object, path: str, valid_tags: frozenset[str]) -> OperatorM
     functions: list[NativeFunction] = []
     for i, entry in enumerate(doc):
         try:
-            functions.append(native_function_from_entry(entry, doc.item_location(i), valid_tags))
+            functions.append(
+                native_function_from_entry(entry, doc.item_location(i), valid_tags, shown(errors))
+            )
         except AtengenError as e:
             errors.append(e)
     _raise_if(errors)

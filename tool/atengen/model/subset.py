@@ -22,6 +22,7 @@ from collections.abc import Iterable
 
 from atengen.cached import interned
 from atengen.errors import AtengenError
+from atengen.input_files import read_input_bytes
 from atengen.model.native_function import NativeFunction, parse_tags_yaml
 from atengen.model.operator_model import OperatorModel, build_model, gc_paused
 from atengen.model.schema import SchemaError, parse_base_name, view_base_name
@@ -60,10 +61,8 @@ def load_model_subset(
     whole-line comments.
     """
     try:
-        with open(op_yaml, "rb") as f:
-            data = f.read()
-        text = data.decode("utf-8")
-    except (OSError, UnicodeDecodeError):
+        text = read_input_bytes(op_yaml, "file").decode("utf-8")
+    except (AtengenError, UnicodeDecodeError):
         return None  # the whole-file load reports it
     if "\x00" in text:
         return None

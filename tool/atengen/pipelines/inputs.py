@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 from atengen.errors import AtengenError, Location
+from atengen.input_files import read_input_bytes
 from atengen.model.operator_model import OperatorModel, load_model
 from atengen.model.subset import load_model_subset
 
@@ -56,11 +57,7 @@ def read_text(path: str, what: str, *, lenient: bool = False) -> str:
 
     ``lenient``: undecodable bytes become U+FFFD instead (C++ sources scanned for names).
     """
-    try:
-        with open(path, "rb") as f:
-            data = f.read()
-    except OSError as e:
-        raise AtengenError(Location(path, 1), f"cannot read {what}: {e.strerror}") from None
+    data = read_input_bytes(path, what)
     if lenient:
         return data.decode("utf-8", errors="replace")
     try:

@@ -9,6 +9,7 @@ else by PyYAML's C parser (yaml/full.py); the two give the same values and lines
 from __future__ import annotations
 
 from atengen.errors import AtengenError, Location
+from atengen.input_files import read_input_bytes
 from atengen.yaml import block
 from atengen.yaml.values import YamlList, YamlMap
 
@@ -22,12 +23,7 @@ def load_yaml(path: str, *, display_path: str | None = None):
     AtengenError with ``file:line`` for every kind of malformed input.
     """
     shown = display_path or path
-    try:
-        with open(path, "rb") as f:
-            data = f.read()
-    except OSError as e:
-        raise AtengenError(Location(shown, 1), f"cannot read file: {e.strerror}") from None
-    return load_yaml_text(data, shown)
+    return load_yaml_text(read_input_bytes(path, "file", shown), shown)
 
 
 def load_yaml_text(data: bytes, path: str):
