@@ -20,6 +20,7 @@ The file also holds `aten_cuda_objects`, the rule that compiles `.cu` sources wi
 """
 
 load(":cc_toolchain.bzl", "cc_toolchain_and_features")
+load(":repo_error.bzl", "write_error_repository")
 
 CUDA_DIR_ENV = "RULES_ATEN_CUDA_DIR"
 
@@ -46,6 +47,9 @@ package(default_visibility = ["//visibility:public"])
 
 exports_files(["defs.bzl"])
 
+# The generator rules depend on it: empty here (with a problem to report, it fails analysis).
+filegroup(name = "check")
+
 # The CUDA toolkit's include directory (a symlink into the toolkit) and the c10 header that only
 # CUDA builds of torch have. Compile registration sources (plain C++) against this.
 cc_library(
@@ -56,7 +60,9 @@ cc_library(
 """
 
 def _toolkit_dir(rctx):
-    """Returns (path or None, where it came from, a note on the directories tried)."""
+    """Returns (path or None, where it came from, a note on the directories tried).
+
+    When RULES_ATEN_CUDA_DIR names no toolkit: (None, the one-line error, tried)."""
     tried = []
     for env in [CUDA_DIR_ENV, CUDA_HOME_ENV]:
         value = rctx.os.environ.get(env, "").strip()
@@ -68,7 +74,7 @@ def _toolkit_dir(rctx):
         if path.get_child("include").get_child("cuda_runtime.h").exists:
             return path, "$" + env, tried
         if env == CUDA_DIR_ENV:
-            fail("rules_aten: {}={} has no include/cuda_runtime.h".format(CUDA_DIR_ENV, value))
+            return None, "rules_aten: {}={} has no include/cuda_runtime.h; point it at a CUDA toolkit, or set it to none to build without CUDA".format(CUDA_DIR_ENV, value), tried
         tried.append("${}={}".format(env, value))
     path = rctx.path(DEFAULT_CUDA_DIR)
     if path.get_child("include").get_child("cuda_runtime.h").exists:
@@ -91,6 +97,11 @@ def _cuda_version(rctx, include):
 
 def _local_cuda_impl(rctx):
     path, source, tried = _toolkit_dir(rctx)
+    if path == None and source:  # source is the error
+        write_error_repository(rctx, source, ["check", "cuda_headers"], bzl_files = {
+            "defs.bzl": 'HAS_CUDA = False\nCUDA_DIR = ""\nCUDA_VERSION = ""\nNVCC = ""\n',
+        })
+        return
     rctx.file("WORKSPACE", "workspace(name = \"{}\")\n".format(rctx.name), executable = False)
     rctx.file("stub/c10/cuda/impl/cuda_cmake_macros.h", _CMAKE_MACROS, executable = False)
     if path == None:

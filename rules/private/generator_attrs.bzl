@@ -30,6 +30,12 @@ def generator_attrs(default_to_torch):
             cfg = "exec",
             doc = "The atengen binary.",
         ),
+        # An empty target, unless a repository rule found a problem in a setting that a build
+        # need not otherwise reach (RULES_ATEN_CUDA_DIR naming no toolkit, with a CPU wheel):
+        # then its analysis fails with the message (repo_error.bzl).
+        "_repository_checks": attr.label_list(
+            default = [Label("@local_cuda//:check")],
+        ),
     }
 
 def shards_attr(default):

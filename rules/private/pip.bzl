@@ -6,7 +6,8 @@ py_library per installed distribution (named after the normalized distribution n
 `@rules_aten_pip//:pyyaml`) and `:all` with every one of them.
 """
 
-load(":python.bzl", "PYTHON_ATTRS", "PYTHON_ENV", "find_python")
+load(":python.bzl", "PYTHON_ATTRS", "PYTHON_ENV", "find_python", "python_error_repository")
+load(":repo_error.bzl", "one_line", "write_error_repository")
 
 _SITE = "site"
 
@@ -119,9 +120,22 @@ def _starlark_list(items, indent):
     pad = " " * indent
     return "[\n" + "".join([pad + "    \"{}\",\n".format(i) for i in items]) + pad + "]"
 
+def _locked_names(rctx, lock):
+    """The target names the lock's requirements would have (`name==version` lines), and `all`."""
+    names = ["all"]
+    for line in rctx.read(lock).split("\n"):
+        if line and not line[0].isspace() and not line.startswith("#") and not line.startswith("-"):
+            names.append(normalize_name(_requirement_name(line)))
+    return names
+
+_ERROR_BZL_FILES = {"requirements.bzl": "INSTALLED = []\n"}
+
 def _pip_repo_impl(rctx):
     python = find_python(rctx)
     lock = rctx.path(rctx.attr.lock)
+    if python.error:
+        python_error_repository(rctx, python, _locked_names(rctx, lock), bzl_files = _ERROR_BZL_FILES)
+        return
     rctx.file("WORKSPACE", "workspace(name = \"{}\")\n".format(rctx.name), executable = False)
     result = rctx.execute(
         [
@@ -142,19 +156,21 @@ def _pip_repo_impl(rctx):
         quiet = True,
     )
     if result.return_code != 0:
-        fail("rules_aten: pip install -r {} failed ({}):\n{}\n{}".format(
+        write_error_repository(rctx, "rules_aten: pip install -r {} failed ({}): {}; pip's index or wheel directory must have these pinned files (see `pip config list`), then run `bazel sync --only={}`".format(
             rctx.attr.lock,
             python.path,
-            result.stdout,
-            result.stderr,
-        ))
+            one_line(result.stderr) or one_line(result.stdout) or "exit status {}".format(result.return_code),
+            rctx.name,
+        ), _locked_names(rctx, lock), bzl_files = _ERROR_BZL_FILES)
+        return
 
     compiled = rctx.execute([python.path, "-c", _COMPILE_SCRIPT, _SITE], quiet = True)
     if compiled.return_code != 0:
-        fail("rules_aten: cannot compile the modules pip installed ({}):\n{}".format(
+        write_error_repository(rctx, "rules_aten: cannot compile the modules pip installed ({}): {}".format(
             python.path,
-            compiled.stderr,
-        ))
+            one_line(compiled.stderr),
+        ), _locked_names(rctx, lock), bzl_files = _ERROR_BZL_FILES)
+        return
     cache_tag = compiled.stdout.strip().split("\n")[-1]
 
     site = rctx.path(_SITE)

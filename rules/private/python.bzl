@@ -14,6 +14,8 @@ its runfiles path (rules_aten_python/bin/python3) and starts it from /bin/sh, wi
 interpreter path in its shebang.
 """
 
+load(":repo_error.bzl", "one_line", "write_error_repository")
+
 PYTHON_ENV = "RULES_ATEN_PYTHON"
 
 MIN_PYTHON = (3, 11)
@@ -57,13 +59,20 @@ def find_python(rctx):
       rctx: a repository_ctx whose rule has PYTHON_ATTRS and lists PYTHON_ENV in `environ`.
 
     Returns:
-      A struct with `path` (absolute path string), `version` (string) and `source`.
+      A struct with `path` (absolute path string), `version` (string) and `source`, and `error`:
+      None, or the one-line message saying why there is no usable interpreter (then the other
+      fields may be empty; see python_error_repository).
     """
     override = rctx.os.environ.get(PYTHON_ENV, "").strip()
     if override:
         python = _resolve(rctx, override)
         if python == None:
-            fail("{}={} does not name an existing interpreter".format(PYTHON_ENV, override))
+            return _no_python("rules_aten: {}={} does not name an existing interpreter; set it to a Python {}.{}+ with torch".format(
+                PYTHON_ENV,
+                override,
+                MIN_PYTHON[0],
+                MIN_PYTHON[1],
+            ))
         source = PYTHON_ENV
     else:
         venv_python = main_workspace_root(rctx).get_child(".venv").get_child("bin").get_child("python3")
@@ -73,7 +82,7 @@ def find_python(rctx):
         else:
             python = rctx.which("python3")
             if python == None:
-                fail("rules_aten: no python3 on PATH; set {} to a Python {}.{}+ interpreter".format(
+                return _no_python("rules_aten: no python3 on PATH; set {} to a Python {}.{}+ interpreter".format(
                     PYTHON_ENV,
                     MIN_PYTHON[0],
                     MIN_PYTHON[1],
@@ -82,11 +91,18 @@ def find_python(rctx):
 
     result = rctx.execute([python, "-c", _VERSION_SCRIPT])
     if result.return_code != 0:
-        fail("rules_aten: cannot run {} ({}): {}".format(python, source, result.stderr))
+        return _no_python("rules_aten: cannot run {} ({}): {}; set {} to a Python {}.{}+ interpreter".format(
+            python,
+            source,
+            one_line(result.stderr) or "exit status {}".format(result.return_code),
+            PYTHON_ENV,
+            MIN_PYTHON[0],
+            MIN_PYTHON[1],
+        ))
     version = result.stdout.strip()
     parts = [int(p) for p in version.split(".")[:2]]
     if (parts[0], parts[1]) < MIN_PYTHON:
-        fail("rules_aten: {} ({}) is Python {}; need {}.{}+ (set {})".format(
+        return _no_python("rules_aten: {} ({}) is Python {}; need {}.{}+ (set {})".format(
             python,
             source,
             version,
@@ -94,7 +110,29 @@ def find_python(rctx):
             MIN_PYTHON[1],
             PYTHON_ENV,
         ))
-    return struct(path = str(python), version = version, source = source)
+    return struct(path = str(python), version = version, source = source, error = None)
+
+def _no_python(message):
+    return struct(path = "", version = "", source = "", error = message)
+
+# The repository that reports an interpreter problem: the others that need the interpreter point
+# their targets at its :error, so that the message is printed once.
+PYTHON_REPOSITORY = "rules_aten_python"
+
+def python_error_repository(rctx, python, targets, bzl_files = {}):
+    """Writes rctx's repository for an interpreter problem (python.error) found by find_python.
+
+    The python toolchain repository reports it; another repository (@torch, @rules_aten_pip) has
+    every target alias that repository's :error, so that the message is printed once.
+
+    Args:
+      rctx: the repository_ctx.
+      python: what find_python returned, with an error.
+      targets: as write_error_repository's.
+      bzl_files: as write_error_repository's.
+    """
+    actual = ":error" if rctx.name == PYTHON_REPOSITORY else "@{}//:error".format(PYTHON_REPOSITORY)
+    write_error_repository(rctx, python.error, targets, bzl_files = bzl_files, actual = actual)
 
 # Asks the interpreter where its real binary, its shared libpython (if any) and its standard
 # library are. A venv's python resolves to the base interpreter: the tool needs none of a venv's
@@ -186,23 +224,46 @@ toolchain(
 )
 """
 
+# The targets of the toolchain repository, which an error repository aliases.
+_TOOLCHAIN_TARGETS = ["interpreter.txt", "py3_runtime", "runtime_files", "runtime_pair"]
+
+def _toolchain_error(rctx, message):
+    """Writes the repository for an unusable interpreter.
+
+    The toolchain resolves, and its runtime fails analysis with the message (printed once)."""
+    write_error_repository(rctx, message, _TOOLCHAIN_TARGETS)
+    rctx.file("BUILD.bazel", rctx.read("BUILD.bazel") + """
+toolchain(
+    name = "toolchain",
+    toolchain = ":runtime_pair",
+    toolchain_type = "@bazel_tools//tools/python:toolchain_type",
+)
+""", executable = False)
+
 def _python_toolchain_repo_impl(rctx):
     python = find_python(rctx)
+    if python.error:
+        _toolchain_error(rctx, python.error)
+        return
     result = rctx.execute([python.path, "-c", _RUNTIME_PROBE])
     if result.return_code != 0:
-        fail("rules_aten: cannot ask {} ({}) for its standard library: {}".format(
+        _toolchain_error(rctx, "rules_aten: cannot ask {} ({}) for its standard library: {}; set {} to another interpreter".format(
             python.path,
             python.source,
-            result.stderr.strip().split("\n")[-1],
+            one_line(result.stderr),
+            PYTHON_ENV,
         ))
+        return
     runtime = json.decode(result.stdout.strip().split("\n")[-1])
     stdlib = rctx.path(runtime["stdlib"])
     if not stdlib.get_child("os.py").exists:
-        fail("rules_aten: {} ({}) reports its standard library at {}, which has no os.py".format(
+        _toolchain_error(rctx, "rules_aten: {} ({}) reports its standard library at {}, which has no os.py; set {} to another interpreter".format(
             python.path,
             python.source,
             stdlib,
+            PYTHON_ENV,
         ))
+        return
     rctx.symlink(runtime["executable"], "bin/python3")
     rctx.symlink(stdlib, "stdlib")
     libpython = []

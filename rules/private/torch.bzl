@@ -9,7 +9,8 @@ The operator YAML comes from the `torchgen` package next to it
 Nothing is copied: the repository holds symlinks into the wheel.
 """
 
-load(":python.bzl", "PYTHON_ATTRS", "PYTHON_ENV", "find_python")
+load(":python.bzl", "PYTHON_ATTRS", "PYTHON_ENV", "find_python", "python_error_repository")
+load(":repo_error.bzl", "one_line", "write_error_repository")
 
 TORCH_DIR_ENV = "RULES_ATEN_TORCH_DIR"
 
@@ -180,11 +181,11 @@ def _supported_releases(rctx):
     fail("rules_aten: no SUPPORTED_RELEASES line in {}".format(_FACTS))
 
 def _check_release(rctx, info, torch_dir):
-    """Fails with one line when the generator has no facts for the release, or a library is missing."""
+    """The one-line error when the release is not supported or a library is missing, or None."""
     supported = _supported_releases(rctx)
     if info["release"] != "unknown" and info["release"] not in supported:
-        fail(("rules_aten: torch {} at {} is not supported: tool/atengen/torch_facts.py has the " +
-              "facts of torch {} only, none of {}; install one of those, or point {} at one").format(
+        return (("rules_aten: torch {} at {} is not supported: tool/atengen/torch_facts.py has the " +
+                 "facts of torch {} only, none of {}; install one of those, or point {} at one").format(
             info["version"],
             torch_dir,
             ", ".join(supported),
@@ -195,24 +196,26 @@ def _check_release(rctx, info, torch_dir):
     if info["cuda"]:
         missing += [lib for lib in ["libc10_cuda.so", "libtorch_cuda.so"] if lib not in info["libraries"]]
     if missing:
-        fail("rules_aten: torch {} at {} is not supported: its lib/ has no {}".format(
+        return "rules_aten: torch {} at {} is not supported: its lib/ has no {}".format(
             info["version"],
             torch_dir,
             ", ".join(missing),
-        ))
+        )
+    return None
 
 def _cuda_parts(rctx, info, torch_dir):
     """Links a CUDA wheel's nvidia-* include directories and CUDA runtime into the repository.
 
-    Returns the BUILD text of the CUDA targets (empty ones for a CPU wheel)."""
+    Returns (the BUILD text of the CUDA targets (empty ones for a CPU wheel), None), or
+    (None, the one-line error)."""
     if not info["cuda"]:
-        return _NO_CUDA_BUILD.format(version = info["version"])
+        return _NO_CUDA_BUILD.format(version = info["version"]), None
     if not info["cuda_runtime"]:
-        fail("rules_aten: torch {} at {} is a CUDA {} build, but no nvidia-*/lib/libcudart.so* is installed beside it".format(
+        return None, "rules_aten: torch {} at {} is a CUDA {} build, but no nvidia-*/lib/libcudart.so* is installed beside it; install the nvidia-cuda-runtime wheel torch requires".format(
             info["version"],
             torch_dir,
             info["cuda"],
-        ))
+        )
     includes = []
     for path in info["cuda_include_dirs"]:
         package = path.split("/")[-2]  # site-packages/nvidia/<package>/include
@@ -223,48 +226,32 @@ def _cuda_parts(rctx, info, torch_dir):
         version = info["version"],
         cuda = info["cuda"],
         cuda_includes = repr(includes),
-    )
+    ), None
 
-def _torch_repo_impl(rctx):
-    python = find_python(rctx)
-    override = rctx.os.environ.get(TORCH_DIR_ENV, "").strip()
-    result = rctx.execute([python.path, rctx.path(_PROBE), override])
-    if result.return_code != 0:
-        fail("rules_aten: cannot locate torch with {} ({}); install torch there or set {}:\n{}".format(
-            python.path,
-            python.source,
-            TORCH_DIR_ENV,
-            result.stderr,
-        ))
-    info = json.decode(result.stdout.strip().split("\n")[-1])
-    torch_dir = rctx.path(info["torch_dir"])
-    torchgen_dir = rctx.path(info["torchgen_dir"])
+# Every target of @torch (_BUILD, _CUDA_BUILD) that an error repository aliases.
+_TARGETS = [
+    "c10",
+    "c10_cuda",
+    "cuda_package_headers",
+    "derivatives.yaml",
+    "headers",
+    "include/torch/csrc/lazy/core/shape_inference.h",
+    "libc10",
+    "libc10_cuda",
+    "libcudart",
+    "libtorch",
+    "libtorch_cpu",
+    "libtorch_cuda",
+    "native_functions.yaml",
+    "op_yaml",
+    "tags.yaml",
+    "torch",
+    "torch_cpu",
+    "torch_cuda",
+    "torch_facts.json",
+]
 
-    for sub in ["include", "lib"]:
-        if not torch_dir.get_child(sub).exists:
-            fail("rules_aten: {} has no {}/ (is it a torch package directory?)".format(torch_dir, sub))
-        rctx.symlink(torch_dir.get_child(sub), sub)
-    _check_release(rctx, info, torch_dir)
-    for name, rel in _YAML.items():
-        src = torchgen_dir
-        for part in rel.split("/"):
-            src = src.get_child(part)
-        if not src.exists:
-            fail("rules_aten: {} not found (torchgen next to {})".format(src, torch_dir))
-        rctx.symlink(src, name)
-
-    abi = 1 if info["cxx11_abi"] else 0
-    cuda_build = _cuda_parts(rctx, info, torch_dir)
-    rctx.file("torch_facts.json", json.encode({k: info[k] for k in _GENERATOR_FACTS if k in info}) + "\n", executable = False)
-    rctx.file("WORKSPACE", "workspace(name = \"{}\")\n".format(rctx.name), executable = False)
-    rctx.file("BUILD.bazel", _BUILD.format(
-        version = info["version"],
-        torch_dir = torch_dir,
-        abi = abi,
-        abi_source = info["abi_source"],
-        cuda = cuda_build,
-    ), executable = False)
-    rctx.file("defs.bzl", """# Generated by @rules_aten//rules/private:torch.bzl.
+_DEFS = """# Generated by @rules_aten//rules/private:torch.bzl.
 TORCH_VERSION = "{version}"
 TORCH_RELEASE = "{release}"
 TORCH_DIR = "{torch_dir}"
@@ -275,7 +262,69 @@ TORCH_CUDA = "{cuda}"
 
 # torch.cuda.get_arch_list() of a CUDA wheel: the default targets of nvcc (aten_codegen's cuda_srcs).
 CUDA_ARCH_LIST = {arch_list}
-""".format(
+"""
+
+# defs.bzl of an error repository: rules_aten's .bzl files load it.
+_ERROR_DEFS = _DEFS.format(version = "", release = "", torch_dir = "", abi = 1, cuda = "", arch_list = "[]")
+
+def _torch_error(rctx, message):
+    write_error_repository(rctx, message, _TARGETS, bzl_files = {"defs.bzl": _ERROR_DEFS})
+
+def _torch_repo_impl(rctx):
+    python = find_python(rctx)
+    if python.error:
+        python_error_repository(rctx, python, _TARGETS, bzl_files = {"defs.bzl": _ERROR_DEFS})
+        return
+    error = _set_up(rctx, python)
+    if error:
+        _torch_error(rctx, error)
+
+def _set_up(rctx, python):
+    """Writes @torch; returns None, or the one-line error that stopped it."""
+    override = rctx.os.environ.get(TORCH_DIR_ENV, "").strip()
+    result = rctx.execute([python.path, rctx.path(_PROBE), override])
+    if result.return_code != 0:
+        return "rules_aten: cannot locate torch with {} ({}): {}; install torch there, {}or set {} (or {}), then run `bazel sync --configure`".format(
+            python.path,
+            python.source,
+            one_line(result.stderr) or "exit status {}".format(result.return_code),
+            "or create a .venv with torch at the workspace root, " if python.source == "PATH" else "",
+            PYTHON_ENV,
+            TORCH_DIR_ENV,
+        )
+    info = json.decode(result.stdout.strip().split("\n")[-1])
+    torch_dir = rctx.path(info["torch_dir"])
+    torchgen_dir = rctx.path(info["torchgen_dir"])
+
+    for sub in ["include", "lib"]:
+        if not torch_dir.get_child(sub).exists:
+            return "rules_aten: {} has no {}/ (is it a torch package directory?); point {} at one".format(torch_dir, sub, TORCH_DIR_ENV)
+        rctx.symlink(torch_dir.get_child(sub), sub)
+    error = _check_release(rctx, info, torch_dir)
+    if error:
+        return error
+    for name, rel in _YAML.items():
+        src = torchgen_dir
+        for part in rel.split("/"):
+            src = src.get_child(part)
+        if not src.exists:
+            return "rules_aten: {} not found (torchgen next to {}); reinstall torch".format(src, torch_dir)
+        rctx.symlink(src, name)
+
+    abi = 1 if info["cxx11_abi"] else 0
+    cuda_build, error = _cuda_parts(rctx, info, torch_dir)
+    if error:
+        return error
+    rctx.file("torch_facts.json", json.encode({k: info[k] for k in _GENERATOR_FACTS if k in info}) + "\n", executable = False)
+    rctx.file("WORKSPACE", "workspace(name = \"{}\")\n".format(rctx.name), executable = False)
+    rctx.file("BUILD.bazel", _BUILD.format(
+        version = info["version"],
+        torch_dir = torch_dir,
+        abi = abi,
+        abi_source = info["abi_source"],
+        cuda = cuda_build,
+    ), executable = False)
+    rctx.file("defs.bzl", _DEFS.format(
         version = info["version"],
         release = info["release"],
         torch_dir = torch_dir,
@@ -283,6 +332,7 @@ CUDA_ARCH_LIST = {arch_list}
         cuda = info["cuda"],
         arch_list = repr(info["arch_list"]),
     ), executable = False)
+    return None
 
 torch_repo = repository_rule(
     implementation = _torch_repo_impl,

@@ -1,0 +1,203 @@
+"""A problem the repository rules find (no torch, an unsupported release, no usable Python, a
+toolkit directory without headers, a failed pip install) is one message, printed once.
+
+Each case builds the README quickstart's workspace (`bazel build --nobuild`: loading and analysis,
+where the message surfaces) with one bad setting, and counts the message in Bazel's output. The
+repository rules write such a problem into the repository as a target whose analysis fails
+(rules/private/repo_error.bzl), instead of calling fail(), which Bazel 4.2.3 prints four times
+in two tracebacks. A fix by an environment variable is picked up by itself; one in place (torch
+installed into the same interpreter) after `bazel sync --configure`, as the message says.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from tests.bazel_helpers import REPO, VENV_PYTHON, bazel, own_output_base
+from tests.quickstart_helpers import CHECKOUT_PLACEHOLDER, quickstart_blocks
+
+pytestmark = pytest.mark.bazel
+
+_KEY = hashlib.sha256(str(REPO).encode()).hexdigest()[:12]
+BASE = Path(tempfile.gettempdir()) / f"rules_aten_repo_errors_{_KEY}"
+TARGET = "//:libmyops.so"
+
+
+@pytest.fixture(scope="module")
+def workspace() -> Path:
+    """The quickstart's workspace, with a .venv link to this checkout's (the good interpreter)."""
+    root = BASE / "workspace"
+    shutil.rmtree(root, ignore_errors=True)
+    root.mkdir(parents=True)
+    blocks = quickstart_blocks()
+    for name in ("WORKSPACE", ".bazelrc", "ops.yaml", "kernels.cpp", "BUILD.bazel"):
+        text = blocks[name]
+        if name == "WORKSPACE":
+            text = text.replace(CHECKOUT_PLACEHOLDER, f'"{REPO}"')
+        (root / name).write_text(text)
+    (root / ".venv").symlink_to(REPO / ".venv")
+    yield root
+    for output_base in ("output_base", "output_base_pip"):
+        bazel("shutdown", cwd=root, startup=own_output_base(BASE / output_base), check=False)
+
+
+@pytest.fixture(scope="module")
+def python_without_torch() -> Path:
+    """A venv of the same Python, with pip and without torch."""
+    venv = BASE / "venv_without_torch"
+    python = venv / "bin" / "python3"
+    if not python.exists():
+        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    found = subprocess.run([str(python), "-c", "import torch"], capture_output=True, text=True)
+    assert found.returncode != 0, f"{python} imports torch"
+    return python
+
+
+def _env(**settings: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("RULES_ATEN_")}
+    env["RULES_ATEN_CUDA_DIR"] = "none"
+    env.update(settings)
+    return {k: v for k, v in env.items() if v}
+
+
+def _build(workspace: Path, env: dict[str, str], output_base: str = "output_base", *extra: str):
+    return bazel(
+        "build",
+        "--nobuild",
+        *extra,
+        TARGET,
+        cwd=workspace,
+        startup=own_output_base(BASE / output_base),
+        env=env,
+        check=False,
+    )
+
+
+def _the_one_message(result: subprocess.CompletedProcess, start: str) -> str:
+    """Asserts the build failed with the message that starts with `start`, printed once; returns it."""
+    assert result.returncode != 0, result.stderr[-4000:]
+    fails = [line for line in result.stderr.splitlines() if "Error in fail:" in line]
+    assert len(fails) == 1, result.stderr[-6000:]
+    message = fails[0].split("Error in fail: ", 1)[1]
+    assert message.startswith(start), message
+    # Printed once: no other line repeats it (no "no such package ...: <message>" either).
+    assert result.stderr.count(message) == 1, result.stderr[-6000:]
+    assert result.stderr.count(start) == 1, result.stderr[-6000:]
+    assert result.stderr.count("Traceback") == 1, result.stderr[-6000:]
+    errors = [line for line in result.stderr.splitlines() if line.startswith("ERROR:")]
+    assert len(errors) == 2, errors  # where it failed, and "Analysis of target ... failed"
+    return message
+
+
+def test_a_python_without_torch_is_one_message(workspace: Path, python_without_torch: Path):
+    result = _build(workspace, _env(RULES_ATEN_PYTHON=str(python_without_torch)))
+    message = _the_one_message(
+        result,
+        f"rules_aten: cannot locate torch with {python_without_torch} (RULES_ATEN_PYTHON): "
+        "cannot import torch: ModuleNotFoundError",
+    )
+    assert message.endswith("then run `bazel sync --configure`"), message
+
+
+def test_torch_installed_in_place_is_found_after_bazel_sync_configure(
+    workspace: Path, python_without_torch: Path
+):
+    """The interpreter is a wrapper that runs the venv without torch until a file exists (torch
+    "installed" in place): the error stays until `bazel sync --configure`, as the message says."""
+    flag = BASE / "torch_installed"
+    flag.unlink(missing_ok=True)
+    wrapper = BASE / "wrapper_python3"
+    wrapper.write_text(
+        f'#!/bin/sh\nif [ -e "{flag}" ]; then exec "{VENV_PYTHON}" "$@"; fi\n'
+        f'exec "{python_without_torch}" "$@"\n'
+    )
+    wrapper.chmod(0o755)
+    env = _env(RULES_ATEN_PYTHON=str(wrapper))
+    _the_one_message(_build(workspace, env), f"rules_aten: cannot locate torch with {wrapper}")
+    flag.write_text("")
+    try:
+        # Without a new fetch the repository still holds the error.
+        _the_one_message(_build(workspace, env), f"rules_aten: cannot locate torch with {wrapper}")
+        sync = bazel(
+            "sync",
+            "--configure",
+            cwd=workspace,
+            startup=own_output_base(BASE / "output_base"),
+            env=env,
+            check=False,
+        )
+        assert sync.returncode == 0, sync.stderr[-4000:]
+        result = _build(workspace, env)
+        assert result.returncode == 0, result.stderr[-4000:]
+    finally:
+        flag.unlink(missing_ok=True)
+
+
+def test_an_unsupported_torch_release_is_one_message(workspace: Path, tmp_path: Path):
+    fake = tmp_path / "site-packages" / "torch"
+    for sub in ("include", "lib"):
+        (fake / sub).mkdir(parents=True)
+    (fake / "version.py").write_text("__version__ = '2.99.0+cpu'\ncuda = None\n")
+    result = _build(workspace, _env(RULES_ATEN_TORCH_DIR=str(fake)))
+    message = _the_one_message(result, f"rules_aten: torch 2.99.0+cpu at {fake} is not supported:")
+    assert re.search(r"has the facts of torch [\d., ]+ only, none of 2\.99", message), message
+
+
+def test_a_missing_interpreter_is_one_message(workspace: Path, tmp_path: Path):
+    missing = tmp_path / "no" / "python3"
+    result = _build(workspace, _env(RULES_ATEN_PYTHON=str(missing)))
+    _the_one_message(
+        result, f"rules_aten: RULES_ATEN_PYTHON={missing} does not name an existing interpreter"
+    )
+
+
+def test_too_old_a_python_is_one_message(workspace: Path, tmp_path: Path):
+    old = tmp_path / "python3.9"
+    old.write_text("#!/bin/sh\necho 3.9.1\n")
+    old.chmod(0o755)
+    result = _build(workspace, _env(RULES_ATEN_PYTHON=str(old)))
+    _the_one_message(result, f"rules_aten: {old} (RULES_ATEN_PYTHON) is Python 3.9.1; need 3.11+")
+
+
+def test_a_cuda_dir_without_a_toolkit_is_one_message(workspace: Path, tmp_path: Path):
+    result = _build(workspace, _env(RULES_ATEN_CUDA_DIR=str(tmp_path)))
+    _the_one_message(
+        result, f"rules_aten: RULES_ATEN_CUDA_DIR={tmp_path} has no include/cuda_runtime.h"
+    )
+
+
+def test_a_failed_pip_install_is_one_message(workspace: Path):
+    """pip with no index and no wheel directory (a fresh output base: @rules_aten_pip is fetched
+    once, whatever the environment)."""
+    if (BASE / "output_base_pip").exists():
+        bazel(
+            "clean",
+            "--expunge",
+            cwd=workspace,
+            startup=own_output_base(BASE / "output_base_pip"),
+            env=_env(),
+        )
+    env = _env(
+        PIP_NO_INDEX="1", PIP_FIND_LINKS=str(BASE / "no_wheels"), PIP_CONFIG_FILE="/dev/null"
+    )
+    message = _the_one_message(
+        _build(workspace, env, "output_base_pip"),
+        "rules_aten: pip install -r @rules_aten//third_party:requirements_tool.lock failed",
+    )
+    assert message.endswith("then run `bazel sync --only=rules_aten_pip`"), message
+
+
+def test_with_every_setting_fixed_the_workspace_analyses(workspace: Path):
+    """After the bad settings above, the good ones: each repository is fetched again by itself."""
+    result = _build(workspace, _env())
+    assert result.returncode == 0, result.stderr[-4000:]
+    assert "Error in fail" not in result.stderr
