@@ -2,12 +2,16 @@
 
     .venv/bin/python tests/fuzz/campaign.py --entry generate --inputs 100000 --seed 1
     .venv/bin/python tests/fuzz/campaign.py --entry all --inputs 2000 --seed 7 --budget_s 900
+    .venv/bin/python tests/fuzz/campaign.py --entry classes --inputs 1000 --seed 1
 
 Entry points: ``schema`` (atengen's schema parser against torch._C.parse_schema), ``check``,
 ``generate``, ``backend``, ``lazy`` (lazy-tensor backend YAMLs) and ``autograd`` (derivatives
 YAMLs) (the CLI in-process, judged by harness.py). Prints, per entry
 point: inputs, exit codes, tracebacks, writes outside, partial outputs, bad error lines
 and, for ``schema``, agreement with torch; then up to 5 examples of each failure kind.
+``classes`` runs the hostile-input classes of classes.py (and ``concurrency``: --inputs
+rounds of 4 writers on one directory), which also count changed inputs and slow error paths
+and print the slowest error path.
 Inputs come from the same Hypothesis strategies as the CI slice, driven by a fixed seed;
 ``--budget_s`` stops an entry point early (the count actually run is printed), and so does
 SIGINT or SIGTERM; ``--progress N`` prints the counts so far every N inputs.
@@ -18,6 +22,7 @@ from __future__ import annotations
 import argparse
 import collections
 import os
+import random
 import re
 import signal
 import sys
@@ -29,10 +34,14 @@ sys.path[:0] = [REPO, os.path.join(REPO, "tool")]
 from hypothesis import HealthCheck, Phase, given, seed, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-from tests.fuzz import harness, strategies  # noqa: E402
+from tests.fuzz import classes, concurrency, harness, strategies  # noqa: E402
 from tests.fuzz.entry_points import YAML_AND_FLAGS  # noqa: E402
 
 ENTRIES = ("schema", "check", "generate", "backend", "lazy", "autograd")
+# The hostile-input classes (classes.py), and several writers on one directory.
+CLASS_ENTRIES = (*classes.CLASSES, "concurrency")
+JUDGED = ("traceback", "writes outside", "input changed", "partial output", "bad error lines",
+          "slow error path")  # fmt: skip
 
 
 class _Stop(Exception):  # noqa: N818 - ends a campaign whose time budget is spent
@@ -105,6 +114,47 @@ def run_entry(entry: str, inputs: int, seed_value: int, budget_s: float, progres
     return {"counts": counts, "examples": examples}
 
 
+def run_class(name: str, runs: int, seed_value: int, budget_s: float, progress: int = 0) -> dict:
+    """``runs`` cases of one hostile-input class (classes.py), counted like run_entry's, with
+    the slowest error path (CPU seconds and lines) and the case that took it."""
+    counts: collections.Counter = collections.Counter()
+    examples: dict[str, list[str]] = collections.defaultdict(list)
+    slowest = (0.0, 0, "")
+    if name == "concurrency":
+        import tempfile
+
+        with tempfile.TemporaryDirectory(prefix="atengen-conc-") as root:
+            result = concurrency.run_rounds(root, runs, writers=4)
+        counts.update(inputs=result["rounds"], **{
+            "partial output": result["broken"], "failed writer": result["failed writers"]})  # fmt: skip
+        return {"counts": counts, "examples": examples, "slowest": slowest}
+    real = classes.RealInputs(seed_value)
+    draw = classes.CLASSES[name]
+    rng = random.Random(seed_value)
+    deadline = time.monotonic() + budget_s
+    try:
+        for index in range(runs):
+            if time.monotonic() > deadline:
+                counts["stopped by --budget_s"] = 1
+                break
+            case = draw(real, rng, index)
+            verdict = case.run()
+            counts["inputs"] += 1
+            counts[f"exit {verdict.rc}"] += 1
+            if verdict.rc != 0 and verdict.cpu_s > slowest[0]:
+                slowest = (verdict.cpu_s, verdict.lines, case.label[:200])
+            for problem in verdict.problems:
+                kind = problem.split(":", 1)[0]
+                counts[kind] += 1
+                if len(examples[kind]) < 5:
+                    examples[kind].append(f"{problem} <- {case.label[:300]}")
+            if progress and counts["inputs"] % progress == 0:
+                print(f"   {name}: {dict(sorted(counts.items()))}", flush=True)
+    except KeyboardInterrupt:
+        counts["stopped by a signal"] = 1
+    return {"counts": counts, "examples": examples, "slowest": slowest}
+
+
 def _reason(message: str) -> str:
     """Our rejection message without the names and values in it, to group reasons."""
     return re.sub(r"'[^']*'", "'…'", message)[:120] or "(no message)"
@@ -112,7 +162,12 @@ def _reason(message: str) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--entry", choices=(*ENTRIES, "all"), default="all")
+    parser.add_argument(
+        "--entry",
+        choices=(*ENTRIES, *CLASS_ENTRIES, "all", "classes"),
+        default="all",
+        help="an entry point, a hostile-input class, `all` (the entry points) or `classes`",
+    )
     parser.add_argument("--inputs", type=int, default=100_000)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--budget_s", type=float, default=float("inf"), help="per entry point")
@@ -120,17 +175,24 @@ def main() -> None:
     args = parser.parse_args()
     # SIGTERM ends the campaign like Ctrl-C: the counts so far are still printed.
     signal.signal(signal.SIGTERM, signal.default_int_handler)
-    for entry in ENTRIES if args.entry == "all" else (args.entry,):
+    chosen = {"all": ENTRIES, "classes": CLASS_ENTRIES}.get(args.entry, (args.entry,))
+    for entry in chosen:
         start = time.monotonic()
-        result = run_entry(entry, args.inputs, args.seed, args.budget_s, args.progress)
+        if entry in CLASS_ENTRIES:
+            result = run_class(entry, args.inputs, args.seed, args.budget_s, args.progress)
+        else:
+            result = run_entry(entry, args.inputs, args.seed, args.budget_s, args.progress)
         counts = result["counts"]
         print(f"== {entry}: seed {args.seed}, {time.monotonic() - start:.0f} s")
         if entry == "schema":
             for key in ("accepted by atengen only", "accepted by both, differently"):
                 counts.setdefault(key, 0)
         else:
-            for key in ("traceback", "writes outside", "partial output", "bad error lines"):
+            for key in JUDGED:
                 counts.setdefault(key, 0)
+        if "slowest" in result:
+            cpu, lines, label = result["slowest"]
+            print(f"  slowest error path: {cpu:.2f} s CPU, {lines} lines <- {label}")
         for key, n in sorted(counts.items(), key=lambda kv: (kv[0] != "inputs", kv[0])):
             print(f"  {key}: {n}")
         for kind, shown in result["examples"].items():

@@ -25,6 +25,7 @@ import os
 import re
 import shutil
 import tempfile
+import time
 import traceback
 from dataclasses import dataclass, field
 
@@ -35,6 +36,7 @@ from tests.model_helpers import TAGS_YAML
 
 ERROR_LINE = re.compile(r"^(?:[^\n]+:\d+: )?error: \S[^\n]*$")
 WARNING_LINE = re.compile(r"^[^\n]+:\d+: warning: \S[^\n]*$")
+MORE_WARNINGS = re.compile(r"^warning: \.\.\. and \d+ more warnings?$")
 USAGE_LINE = re.compile(r"^atengen(?: \w+)?: error: \S[^\n]*$")
 
 # aten ops a fuzzed backend YAML can name (a small stand-in for torch's op YAML).
@@ -76,11 +78,22 @@ BACKEND_OP_YAML = """\
 """
 
 
+# An error path must take at most this much CPU and print at most this many lines, for any
+# input under ERROR_PATH_INPUT_BYTES.
+ERROR_PATH_CPU_S = 2.0
+ERROR_PATH_LINES = 100
+ERROR_PATH_INPUT_BYTES = 10 * 1024 * 1024
+
+
 @dataclass
 class Verdict:
     rc: int | None = None
     problems: list[str] = field(default_factory=list)  # broken invariants, one line each
-    kind: str = ""  # "traceback", "writes outside", "partial output", "bad error lines"
+    # "traceback", "writes outside", "input changed", "partial output", "bad error lines",
+    # "slow error path"
+    kind: str = ""
+    cpu_s: float = 0.0  # CPU seconds of the command (this process)
+    lines: int = 0  # lines it printed to stderr
 
     def fail(self, kind: str, detail: str) -> None:
         self.kind = self.kind or kind
@@ -97,6 +110,9 @@ def _snapshot(root: str) -> dict[str, str]:
             if os.path.islink(p):
                 out[p] = "link"
                 continue
+            if not os.path.isfile(p) or not os.access(p, os.R_OK):
+                out[p] = "special"  # a FIFO, a socket, an unreadable file: not to be read
+                continue
             with open(p, "rb") as f:
                 out[p] = hashlib.sha1(f.read()).hexdigest()
     return out
@@ -107,31 +123,53 @@ def _under(path: str, roots: list[str]) -> bool:
 
 
 def run_cli_case(
-    command: str, files: dict[str, str | bytes], flags: list[str], declared: list[str]
+    command: str,
+    files: dict[str, str | bytes],
+    flags: list[str],
+    declared: list[str],
+    prepare=None,
 ):
     """Runs ``atengen <command> <flags>`` in a fresh workspace holding ``files`` (plus
     tags.yaml and a regular file named ``file``); ``declared`` are the output paths
-    (relative to the workspace) the command may write."""
+    (relative to the workspace) the command may write, but never over one of ``files``.
+    ``prepare(ws)`` may add what ``files`` cannot hold (FIFOs, links) before the run."""
     root = tempfile.mkdtemp(prefix="atengen-fuzz-")
     try:
         ws = os.path.join(root, "a", "b", "ws")
         os.makedirs(ws)
         files = {"tags.yaml": TAGS_YAML, "file": "a regular file\n", **files}
         for name, data in files.items():
+            path = os.path.join(ws, name)
+            os.makedirs(os.path.dirname(path), exist_ok=True)
             mode = "wb" if isinstance(data, bytes) else "w"
-            with open(os.path.join(ws, name), mode) as f:
+            with open(path, mode) as f:
                 f.write(data)
-        return _judge(root, ws, command, flags, declared)
+        if prepare is not None:
+            prepare(ws)
+        inputs = [os.path.join(ws, name) for name in files]
+        return _judge(root, ws, command, flags, declared, inputs)
     finally:
-        shutil.rmtree(root, ignore_errors=True)
+        _remove_tree(root)
 
 
-def _judge(root: str, ws: str, command: str, flags: list[str], declared: list[str]) -> Verdict:
+def _remove_tree(root: str) -> None:
+    """Removes a workspace, whatever modes a case left in it."""
+    for d, dirs, _ in os.walk(root):
+        for name in dirs:
+            with contextlib.suppress(OSError):
+                os.chmod(os.path.join(d, name), 0o700)
+    shutil.rmtree(root, ignore_errors=True)
+
+
+def _judge(
+    root: str, ws: str, command: str, flags: list[str], declared: list[str], inputs: list[str]
+) -> Verdict:
     verdict = Verdict()
     before = _snapshot(root)
     out, err = io.StringIO(), io.StringIO()
     cwd = os.getcwd()
     os.chdir(ws)  # relative output paths resolve inside the workspace
+    start = time.process_time()
     try:
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
             verdict.rc = main(["atengen", command, *flags])
@@ -142,8 +180,14 @@ def _judge(root: str, ws: str, command: str, flags: list[str], declared: list[st
         verdict.fail("traceback", f"{type(e).__name__}: {e} at {tb[-2].strip()[:200]}")
         return verdict
     finally:
+        verdict.cpu_s = time.process_time() - start
         os.chdir(cwd)
     after = _snapshot(root)
+    changed_inputs = [p for p in inputs if before.get(p) != after.get(p)]
+    if changed_inputs:
+        verdict.fail(
+            "input changed", ", ".join(os.path.relpath(p, root) for p in changed_inputs[:3])
+        )
     allowed = [os.path.realpath(os.path.join(ws, d)) for d in declared]
     changed = sorted(p for p in set(before) | set(after) if before.get(p) != after.get(p))
     outside = [p for p in changed if not _under(os.path.realpath(p), allowed)]
@@ -155,18 +199,26 @@ def _judge(root: str, ws: str, command: str, flags: list[str], declared: list[st
     if verdict.rc != 0 and changed:
         verdict.fail("partial output", ", ".join(os.path.relpath(p, root) for p in changed[:3]))
     lines = err.getvalue().splitlines()
+    verdict.lines = len(lines)
+    if verdict.rc != 0 and _input_bytes(inputs) < ERROR_PATH_INPUT_BYTES:
+        if verdict.cpu_s > ERROR_PATH_CPU_S or verdict.lines > ERROR_PATH_LINES:
+            verdict.fail("slow error path", f"{verdict.cpu_s:.2f} s CPU, {verdict.lines} lines")
     if verdict.rc == 0:
-        bad = [x for x in lines if not WARNING_LINE.match(x)]
+        bad = [x for x in lines if not WARNING_LINE.match(x) and not MORE_WARNINGS.match(x)]
     elif verdict.rc == 2:
         bad = [] if len(lines) == 1 and USAGE_LINE.match(lines[0]) else lines or ["(none)"]
     else:
-        errors = [x for x in lines if not WARNING_LINE.match(x)]
+        errors = [x for x in lines if not WARNING_LINE.match(x) and not MORE_WARNINGS.match(x)]
         bad = [x for x in errors if not ERROR_LINE.match(x)] or ([] if errors else ["(none)"])
         if len(set(errors)) != len(errors):
             bad.append("a repeated error line")
     if bad:
         verdict.fail("bad error lines", repr(bad[0])[:200])
     return verdict
+
+
+def _input_bytes(paths: list[str]) -> int:
+    return sum(os.path.getsize(p) for p in paths if os.path.isfile(p))
 
 
 def check_case(op_yaml: str | bytes) -> Verdict:

@@ -232,10 +232,15 @@ def parse_schema(s: str) -> FunctionSchema:
     if open_ix <= 0:
         raise SchemaError("schema has no argument list")
     # Visit only the ')'s (a walk over every character costs more than the rest
-    # of the parse): the list closes at the first one with as many '(' before it.
+    # of the parse): the list closes at the first one with as many '(' before it. The '('s
+    # are counted between one ')' and the next, so that deep nesting stays linear.
     close_ix = s.find(")", open_ix)
-    while close_ix >= 0 and s.count("(", open_ix, close_ix) != s.count(")", open_ix, close_ix + 1):
-        close_ix = s.find(")", close_ix + 1)
+    opens, closes = s.count("(", open_ix, max(close_ix, open_ix)), 1
+    while close_ix >= 0 and opens != closes:
+        next_ix = s.find(")", close_ix + 1)
+        opens += s.count("(", close_ix + 1, next_ix) if next_ix >= 0 else 0
+        closes += 1
+        close_ix = next_ix
     if close_ix < 0 or not s.startswith(" -> ", close_ix + 1):
         raise SchemaError("schema has unbalanced parentheses or no ' -> ' after the arguments")
     name_s, arguments_s, returns_s = s[:open_ix], s[open_ix + 1 : close_ix], s[close_ix + 5 :]
