@@ -7,6 +7,10 @@ right after a return type (a word that is not ``return`` and the like, or
 ``&``, ``*``, ``>``), outside comments; calls follow ``return``, ``=``, ``(``
 and so on. It counts definitions per kernel name, because overloads share a
 name, and compares with the number of distinct declarations of that name.
+
+The scan is linear in the size of the sources (they may be megabytes, and written by anyone):
+each source is read once for comments and once for qualified names, whatever the classes
+asked about, and no step looks back further than the word before a name.
 """
 
 from __future__ import annotations
@@ -18,34 +22,69 @@ from atengen.api.declarations import native_declaration
 from atengen.backend.model import ExternalBackend
 from atengen.errors import AtengenError, Location
 
-_COMMENTS = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
+# A comment: `//` to the end of the line, or `/*` to the first `*/` after it; an unclosed `/*`
+# is matched to the end of the text here, and _without_comments takes it back.
+_COMMENT = re.compile(r"//[^\n]*|/\*.*?(?:\*/|\Z)", re.S)
+_LINE_COMMENT = re.compile(r"//[^\n]*")
+# A qualified name `a::b :: C::name` (two words or more), from its first word on: one that does
+# not follow a word character or `:` (so `::C::f(` names nothing, as `xC::f(` names no `C`);
+# the groups are its last two words, and `(` where one follows.
+_QUALIFIED_NAME = re.compile(r"(?<![\w:])(?:\w+\s*::\s*)*(\w+)\s*::\s*(\w+)(\s*\()?")
 _NOT_TYPES = frozenset({"return", "co_return", "throw", "case", "else", "do"})
+# What comes before a name, read backwards in the reversed text: whitespace, then `&`, `*`, `>`
+# or a word, of which only as much is read as tells whether it is one of _NOT_TYPES.
+_BEFORE_REVERSED = re.compile(rf"\s*(?:[&*>]|(\w{{1,{max(map(len, _NOT_TYPES)) + 1}}}))")
+_NOT_TYPES_REVERSED = frozenset(t[::-1] for t in _NOT_TYPES)
 
 
-def _definitions(class_name: str, text: str) -> Counter[str]:
-    pattern = re.compile(rf"(?<![\w:])(?:\w+\s*::\s*)*{re.escape(class_name)}\s*::\s*(\w+)\s*\(")
-    # Comments are blanked, not removed, so that the code keeps its shape.
-    code = _COMMENTS.sub(lambda m: re.sub(r"[^\n]", " ", m.group()), text)
-    names: Counter[str] = Counter()
-    for m in pattern.finditer(code):
-        before = code[: m.start()].rstrip()
-        # A definition follows its return type (`Tensor`, `&`, `>`, `*`); a call follows
-        # `return`, `=`, `(`, `,` and the like.
-        word = re.search(r"(\w+)$", before)
-        if (before.endswith(("&", "*", ">")) or word) and not (
-            word and word.group(1) in _NOT_TYPES
-        ):
-            names[m.group(1)] += 1
-    return names
+def _without_comments(text: str) -> str:
+    """The text with each comment replaced by a space (the scan reads any run of whitespace as
+    one). A `/*` that no `*/` closes starts no comment, and nor does any `/*` after it: from
+    there on only line comments go."""
+    last = None
+
+    def space(m: re.Match[str]) -> str:
+        nonlocal last
+        last = m
+        return " "
+
+    code = _COMMENT.sub(space, text)
+    if last is not None:
+        comment = last.group()
+        if comment[1] == "*" and not (len(comment) >= 4 and comment.endswith("*/")):
+            # an unclosed `/*`, matched to the end of the text: its space is code's last
+            start = last.start()
+            code = code[:-1] + "/" + _LINE_COMMENT.sub(" ", text[start + 1 :])
+    return code
+
+
+def _definitions(code: str) -> Counter[tuple[str, str]]:
+    """(class, name) of each ``Class::name(`` definition in ``code`` (without comments): one
+    that follows a return type (``Tensor``, ``&``, ``>``, ``*``), not ``return``, ``=``,
+    ``(``, ``,`` and the like, as a call does."""
+    found: Counter[tuple[str, str]] = Counter()
+    reversed_code = code[::-1]
+    end = len(code)
+    for m in _QUALIFIED_NAME.finditer(code):
+        if m.group(3) is None:
+            continue
+        before = _BEFORE_REVERSED.match(reversed_code, end - m.start())
+        if before is not None and before.group(1) not in _NOT_TYPES_REVERSED:
+            found[m.group(1, 2)] += 1
+    return found
 
 
 def check_kernels(backend: ExternalBackend, sources: dict[str, str]) -> None:
     """Raise one error per kernel name whose definitions in ``sources`` (path -> text)
     are fewer or more than its declarations."""
     spec = backend.spec
-    found: Counter[str] = Counter()
+    definitions: Counter[tuple[str, str]] = Counter()
     for text in sources.values():
-        found.update(_definitions(spec.class_name, text))
+        definitions.update(_definitions(_without_comments(text)))
+    found: Counter[str] = Counter()
+    for (class_name, name), n in definitions.items():
+        if class_name == spec.class_name:
+            found[name] += n
     expected: dict[str, list[str]] = {}
     first_loc: dict[str, Location] = {}
     for k in backend.kernels:
@@ -57,7 +96,7 @@ def check_kernels(backend: ExternalBackend, sources: dict[str, str]) -> None:
     where = ", ".join(sorted(sources)) or "(no sources)"
     errors = []
     for claim in backend.structured:
-        impls = sum(_definitions(claim.impl_class, text)["impl"] for text in sources.values())
+        impls = definitions[claim.impl_class, "impl"]
         if impls != 1:
             errors.append(
                 AtengenError(
