@@ -63,6 +63,7 @@ from atengen.autograd.nodes import (
     backward_node,
     is_foreach,
     manual_helpers,
+    unexported_helpers,
     unsupported,
 )
 from atengen.autograd.signature import handle_var
@@ -156,6 +157,35 @@ def _functional_infos(derivatives: DerivativesModel, model: OperatorModel) -> di
     return result
 
 
+@dataclass
+class LeftOut:
+    """The functions left out because their formulas use helpers of torch's FunctionsManual.h
+    that the wheel does not export: per (helper, whether a formula calls it), the functions and
+    the entries of their formulas."""
+
+    functions: dict[tuple[str, bool], set[str]] = field(default_factory=dict)
+    entries: dict[tuple[str, bool], set[str]] = field(default_factory=dict)
+
+    def add(self, f: NativeFunction, info: DifferentiabilityInfo, helpers) -> None:
+        for helper in helpers:
+            self.functions.setdefault(helper, set()).add(f"{f.namespace}::{f.name}")
+            self.entries.setdefault(helper, set()).add(str(info.loc))
+
+    def lines(self) -> list[str]:
+        """One line per helper."""
+        lines = []
+        for (helper, called), functions in sorted(self.functions.items()):
+            n, entries = len(functions), len(self.entries[(helper, called)])
+            lines.append(
+                f"left out: {n} function{'s' if n > 1 else ''} of {entries} "
+                f"entr{'ies' if entries > 1 else 'y'} whose formulas "
+                + (f"call {helper}()" if called else f"use {helper}")
+                + ", which torch/csrc/autograd/FunctionsManual.h declares but the torch wheel "
+                "does not export"
+            )
+        return lines
+
+
 def autograd_files(
     model: OperatorModel,
     derivatives: DerivativesModel,
@@ -163,7 +193,10 @@ def autograd_files(
     sharding: ShardSetting,
     templates: Templates,
     derivatives_yaml: str = "the derivatives YAML",
+    left_out: LeftOut | None = None,
 ) -> list[GeneratedFile]:
+    """The files of target's kernels. A function whose formulas use a FunctionsManual.h helper
+    the wheel does not export is an error; with ``left_out``, it is left out and added there."""
     out_infos = _functional_infos(derivatives, model)
     chosen: dict[int, FunctionDerivatives] = {
         id(fd.func): fd for fd in derivatives.functions if target.wants(fd.func)
@@ -176,7 +209,7 @@ def autograd_files(
         served = set()
         for f in functions:
             before = len(shard.kernels) + len(shard.inplace)
-            _add_function(shard, chosen[id(f)], out_infos.get(id(f)), target, model)
+            _add_function(shard, chosen[id(f)], out_infos.get(id(f)), target, model, left_out)
             if len(shard.kernels) + len(shard.inplace) > before:
                 served.add(str(f.name.name))
         if not served:
@@ -227,6 +260,7 @@ def _add_function(
     out_infos: dict | None,
     target: AutogradTarget,
     model: OperatorModel,
+    left_out: LeftOut | None,
 ) -> None:
     f = fd.func
     op = op_ref(f)
@@ -252,6 +286,12 @@ def _add_function(
         # A mutable op (`rrelu_with_noise` writes its `noise`) needs the version bump of what it
         # writes: aten's is torch's own ADInplaceOrView kernel; none is generated for others.
         return
+    forward = (fd.forward_derivatives or {}).get(DEFAULT_KEY, ())
+    if left_out is not None:
+        missing = unexported_helpers(info, forward)
+        if missing:
+            left_out.add(f, info, missing)
+            return
     if f.is_view_op and target.inplace_or_view:
         # The output must become a view of its input: generated for custom namespaces; aten
         # keeps torch's own ADInplaceOrView kernels below ours (an in-place view op's Autograd
@@ -260,7 +300,6 @@ def _add_function(
             raise unsupported(info, "in-place view ops outside aten")
         shard.inplace.append(view_kernel(f, info, op))
         shard.views = True
-    forward = (fd.forward_derivatives or {}).get(DEFAULT_KEY, ())
     shard.helpers |= manual_helpers(info, forward)
     shard.ops[op.name + "." + op.overload] = op
     if info.has_derivatives and info.op not in shard.nodes:

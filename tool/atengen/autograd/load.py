@@ -33,6 +33,13 @@ from atengen.autograd.model import (
     DifferentiabilityInfo,
     ForwardDerivative,
 )
+from atengen.autograd.names import (
+    OperatorNames,
+    backward_scope,
+    forward_scope,
+    undeclared_message,
+    undeclared_name,
+)
 from atengen.errors import AtengenError, Location
 from atengen.model.native_function import DEFAULT_NAMESPACE, NativeFunction, describe_value
 from atengen.model.operator_model import OperatorModel
@@ -122,6 +129,7 @@ class _FunctionIndex:
         for f in model.functions:
             self.by_schema[(f.namespace, str(f.func))] = f
         self._model = model
+        self.operators = OperatorNames(model)
         self._signatures_ready = False
         self._by_base: dict[tuple[str, str], list[str]] | None = None
 
@@ -212,7 +220,7 @@ def _entry_infos(
                 per_key.key_location(key),
                 f"invalid dispatch key '{key}'; use one of {', '.join(sorted(AUTOGRAD_KEYS))}",
             )
-        result[key] = _info(entry, key, table, op_counter)
+        result[key] = _info(entry, key, table, op_counter, index.operators)
     # Keyed by the function the formulas are written against, so that an entry
     # naming an out= schema is found for its functional op.
     return (namespace, str(entry.func.func)), result
@@ -290,11 +298,12 @@ def _read_output_differentiability(entry: _Entry) -> None:
 
 
 def _info(
-    entry: _Entry, key: str, table: YamlMap, op_counter: Counter[str]
+    entry: _Entry, key: str, table: YamlMap, op_counter: Counter[str], operators: OperatorNames
 ) -> DifferentiabilityInfo:
     f = entry.func
     args = api_arguments(f)
     arg_by_name = {a.name: a for a in args}
+    scopes = _scopes(f, args)
     schema_returns = {r.name for r in f.func.returns if r.name}
     differentiability = entry.output_differentiability or (True,) * len(f.func.returns)
     available = tuple(
@@ -335,6 +344,7 @@ def _info(
                     f"gradient formula for '{n}', which is not differentiable ({what}); "
                     "only Tensor arguments have gradients"
                 )
+        _check_names(formula, scopes[0], operators, f"backward formula for '{raw_names}'", loc_err)
         try:
             derivatives.append(_derivative(f, formula, names, args, available))
         except FormulaError as e:
@@ -353,6 +363,9 @@ def _info(
             forward_derivatives.append((raw_names, fd))
         except FormulaError as e:
             raise _key_error(table, raw_names)(str(e)) from None
+        if formula not in ("auto_element_wise", "auto_linear"):
+            what = f"forward formula for '{raw_names}'"
+            _check_names(formula, scopes[1], operators, what, _key_error(table, raw_names))
     try:
         processed = forward.postprocess(
             f, entry.name, args, derivatives, forward_derivatives, args_with_derivatives
@@ -389,6 +402,30 @@ def _info(
         output_differentiability_conditions=entry.conditions,
         loc=entry.raw.key_location("name"),
     )
+
+
+def _scopes(
+    f: NativeFunction, args: tuple[DiffArgument, ...]
+) -> tuple[frozenset[str], frozenset[str]]:
+    """The names the generated code declares for f's backward and forward formulas."""
+    # The schema's arguments too: forward formulas run in the kernel, which has each one (the
+    # C++ API packs a factory's dtype, layout, device and pin_memory into `options`).
+    arguments = [a.name for a in args] + [a.name for a in f.func.arguments.flat_all]
+    returns = f.func.returns
+    named = [r.name for r in returns if r.name]
+    outputs = [o for o, _ in formula_outputs(f)] + ["result"]
+    outputs += [f"result{i}" for i in range(len(returns))]
+    foreach = f.name.name.base.startswith("_foreach_")
+    return (
+        backward_scope(arguments, outputs, named, foreach),
+        forward_scope(arguments, outputs, foreach),
+    )
+
+
+def _check_names(formula: str, scope: frozenset[str], operators: OperatorNames, what: str, err):
+    name = undeclared_name(formula, scope, operators)
+    if name is not None:
+        raise err(undeclared_message(name, what, scope))
 
 
 def _key_error(table: YamlMap, key: str):

@@ -47,25 +47,38 @@ def unsupported(info: DifferentiabilityInfo, what: str) -> AtengenError:
     return AtengenError(info.loc, f"autograd codegen does not support {what} yet ('{info.name}')")
 
 
+def unexported_helpers(
+    info: DifferentiabilityInfo, forward: tuple[ForwardDerivative, ...]
+) -> list[tuple[str, bool]]:
+    """The helpers of torch's FunctionsManual.h that info's formulas use and the wheel does not
+    export, each with whether a formula calls it (or only names it): formula by formula, and
+    sorted within one."""
+    used: dict[str, bool] = {}
+    for formula in [d.formula for d in info.derivatives] + [x.formula for x in forward]:
+        names = free_names(formula)
+        for name in sorted(names.keys() & AUTOGRAD_HELPERS_NOT_EXPORTED):
+            used[name] = used.get(name, False) or names[name]
+    return list(used.items())
+
+
 def manual_helpers(
     info: DifferentiabilityInfo, forward: tuple[ForwardDerivative, ...]
 ) -> frozenset[str]:
     """The helpers of torch's FunctionsManual.h that info's formulas use; an error for one the
     wheel does not export, which would otherwise surface as an undefined symbol at load time."""
+    missing = unexported_helpers(info, forward)
+    if missing:
+        name, called = missing[0]
+        what = f"calls {name}(), a helper" if called else f"uses {name}, a name"
+        raise AtengenError(
+            info.loc,
+            f"a formula of '{info.name}' {what} of "
+            "torch/csrc/autograd/FunctionsManual.h that the torch wheel does not export; write "
+            "the formula with at:: operators instead",
+        )
     used = set()
     for formula in [d.formula for d in info.derivatives] + [x.formula for x in forward]:
-        names = free_names(formula)
-        missing = sorted(names.keys() & AUTOGRAD_HELPERS_NOT_EXPORTED)
-        if missing:
-            name = missing[0]
-            what = f"calls {name}(), a helper" if names[name] else f"uses {name}, a name"
-            raise AtengenError(
-                info.loc,
-                f"a formula of '{info.name}' {what} of torch/csrc/autograd/FunctionsManual.h "
-                "that the torch wheel does not export; write the formula with at:: operators "
-                "instead",
-            )
-        used |= names.keys() & AUTOGRAD_HELPERS_CALLABLE
+        used |= free_names(formula).keys() & AUTOGRAD_HELPERS_CALLABLE
     return frozenset(used)
 
 

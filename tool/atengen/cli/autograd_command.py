@@ -7,6 +7,9 @@ Without --output_dir it checks the derivatives YAML against the op model and pri
 one JSON line. With it, it writes the backward nodes, Autograd and ADInplaceOrView kernels of the
 namespace's operators (the namespaces of the entries when --namespace is not given), sharded like
 registrations. For aten, only Autograd kernels are written (torch registers ADInplaceOrView).
+--ops selects as generate's does (`all`, the default, is every operator; an unknown name is an
+error). Functions whose formulas call FunctionsManual.h helpers the wheel does not export are
+left out, one `left out:` line per helper on stdout.
 """
 
 from __future__ import annotations
@@ -25,7 +28,12 @@ def add_autograd_command(commands) -> None:
         "--namespace",
         help="The operator namespace to generate for (default: every namespace with an entry).",
     )
-    p.add_argument("--ops", help="Comma-separated op roots or overload names (default: all).")
+    p.add_argument(
+        "--ops",
+        default="all",
+        help="`all` (the default), or comma-separated op roots (add) or names (add.Tensor), "
+        "each optionally `<namespace>::` qualified.",
+    )
     add_shards_flag(p, default="auto")  # aten_codegen's default
     p.add_argument(
         "--cpp_namespace", help="C++ namespace of the generated code (default: --namespace)."
@@ -47,7 +55,9 @@ def _run(args: argparse.Namespace):
             cpp_namespace=args.cpp_namespace,
             output_dir=args.output_dir,
             ops=(
-                frozenset(x.strip() for x in args.ops.split(",") if x.strip()) if args.ops else None
+                None
+                if args.ops.strip() == "all"
+                else frozenset(x.strip() for x in args.ops.split(",") if x.strip())
             ),
             shards=args.shards,
             templates=template_options(),

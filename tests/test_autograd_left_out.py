@@ -1,0 +1,97 @@
+"""`atengen autograd` over formulas that call FunctionsManual.h helpers the torch wheel does not
+export: like `generate` with kernels the wheel does not export, it writes the rest and prints one
+`left out:` line per helper (on stdout, exit 0), naming the helper and how many functions and
+entries it left out."""
+
+from __future__ import annotations
+
+import re
+
+from tests.model_helpers import TAGS_YAML, run_cli
+from tests.oracle.torchgen_autograd import packaged_derivatives_yaml
+
+OPS = """\
+- func: lo::twice(Tensor self) -> Tensor
+- func: lo::twice_(Tensor(a!) self) -> Tensor(a!)
+- func: lo::halve(Tensor self) -> Tensor
+- func: lo::blend(Tensor self, Tensor other) -> Tensor
+- func: lo::plain(Tensor self) -> Tensor
+"""
+# handle_r_to_c() and maybe_multiply() are helpers the wheel does not export (torch_facts lists
+# them for every supported release); twice_ takes twice's formulas.
+DERIVATIVES = """\
+- name: lo::twice(Tensor self) -> Tensor
+  self: handle_r_to_c(self.scalar_type(), grad * 2)
+- name: lo::halve(Tensor self) -> Tensor
+  self: handle_r_to_c(self.scalar_type(), grad / 2)
+- name: lo::blend(Tensor self, Tensor other) -> Tensor
+  self: maybe_multiply(grad, 0.5)
+  other: handle_r_to_c(other.scalar_type(), grad / 2)
+- name: lo::plain(Tensor self) -> Tensor
+  self: grad
+"""
+
+
+def test_functions_calling_unexported_helpers_are_left_out_one_line_per_helper(tmp_path):
+    for name, text in (("ops", OPS), ("tags", TAGS_YAML), ("derivatives", DERIVATIVES)):
+        (tmp_path / f"{name}.yaml").write_text(text)
+    out = tmp_path / "out"
+    proc = run_cli(
+        "autograd",
+        f"--op_yaml={tmp_path / 'ops.yaml'}",
+        f"--tags_yaml={tmp_path / 'tags.yaml'}",
+        f"--derivatives_yaml={tmp_path / 'derivatives.yaml'}",
+        "--shards=0",
+        f"--output_dir={out}",
+    )
+    assert (proc.returncode, proc.stderr) == (0, "")
+    tail = (
+        ", which torch/csrc/autograd/FunctionsManual.h declares but the torch wheel does not export"
+    )
+    assert proc.stdout.splitlines() == [
+        "left out: 4 functions of 3 entries whose formulas call handle_r_to_c()" + tail,
+        "left out: 1 function of 1 entry whose formulas call maybe_multiply()" + tail,
+    ]
+    # plain is generated; the others have no Autograd kernel (twice_ keeps its version bump).
+    assert sorted(p.name for p in out.iterdir()) == ["Autograd_plain.cpp", "Autograd_twice.cpp"]
+    text = (out / "Autograd_twice.cpp").read_text()
+    assert "_autograd(" not in text and "Backward" not in text
+    assert 'm.impl("twice_", TORCH_FN(lo::autograd_generated::twice__inplace_or_view));' in text
+    assert 'm.impl("plain", ' in (out / "Autograd_plain.cpp").read_text()
+
+
+def test_torchs_whole_derivatives_yaml_is_generated_but_for_the_helpers_it_names(tmp_path):
+    from tests.oracle.torchgen_model import packaged_yaml
+
+    op_yaml, tags_yaml = packaged_yaml()
+    derivatives = packaged_derivatives_yaml()
+    out = tmp_path / "out"
+    proc = run_cli(
+        "autograd",
+        f"--op_yaml={op_yaml}",
+        f"--tags_yaml={tags_yaml}",
+        f"--derivatives_yaml={derivatives}",
+        "--namespace=aten",
+        f"--output_dir={out}",
+    )
+    assert (proc.returncode, proc.stderr) == (0, "")
+    line = re.compile(
+        r"left out: (\d+) functions? of (\d+) entr(?:y|ies) whose formulas "
+        r"(?:call (\w+)\(\)|use (\w+)), which torch/csrc/autograd/FunctionsManual.h declares but "
+        r"the torch wheel does not export"
+    )
+    matches = [line.fullmatch(x) for x in proc.stdout.splitlines()]
+    assert matches and all(matches), proc.stdout
+    helpers = [m.group(3) or m.group(4) for m in matches]
+    assert len(set(helpers)) == len(helpers), "one line per helper"
+    text = derivatives.read_text()
+    for m, helper in zip(matches, helpers, strict=True):
+        # Each is named in the YAML, by at least as many entries as the line counts.
+        entries = re.findall(rf"^- name:(?:(?!^- name:).)*?\b{helper}\b", text, re.M | re.S)
+        assert len(entries) >= int(m.group(2)) >= 1, (helper, len(entries))
+        assert int(m.group(1)) >= int(m.group(2))
+    assert "handle_r_to_c" in helpers and "maybe_multiply" in helpers
+    written = "".join(p.read_text() for p in out.glob("*.cpp"))
+    assert len(list(out.glob("*.cpp"))) > 10
+    for helper in helpers:
+        assert not re.search(rf"\b{helper}\b", written), helper
