@@ -73,6 +73,8 @@ class OperatorNames:
         self._names, self._namespaces = frozenset(names), frozenset(namespaces)
 
     def may_call(self, name: str) -> bool:
+        """An aten operator, or anything where the op YAML has none (then which names argument-
+        dependent lookup finds is unknown)."""
         if self._names is None:
             self._gather()
         return name in self._names or not self._names
