@@ -199,6 +199,19 @@ def test_a_check_stamp_that_overlaps_is_refused(tmp_path, inputs, stamp):
     assert _everything(tmp_path) == before
 
 
+def test_a_check_stamp_over_a_file_atengen_did_not_write_is_refused(tmp_path, inputs):
+    (tmp_path / "notes.txt").write_text("a user's file, not an input\n")
+    before = _everything(tmp_path)
+    proc = run_cli(
+        "backend",
+        f"--backend_yaml={inputs / 'backend.yaml'}",
+        f"--output_dir={tmp_path / 'out'}",
+        f"--check_stamp={tmp_path / 'notes.txt'}",
+    )
+    _one_error(proc, "--check_stamp", "notes.txt", "did not write")
+    assert _everything(tmp_path) == before
+
+
 def test_a_check_stamp_beside_the_output_is_written(tmp_path, inputs):
     proc = run_cli(
         "backend",
@@ -208,6 +221,8 @@ def test_a_check_stamp_beside_the_output_is_written(tmp_path, inputs):
     )
     assert proc.returncode == 0, proc.stderr
     assert (tmp_path / "stamp").is_file() and tree(tmp_path / "out")
+    again = run_cli(*proc.args[1:])  # its own stamp and sources are replaced
+    assert again.returncode == 0, again.stderr
 
 
 def _modes(root) -> dict[str, int]:
