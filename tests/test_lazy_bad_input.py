@@ -63,6 +63,11 @@ BAD: dict[str, tuple[str, int, tuple[str, ...]]] = {
         5,
         ("unknown key 'opkidn' in a non_native entry",),
     ),
+    "opkind_not_a_name": (
+        HEAD + "non_native:\n- func: cast(Tensor input) -> Tensor\n  opkind: 'x; abort()'\n",
+        5,
+        ("opkind must be a C++ OpKind name like 'ltc_cast' or 'at::prim::Constant'",),
+    ),
     "listed_under_full_codegen_and_supported": (
         HEAD + "full_codegen:\n- abs\nsupported:\n- abs\n",
         4,

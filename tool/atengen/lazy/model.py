@@ -22,6 +22,7 @@ variant instead.
 from __future__ import annotations
 
 import dataclasses
+import re
 from dataclasses import dataclass
 
 from atengen.backend.model import ExternalBackend, resolve_backend, unknown_op_message
@@ -47,6 +48,7 @@ ALL_PROPERTIES = tuple(p for group in PROPERTY_GROUPS for p in group)
 NATIVE_DEFAULTS = ("ShapePrecompute", "Lower", "CanBeReused")
 NON_NATIVE_DEFAULTS = ("ShapeCache", "CanBeReused", "LowerDeclOnly")
 NON_NATIVE_KEYS = ("func", "opkind", "properties")
+_OPKIND_RE = re.compile(r"(?:::)?[A-Za-z_]\w*(?:::[A-Za-z_]\w*)*")
 
 
 @dataclass(frozen=True)
@@ -304,10 +306,12 @@ def _non_native_node(item: object, loc: Location, i: int, value_class: str) -> I
     except SchemaError as err:
         raise AtengenError(item.key_location("func"), f"invalid non_native schema: {err}") from None
     opkind = item.get("opkind")
-    if opkind is not None and not isinstance(opkind, str):
+    # It is pasted into the generated C++ as the node's OpKind: a (qualified) name, no more.
+    if opkind is not None and not (isinstance(opkind, str) and _OPKIND_RE.fullmatch(opkind)):
         raise AtengenError(
             item.key_location("opkind"),
-            f"opkind must be a C++ OpKind expression like 'ltc_cast', got {describe_value(opkind)}",
+            "opkind must be a C++ OpKind name like 'ltc_cast' or 'at::prim::Constant', got "
+            + (repr(opkind) if isinstance(opkind, str) else describe_value(opkind)),
         )
     properties = Properties.with_overrides(NON_NATIVE_DEFAULTS, _property_list(item))
     name = str(func.name)
