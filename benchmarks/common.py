@@ -83,12 +83,20 @@ def torch_version() -> str:
     return version_file(str(package_dir("torch"))).get("version", "unknown")
 
 
-def wheel_facts_file(tmp: Path) -> Path:
+def wheel_facts_file(tmp: Path, torch_dir: str = "") -> Path:
     """What the @torch repository writes to torch_facts.json (tool/torch_probe.py), for the
-    running interpreter's wheel: `atengen generate --torch_facts` then leaves out what that
-    wheel does not export, as under Bazel."""
+    running interpreter's wheel (or the torch package directory `torch_dir`, probed in a
+    subprocess, which does not import it into this one): `atengen generate --torch_facts` then
+    leaves out what that wheel does not export, as under Bazel."""
     path = tmp / "torch_facts.json"
-    path.write_text(json.dumps(probe(""), sort_keys=True))
+    if torch_dir:
+        script = Path(__file__).resolve().parent.parent / "tool" / "torch_probe.py"
+        out = subprocess.run(
+            [sys.executable, str(script), torch_dir], capture_output=True, text=True, check=True
+        ).stdout
+        path.write_text(out.strip().splitlines()[-1])
+    else:
+        path.write_text(json.dumps(probe(""), sort_keys=True))
     return path
 
 

@@ -6,6 +6,10 @@ library serves once loaded.
 
 `--python` runs the script under another interpreter, so against its torch and its op YAML
 (`--python ~/.cache/rules_aten/venv-torch-cu130/bin/python`: torch 2.14.1+cu130).
+`--torch_dir DIR` checks another release without a venv: DIR is the `torch` package directory of
+an unpacked wheel (`./dev releases` unpacks each release under ~/.cache/rules_aten/releases/),
+whose `torchgen` beside it is the oracle (pure Python: it runs in a subprocess with that
+directory first on PYTHONPATH), and whose facts tool/torch_probe.py reads without importing it.
 
 torchgen (the oracle, installed with the wheel) runs as `python -m torchgen.gen --generate
 sources` over its packaged ATen; atengen as `atengen generate --ops=all --keys=auto` (CPU-side
@@ -83,23 +87,33 @@ def registrations(directory: Path, *, skip_everything_shards: bool) -> dict[str,
     return dict(found)
 
 
-def run_torchgen(out: Path) -> dict[str, set[str]]:
+def torchgen_dir(torch_dir: str | None) -> Path:
+    """The torchgen package of the release checked: beside --torch_dir, or the installed one."""
+    if torch_dir:
+        return Path(torch_dir).resolve().parent / "torchgen"
     import torchgen
 
-    aten = Path(torchgen.__file__).parent / "packaged" / "ATen"
+    return Path(torchgen.__file__).parent
+
+
+def run_torchgen(out: Path, torch_dir: str | None) -> dict[str, set[str]]:
+    package = torchgen_dir(torch_dir)
+    aten = package / "packaged" / "ATen"
+    env = dict(os.environ, PYTHONPATH=str(package.parent)) if torch_dir else None
     cmd = [sys.executable, "-m", "torchgen.gen", "-s", str(aten), "-d", str(out / "tg")]
     cmd += ["--aoti-install-dir", str(out / "aoti"), "--per-operator-headers"]
-    subprocess.run([*cmd, "--generate", "sources"], check=True, capture_output=True)
+    subprocess.run([*cmd, "--generate", "sources"], check=True, capture_output=True, env=env)
     whole = registrations(out / "tg", skip_everything_shards=True)
     shards = registrations(out / "tg", skip_everything_shards=False)
     assert whole == shards, "torchgen's Everything files and shards disagree"
     return whole
 
 
-def run_atengen(out: Path, facts: Path) -> dict[str, set[str]]:
+def run_atengen(out: Path, facts: Path, native: Path) -> dict[str, set[str]]:
     cmd = [sys.executable, "-m", "atengen", "generate", "--ops=all", "--keys=auto"]
     cmd += [f"--output_dir={out}/ag", f"--cuda_output_dir={out}/ag_cuda"]
-    cmd += [f"--torch_facts={facts}"]
+    cmd += [f"--torch_facts={facts}", f"--op_yaml={native}/native_functions.yaml"]
+    cmd += [f"--tags_yaml={native}/tags.yaml"]
     env = dict(os.environ, PYTHONPATH=str(REPO / "tool"))
     subprocess.run(cmd, check=True, env=env, capture_output=True)
     found: dict[str, set[str]] = defaultdict(set)
@@ -124,15 +138,15 @@ def left_out_reason(model, wheel, key: str, op: str) -> str | None:
     return unexported_kernel_reason(f, kernel_key, wheel)
 
 
-def compare(theirs: dict[str, set[str]], ours: dict[str, set[str]], wheel) -> tuple[list[str], int]:
+def compare(
+    theirs: dict[str, set[str]], ours: dict[str, set[str]], wheel, native: Path
+) -> tuple[list[str], int]:
     """Report lines, and the number of registrations missing from, or extra in, the keys
     atengen serves (those left out because the wheel does not export their kernel are listed,
     not counted)."""
     from atengen import torch_facts
-    from atengen.cli.common import installed_torch_yaml_dir
     from atengen.model.operator_model import load_model
 
-    native = installed_torch_yaml_dir()
     model = load_model(f"{native}/native_functions.yaml", f"{native}/tags.yaml")
     lines = [
         "| key | torchgen | atengen | missing | extra |",
@@ -268,6 +282,11 @@ def main() -> int:
         choices=("cuda", "all"),
         help="the keys whose kernels --library must serve: the CUDA keys, or every key",
     )
+    parser.add_argument(
+        "--torch_dir",
+        help="the torch package directory of an unpacked wheel of another release, to check "
+        "instead of the installed one (not with --library)",
+    )
     parser.add_argument("--write", action="store_true", help="append to conformance/RESULTS.md")
     args = parser.parse_args()
     run_under(args.python)
@@ -275,12 +294,18 @@ def main() -> int:
 
     if args.library and not Path(args.library).is_file():
         parser.error(f"--library: no such file: {args.library}")
+    if args.torch_dir and args.library:
+        parser.error("--library loads into the running torch: not with --torch_dir")
+    if args.torch_dir and not (torchgen_dir(args.torch_dir) / "packaged").is_dir():
+        parser.error(f"--torch_dir: no torchgen/packaged beside {args.torch_dir}")
+    native = torchgen_dir(args.torch_dir) / "packaged" / "ATen" / "native"
     with tempfile.TemporaryDirectory() as tmp:
-        facts = wheel_facts_file(Path(tmp))
+        facts = wheel_facts_file(Path(tmp), args.torch_dir or "")
         wheel = torch_facts.parse_wheel_facts(facts.read_text())
-        theirs = run_torchgen(Path(tmp))
-        ours = run_atengen(Path(tmp), facts)
-    lines, differences = compare(theirs, ours, wheel)
+        theirs = run_torchgen(Path(tmp), args.torch_dir)
+        ours = run_atengen(Path(tmp), facts, native)
+    lines, differences = compare(theirs, ours, wheel, native)
+    lines = [f"torch {wheel.version} (facts of {wheel.facts_release})", "", *lines]
     if args.library:
         keys = set(torch_facts.CUDA_KEYS) if args.served_keys == "cuda" else set(theirs)
         keys -= torch_facts.UNSERVABLE_KEYS
@@ -295,10 +320,12 @@ def main() -> int:
     if args.write:
         library = f" --library={args.library}" if args.library else ""
         library += f" --served_keys={args.served_keys}" if args.library else ""
+        library += f" --torch_dir={args.torch_dir}" if args.torch_dir else ""
         append_result(
             "Registrations against torchgen's gen.py",
             f"{interpreter()} conformance/aten_registrations.py{library} --write",
             lines,
+            torch_version=wheel.version,
         )
     return 0 if differences == 0 else 1
 

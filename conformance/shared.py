@@ -61,10 +61,13 @@ def load_library_quietly(path: str) -> None:
         os.close(saved)
 
 
-def append_result(title: str, command: str, body: list[str]) -> None:
-    """Appends `## <title>, <UTC time>` with the command, commit, machine and torch, then
-    body."""
-    import torch
+def append_result(title: str, command: str, body: list[str], torch_version: str = "") -> None:
+    """Appends `## <title>, <UTC time>` with the command, commit, machine and torch (the running
+    one, or `torch_version`), then body."""
+    if not torch_version:
+        import torch
+
+        torch_version = torch.__version__
 
     commit = subprocess.run(
         ["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"], capture_output=True, text=True
@@ -74,5 +77,5 @@ def append_result(title: str, command: str, body: list[str]) -> None:
         f.write(
             f"\n## {title}, {stamp}\n\n- Command: `{command}`\n"
             f"- Commit: {commit}; machine: {cpu_model()}, {os.cpu_count()} cores; "
-            f"torch {torch.__version__}\n\n" + "\n".join(body) + "\n"
+            f"torch {torch_version}\n\n" + "\n".join(body) + "\n"
         )

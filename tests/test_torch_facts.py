@@ -32,8 +32,12 @@ def test_facts_are_for_the_installed_release():
     for table in (
         tf.WHEEL_STRUCTURED_META_CLASSES_BY_RELEASE,
         tf.AUTOGRAD_HELPERS_NOT_EXPORTED_BY_RELEASE,
+        tf.C10_TAGS_BY_RELEASE,
+        tf.NOT_FUNCTIONALIZED_BY_RELEASE,
+        tf.RANDOM_NAME_EXEMPT_PARTS_BY_RELEASE,
     ):
         assert set(table) == set(tf.SUPPORTED_RELEASES)
+    assert tf.facts_release(RELEASE, torch.__version__) == (RELEASE, None)
 
 
 def _probe() -> dict:
@@ -73,16 +77,50 @@ def test_the_probe_reads_the_installed_wheel():
         assert wheel.unexported_kernel("bmm_out_sparse_csr_cuda", cuda_key=True) is None
 
 
-def test_an_unsupported_release_is_one_line():
-    with pytest.raises(ValueError, match=r"^torch 2\.99\.0 is not supported: .* 2\.13, 2\.14 only"):
-        tf.parse_wheel_facts('{"release": "2.99", "version": "2.99.0"}')
+def test_a_release_below_the_floor_is_one_line_and_a_newer_one_a_warning():
+    with pytest.raises(
+        ValueError,
+        match=r"^torch 2\.10\.0 is older than torch 2\.11, the oldest release rules_aten "
+        r"supports; install torch 2\.11 or newer$",
+    ):
+        tf.parse_wheel_facts('{"release": "2.10", "version": "2.10.0"}')
+    with pytest.raises(ValueError, match=r"^torch 1\.13\.1 is older than torch 2\.11"):
+        tf.parse_wheel_facts('{"release": "1.13", "version": "1.13.1"}')
+    with pytest.raises(ValueError, match=r"^torch 2\.x: cannot read its release from '2\.x'$"):
+        tf.parse_wheel_facts('{"release": "2.x", "version": "2.x"}')
+    newer = tf.parse_wheel_facts('{"release": "2.99", "version": "2.99.0"}')
+    assert (newer.release, newer.facts_release) == ("2.99", tf.NEWEST_RELEASE)
+    assert newer.warning == (
+        f"torch 2.99.0 is newer than the releases rules_aten knows ({tf.OLDEST_RELEASE} to "
+        f"{tf.NEWEST_RELEASE}): building it with the facts of torch {tf.NEWEST_RELEASE} "
+        "(tool/atengen/torch_facts.py)"
+    )
+    # The @torch repository warned once already and says so: no second warning.
+    warned = tf.parse_wheel_facts(
+        f'{{"release": "3.0", "version": "3.0.0", "facts_release": "{tf.NEWEST_RELEASE}"}}'
+    )
+    assert (warned.facts_release, warned.warning) == (tf.NEWEST_RELEASE, None)
+    known = tf.parse_wheel_facts('{"release": "2.11", "version": "2.11.0+cu130"}')
+    assert (known.facts_release, known.warning) == ("2.11", None)
 
 
 def test_c10_tags_are_the_wheels_tags():
     enum = set(torch._C.Tag.__members__)
     packaged = {entry["tag"] for entry in _torch_yaml("tags.yaml")}
-    assert tf.C10_TAGS == enum, f"at::Tag gained {enum - tf.C10_TAGS}, lost {tf.C10_TAGS - enum}"
+    listed = tf.C10_TAGS_BY_RELEASE[RELEASE]
+    assert listed == enum, f"at::Tag gained {enum - listed}, lost {listed - enum}"
     assert packaged == enum
+    assert tf.C10_TAGS <= enum
+
+
+def test_release_only_schema_types_are_the_ones_the_wheels_parser_takes():
+    for name, releases in tf.SCHEMA_TYPES_OF_RELEASES.items():
+        try:
+            torch._C.parse_schema(f"f(Tensor self, {name} x, {name}[] y) -> Tensor")
+            taken = True
+        except RuntimeError:
+            taken = False
+        assert taken == (RELEASE in releases), (name, releases)
 
 
 def test_every_named_dispatch_key_is_a_c10_key():
@@ -126,7 +164,7 @@ def _schema(qualified: str):
 def test_named_operators_exist_in_the_wheel():
     named = (
         {f"aten::{n}" for n in tf.LONE_OUT_OPS_ALLOWED}
-        | tf.NOT_FUNCTIONALIZED
+        | tf.NOT_FUNCTIONALIZED_BY_RELEASE[RELEASE]
         | tf.HANDWRITTEN_FUNCTIONALIZE_GROUPS
         | tf.HANDWRITTEN_FUNCTIONALIZE_VIEWS
         | tf.OUT_DTYPE_OPS
@@ -145,7 +183,7 @@ def test_named_operators_exist_in_the_wheel():
 
 
 def test_unfunctionalized_ops_mutate_and_out_dtype_ops_are_out_ops():
-    for qualified in sorted(tf.NOT_FUNCTIONALIZED):
+    for qualified in sorted(tf.NOT_FUNCTIONALIZED_BY_RELEASE[RELEASE]):
         schema = _schema(qualified)
         assert any(a.alias_info and a.alias_info.is_write for a in schema.arguments), qualified
     for qualified in sorted(tf.OUT_DTYPE_OPS):

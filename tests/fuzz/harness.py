@@ -29,6 +29,7 @@ import time
 import traceback
 from dataclasses import dataclass, field
 
+from atengen import torch_facts
 from atengen.cli.main import main
 from atengen.errors import SchemaError
 from atengen.model.schema import parse_schema
@@ -339,6 +340,12 @@ def schema_verdict(text: str):
         our_error = ""
     except SchemaError as e:
         ours, our_error = None, str(e)
+    release = ".".join(torch.__version__.split("+")[0].split(".")[:2])
+    for name, releases in torch_facts.SCHEMA_TYPES_OF_RELEASES.items():
+        # The parser takes Dimname (torch 2.11 and 2.12's own ops use it); `generate` refuses a
+        # schema using it for other releases, as their parser does.
+        if ours is not None and release not in releases and re.search(rf"\b{name}\b", text):
+            ours, our_error = None, f"type '{name}' is not known to torch {release}'s parser"
     try:
         theirs = torch._C.parse_schema(text)
     except Exception:  # noqa: BLE001 - torch raises RuntimeError and a few others

@@ -1,11 +1,15 @@
-"""Facts about the torch releases the generator supports (2.13 and 2.14), and nothing else.
+"""Facts about the torch releases the generator supports (2.11 to 2.15), and nothing else.
 
 Everything here is a property of torch, not of the YAML formats: its dispatch keys, its tags,
 the operators its own codegen treats by hand. Where a fact differs between releases it is kept
 per release (`..._BY_RELEASE`), and the module-level value is the one that is safe for every
 supported release (the union of what the generator must refuse or may use). A torch upgrade is a
 new entry in SUPPORTED_RELEASES and in each `_BY_RELEASE` table; tests/test_torch_facts.py
-compares every fact with the installed wheel and says which one changed.
+compares every fact with the installed wheel and says which one changed, and
+tests/test_releases.py each release's codegen facts with that release's torchgen.
+
+A release older than SUPPORTED_RELEASES[0] is refused; one newer than SUPPORTED_RELEASES[-1] is
+built with the newest release's facts, with one warning (facts_release below).
 
 What can be read from the wheel itself is not kept here: the @torch repository runs
 tool/torch_probe.py and writes @torch//:torch_facts.json (the release, its CUDA version and arch
@@ -18,11 +22,45 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-# One line: rules/private/torch.bzl reads it to refuse other releases up front.
-SUPPORTED_RELEASES = ("2.13", "2.14")
+# One line: rules/private/torch.bzl reads it to refuse older releases and warn of newer ones.
+SUPPORTED_RELEASES = ("2.11", "2.12", "2.13", "2.14", "2.15")
+OLDEST_RELEASE = SUPPORTED_RELEASES[0]
+NEWEST_RELEASE = SUPPORTED_RELEASES[-1]
 
 # The release of the default development venv (third_party/requirements_dev.lock).
 TORCH_RELEASE = "2.13"
+
+
+def release_number(release: str) -> tuple[int, int] | None:
+    """(major, minor) of "2.14", or None when it is not two numbers."""
+    major, dot, minor = release.partition(".")
+    if not (dot and major.isdigit() and minor.isdigit()):
+        return None
+    return int(major), int(minor)
+
+
+def facts_release(release: str, version: str) -> tuple[str, str | None]:
+    """The release whose facts apply to torch `version` (of `release`), and the one-line warning
+    to print when that is another release (a release newer than the newest known one).
+    ValueError with one line for a release older than the oldest supported one, or unreadable."""
+    number = release_number(release)
+    if number is None:
+        raise ValueError(f"torch {version}: cannot read its release from '{release}'")
+    if number < release_number(OLDEST_RELEASE):
+        raise ValueError(
+            f"torch {version} is older than torch {OLDEST_RELEASE}, the oldest release "
+            f"rules_aten supports; install torch {OLDEST_RELEASE} or newer"
+        )
+    if number > release_number(NEWEST_RELEASE):
+        return NEWEST_RELEASE, (
+            f"torch {version} is newer than the releases rules_aten knows "
+            f"({OLDEST_RELEASE} to {NEWEST_RELEASE}): building it with the facts of torch "
+            f"{NEWEST_RELEASE} (tool/atengen/torch_facts.py)"
+        )
+    if release not in SUPPORTED_RELEASES:  # "2.013"
+        raise ValueError(f"torch {version}: cannot read its release from '{release}'")
+    return release, None
+
 
 # --- Dispatch keys --------------------------------------------------------------------------
 
@@ -175,9 +213,9 @@ META_CAPABLE_KEYS = frozenset(
 
 # --- Tags -----------------------------------------------------------------------------------
 
-# The at::Tag values of this release (torch generates that enum from its own tags.yaml). Tags
+# The at::Tag values of each release (torch generates that enum from its own tags.yaml). Tags
 # that only a custom tags YAML defines are model metadata and are not passed to m.def().
-C10_TAGS = frozenset(
+_C10_TAGS_2_13 = frozenset(
     {
         "inplace_view",
         "pt2_compliant_tag",
@@ -201,6 +239,22 @@ C10_TAGS = frozenset(
         "out_variant",
     }
 )
+_C10_TAGS_2_11 = _C10_TAGS_2_13 - {"inplace", "out"}
+C10_TAGS_BY_RELEASE = {
+    "2.11": _C10_TAGS_2_11,
+    "2.12": _C10_TAGS_2_11,
+    "2.13": _C10_TAGS_2_13,
+    "2.14": _C10_TAGS_2_13,
+    "2.15": _C10_TAGS_2_13,
+}
+# The tags every supported release's at::Tag has: what a run without --torch_facts passes.
+C10_TAGS = frozenset.intersection(*C10_TAGS_BY_RELEASE.values())
+
+
+def c10_tags(wheel: WheelFacts | None) -> frozenset[str]:
+    """The at::Tag values of the wheel's release (None: of every supported release)."""
+    return C10_TAGS if wheel is None else C10_TAGS_BY_RELEASE[wheel.facts_release]
+
 
 # --- Schema defaults --------------------------------------------------------------------------
 
@@ -233,19 +287,53 @@ PYTHON_KEYWORD_ARGUMENTS_ALLOWED = frozenset(
 )
 
 # Mutating aten ops that torch's functionalization leaves alone: helpers that never reach a
-# functionalized program and have no functional variant to call.
-NOT_FUNCTIONALIZED = frozenset(
+# functionalized program and have no functional variant to call (torchgen's
+# MUTABLE_OPS_NOT_USING_FUNCTIONALIZATION less resize_ and resize_as_, which are
+# HANDWRITTEN_FUNCTIONALIZE_GROUPS and a view group; checked against each release's torchgen by
+# tests/test_releases.py).
+_NOT_FUNCTIONALIZED_2_11 = frozenset(
     {
         "aten::_cummax_helper",
         "aten::_cummin_helper",
         "aten::_fill_mem_eff_dropout_mask_",
-        "aten::_flash_attention_forward_no_dropout_inplace",
         "aten::_slow_conv2d_backward.grad_input",
         "aten::adaptive_avg_pool3d_backward.grad_input",
         "aten::polygamma_",  # its argument order differs from polygamma's
         "aten::record_stream",
     }
 )
+_NOT_FUNCTIONALIZED_2_12 = _NOT_FUNCTIONALIZED_2_11 | {
+    "aten::_flash_attention_forward_no_dropout_inplace"
+}
+NOT_FUNCTIONALIZED_BY_RELEASE = {
+    "2.11": _NOT_FUNCTIONALIZED_2_11,
+    "2.12": _NOT_FUNCTIONALIZED_2_12,
+    "2.13": _NOT_FUNCTIONALIZED_2_12,
+    "2.14": _NOT_FUNCTIONALIZED_2_12,
+    "2.15": _NOT_FUNCTIONALIZED_2_12 | {"aten::_cudnn_attention_forward_no_dropout_inplace"},
+}
+# Each op is in the op YAML of the releases that list it only, so the union serves them all.
+NOT_FUNCTIONALIZED = frozenset().union(*NOT_FUNCTIONALIZED_BY_RELEASE.values())
+
+# Names torch's codegen exempts from "an op with `rand` in its name needs the
+# nondeterministic_seeded tag": 2.15's stateless `_philox_*` ops, which their key input
+# determines. A rule of torch's own YAML; checked against each release's torchgen by
+# tests/test_releases.py. (Only 2.15's YAML has such ops, so the union serves every release.)
+RANDOM_NAME_EXEMPT_PARTS_BY_RELEASE = {
+    "2.11": (),
+    "2.12": (),
+    "2.13": (),
+    "2.14": (),
+    "2.15": ("_philox_",),
+}
+RANDOM_NAME_EXEMPT_PARTS = tuple(sorted(set().union(*RANDOM_NAME_EXEMPT_PARTS_BY_RELEASE.values())))
+
+# Schema types that only some releases' runtime schema parser (torch._C.parse_schema) knows, and
+# those releases: `Dimname` (named tensors), which 2.13 dropped. torchgen knows them in every
+# release, and torch's own ops of those releases use them; a custom operator's schema (which
+# the generated library defines with m.def) may use one only when built for such a release.
+# Checked against each wheel's parser by tests/test_torch_facts.py.
+SCHEMA_TYPES_OF_RELEASES = {"Dimname": ("2.11", "2.12")}
 # Groups (by any member's name) whose Functionalize kernels torch writes by hand.
 HANDWRITTEN_FUNCTIONALIZE_GROUPS = frozenset(
     {"aten::lift", "aten::resize_", "aten::set_.source_Tensor"}
@@ -362,10 +450,18 @@ _STRUCTURED_META_CLASSES_2_13 = frozenset(
     upsample_trilinear3d_backward xlogy_Tensor
     """.split()
 )
+_STRUCTURED_META_CLASSES_2_14 = _STRUCTURED_META_CLASSES_2_13 | {
+    "_scaled_grouped_mm_v2",
+    "_scaled_mm_v2",
+    "linalg_polar",
+}
 WHEEL_STRUCTURED_META_CLASSES_BY_RELEASE = {
+    "2.11": _STRUCTURED_META_CLASSES_2_13
+    - {"_upsample_lanczos2d_aa", "_upsample_lanczos2d_aa_backward"},
+    "2.12": _STRUCTURED_META_CLASSES_2_13,
     "2.13": _STRUCTURED_META_CLASSES_2_13,
-    "2.14": _STRUCTURED_META_CLASSES_2_13
-    | {"_scaled_grouped_mm_v2", "_scaled_mm_v2", "linalg_polar"},
+    "2.14": _STRUCTURED_META_CLASSES_2_14,
+    "2.15": _STRUCTURED_META_CLASSES_2_14 | {"_scaled_addmm"},
 }
 # A release's op YAML names only its own structured ops, so the union is safe for each.
 WHEEL_STRUCTURED_META_CLASSES = frozenset().union(
@@ -444,21 +540,30 @@ _AUTOGRAD_HELPERS_NOT_EXPORTED_2_13 = frozenset(
     unsqueeze_to values_backward var_backward var_jvp var_mean_backward warn_backwards
     """.split()
 )
+_AUTOGRAD_HELPERS_NOT_EXPORTED_2_14 = (
+    _AUTOGRAD_HELPERS_NOT_EXPORTED_2_13 - {"infinitely_differentiable_native_group_norm_backward"}
+) | {
+    "_cdist_backward_backward",
+    "_pdist_backward_backward",
+    "linalg_matrix_sqrth_differential",
+    "linalg_polar_backward",
+    "linalg_polar_jvp",
+    "masked_fill_inplace_if_safe",
+    "native_group_norm_backward_dispatcher",
+}
 AUTOGRAD_HELPERS_NOT_EXPORTED_BY_RELEASE = {
-    "2.13": _AUTOGRAD_HELPERS_NOT_EXPORTED_2_13,
-    "2.14": (
-        _AUTOGRAD_HELPERS_NOT_EXPORTED_2_13
-        - {"infinitely_differentiable_native_group_norm_backward"}
-    )
-    | {
-        "_cdist_backward_backward",
-        "_pdist_backward_backward",
-        "linalg_matrix_sqrth_differential",
-        "linalg_polar_backward",
-        "linalg_polar_jvp",
-        "masked_fill_inplace_if_safe",
-        "native_group_norm_backward_dispatcher",
+    "2.11": _AUTOGRAD_HELPERS_NOT_EXPORTED_2_13
+    - {
+        "aminmax_backward",
+        "aminmax_jvp",
+        "grid_sampler_2d_double_backward",
+        "grid_sampler_3d_double_backward",
     },
+    "2.12": _AUTOGRAD_HELPERS_NOT_EXPORTED_2_13,
+    "2.13": _AUTOGRAD_HELPERS_NOT_EXPORTED_2_13,
+    "2.14": _AUTOGRAD_HELPERS_NOT_EXPORTED_2_14,
+    "2.15": _AUTOGRAD_HELPERS_NOT_EXPORTED_2_14
+    | {"bessel_j1_backward", "bessel_y1_backward", "grid_sampler_2d_jvp", "grid_sampler_3d_jvp"},
 }
 # Refused on every supported release: a name one release exports and another lacks is refused.
 AUTOGRAD_HELPERS_NOT_EXPORTED = frozenset().union(
@@ -484,6 +589,10 @@ class WheelFacts:
     native_kernels: dict[str, frozenset[str]] | None
     # the at::meta::structured_<name> classes libtorch_cpu exports; None: unknown
     structured_meta_classes: frozenset[str] | None = None
+    # the release whose facts are used: `release`, or the newest known one for a newer release
+    facts_release: str = TORCH_RELEASE
+    # the one-line warning to print about that, or None
+    warning: str | None = None
 
     def reusable_meta_classes(self) -> frozenset[str]:
         """The structured meta classes an external backend may reuse: the wheel's, or, where
@@ -519,11 +628,11 @@ def parse_wheel_facts(text: str) -> WheelFacts:
         raise ValueError(f"torch facts: expected a JSON object, got {type(data).__name__}")
     release = _fact(data, "release", str, "unknown")
     version = _fact(data, "version", str, release)
-    if release not in SUPPORTED_RELEASES:
-        raise ValueError(
-            f"torch {version} is not supported: the generator has the facts "
-            f"of torch {', '.join(SUPPORTED_RELEASES)} only (tool/atengen/torch_facts.py)"
-        )
+    used, warning = facts_release(release, version)
+    # The @torch repository names the release it warned about once (facts_release), so that
+    # each action reading its facts does not warn again.
+    if warning and _fact(data, "facts_release", str, "") == used:
+        warning = None
     kernels = _fact(data, "native_kernels", dict, None)
     if kernels is not None:
         kernels = {
@@ -534,6 +643,8 @@ def parse_wheel_facts(text: str) -> WheelFacts:
     return WheelFacts(
         version=version,
         release=release,
+        facts_release=used,
+        warning=warning,
         cuda=_fact(data, "cuda", str, ""),
         arch_list=tuple(_strings(_fact(data, "arch_list", list, []), "arch_list")),
         native_kernels=kernels,

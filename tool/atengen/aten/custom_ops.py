@@ -34,17 +34,45 @@ from atengen.render.shards import ShardSetting
 from atengen.render.templates import Templates
 
 
-def check_supported(functions: list[NativeFunction]) -> None:
+def check_supported(
+    functions: list[NativeFunction], wheel: torch_facts.WheelFacts | None = None
+) -> None:
+    """Refuses what the target torch (`wheel`'s release; None: every supported one) cannot take:
+    ufunc kernels outside aten, and schema types its runtime parser does not know."""
+    release = wheel.facts_release if wheel is not None else None
     for f in functions:
         if f.namespace != "aten" and f.ufunc_inner_loop:
             # ufunc kernels are generated from ATen's own ufunc headers
             raise AtengenError(
                 f.loc, f"ufunc_inner_loop is only supported in the aten namespace: '{f.name}'"
             )
+        for name, releases in torch_facts.SCHEMA_TYPES_OF_RELEASES.items():
+            if name in f.func.text and release not in releases and _uses_type(f, name):
+                known = f"only the schema parser of torch {' and '.join(releases)} knows"
+                raise AtengenError(
+                    f.loc,
+                    f"'{f.name}' uses type '{name}', which {known}, not torch {wheel.version}'s"
+                    if wheel is not None
+                    else f"'{f.name}' uses type '{name}', which {known}; without --torch_facts "
+                    "of such a wheel, the sources must load into every supported release",
+                )
+
+
+def _uses_type(f: NativeFunction, name: str) -> bool:
+    def named(t) -> bool:
+        inner = getattr(t, "elem", None)
+        return named(inner) if inner is not None else getattr(t, "name", None) == name
+
+    return any(named(a.type) for a in f.func.arguments.flat_all) or any(
+        named(r.type) for r in f.func.returns
+    )
 
 
 def schema_files(
-    functions: list[NativeFunction], sharding: ShardSetting, templates: Templates
+    functions: list[NativeFunction],
+    sharding: ShardSetting,
+    templates: Templates,
+    c10_tags: frozenset[str] = torch_facts.C10_TAGS,
 ) -> list[GeneratedFile]:
     files = []
     for (ns, shard), fns in sharding.group(f for f in functions if f.namespace != "aten"):
@@ -53,15 +81,15 @@ def schema_files(
             namespace=ns,
             roots=sorted({root_name(f) for f in fns}),
             # json.dumps gives a valid C++ string literal for these ASCII schemas.
-            schemas=[_schema_def(f) for f in fns],
+            schemas=[_schema_def(f, c10_tags) for f in fns],
         )
         files.append(GeneratedFile(f"RegisterSchema_{ns}_{shard}.cpp", text))
     return files
 
 
-def _schema_def(f: NativeFunction) -> str:
+def _schema_def(f: NativeFunction, c10_tags: frozenset[str]) -> str:
     schema = json.dumps(f"{f.namespace}::{f.func}")
-    tags = sorted(t for t in f.tags if t in torch_facts.C10_TAGS)
+    tags = sorted(t for t in f.tags if t in c10_tags)
     if not tags:
         return schema
     return f"{schema}, {{{', '.join(f'at::Tag::{t}' for t in tags)}}}"

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import os
+import sys
 from typing import TYPE_CHECKING
 
 from atengen.errors import AtengenError
@@ -179,6 +180,9 @@ def wheel_facts(path: str | None) -> WheelFacts | None:
     from atengen.pipelines.inputs import read_text
 
     try:
-        return torch_facts.parse_wheel_facts(read_text(path, "--torch_facts"))
+        wheel = torch_facts.parse_wheel_facts(read_text(path, "--torch_facts"))
     except ValueError as e:
         raise AtengenError(Location(path, 1), str(e)) from None
+    if wheel.warning:
+        print(f"{path}:1: warning: {wheel.warning}", file=sys.stderr)
+    return wheel

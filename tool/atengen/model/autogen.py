@@ -37,17 +37,18 @@ GENERATED_KERNEL_KEY = "CompositeExplicitAutograd"
 
 
 def add_generated_functions(
-    functions: list[NativeFunction],
+    functions: list[NativeFunction], out_tag: bool = True
 ) -> tuple[list[NativeFunction], list[dict[SchemaKind, NativeFunction]], list[AtengenError]]:
     """Returns ``functions`` plus the generated variants, the buckets of them all
-    (add_to_buckets: what grouping starts from), and any errors."""
+    (add_to_buckets: what grouping starts from), and any errors. ``out_tag``: generated out=
+    variants are tagged `out` (torch 2.13 and newer; the tags YAML of those defines the tag)."""
     buckets: dict[str, dict[SchemaKind, NativeFunction]] = {}
     add_to_buckets(buckets, functions)
     generated: list[NativeFunction] = []
     errors: list[AtengenError] = []
     for d in list(buckets.values()):
         try:
-            generated.extend(_generate_for_bucket(d))
+            generated.extend(_generate_for_bucket(d, out_tag))
         except AtengenError as e:
             errors.append(e)
     if not errors:  # (the caller reports these first; the buckets are then unused)
@@ -55,7 +56,9 @@ def add_generated_functions(
     return [*functions, *generated], list(buckets.values()), errors
 
 
-def _generate_for_bucket(d: dict[SchemaKind, NativeFunction]) -> list[NativeFunction]:
+def _generate_for_bucket(
+    d: dict[SchemaKind, NativeFunction], out_tag: bool
+) -> list[NativeFunction]:
     # One pass over the bucket's functions (a few) for what decides that it gets nothing:
     # - every variant is bound by hand (manual_cpp_binding);
     # - a view: views alias their inputs; out= and functional copies of them make no sense
@@ -116,15 +119,17 @@ def _generate_for_bucket(d: dict[SchemaKind, NativeFunction]) -> list[NativeFunc
     generated = []
     gets_out = wants_out and not has_out and can_have_out
     if gets_out:
-        generated.append(_generated_function(base, _out_schema(base)))
+        generated.append(_generated_function(base, _out_schema(base), out_tag))
     # A functional variant is only useful if the variants can be grouped,
     # and groups need an out= variant.
     if SchemaKind.functional not in d and (has_out or gets_out):
-        generated.append(_generated_function(base, _functional_schema(base.func)))
+        generated.append(_generated_function(base, _functional_schema(base.func), out_tag))
     return generated
 
 
-def _generated_function(base: NativeFunction, func: FunctionSchema) -> NativeFunction:
+def _generated_function(
+    base: NativeFunction, func: FunctionSchema, out_tag: bool
+) -> NativeFunction:
     try:
         check_schema(func)
     except SchemaError as e:
@@ -135,7 +140,7 @@ def _generated_function(base: NativeFunction, func: FunctionSchema) -> NativeFun
     if "SymInt" in base.func.text and base.func.has_symint():  # (the text: a cheap first test)
         kernel += "_symint"
     tags = {"generated"} | (base.tags & _INHERITED_TAGS)
-    if func.is_out_fn():
+    if out_tag and func.is_out_fn():
         tags.add("out")
     return new_native_function(
         namespace=base.namespace,

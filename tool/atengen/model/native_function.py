@@ -684,7 +684,7 @@ def _check_function(r: _EntryReader, f: NativeFunction) -> None:
 
 
 def _looks_random(func: FunctionSchema, name: str) -> bool:
-    if "rand" in name:
+    if "rand" in name and not any(part in name for part in tf.RANDOM_NAME_EXEMPT_PARTS):
         return True
     # Each search of the arguments runs only where the schema's text has the word at all.
     # An argument's (cached) text starts with its type, unless it is an annotated

@@ -124,7 +124,11 @@ def build_model(doc: object, path: str, valid_tags: frozenset[str]) -> OperatorM
     errors.extend(_check_names_and_delegates(functions))
     _raise_if(errors)
 
-    functions, buckets, errors = add_generated_functions(functions)
+    # Generated out= ops are tagged `out` since torch 2.13, whose tags YAML added the tag. A
+    # tags YAML of 2.11 or 2.12 (with `out_variant`, without `out`) says the release is older; a
+    # custom one with neither is read as of a newer release.
+    out_tag = "out" in valid_tags or "out_variant" not in valid_tags
+    functions, buckets, errors = add_generated_functions(functions, out_tag)
     _raise_if(errors)
     groups, group_errors = make_groups(buckets)
     view_groups, view_errors = make_view_groups(functions)

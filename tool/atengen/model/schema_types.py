@@ -11,12 +11,15 @@ from atengen.errors import SchemaError
 # ---------------------------------------------------------------------------
 # Types
 
-# The types torch's runtime schema parser knows, and DimVector, which only precomputed
-# declarations use (see PRECOMPUTED_ONLY_TYPES). torchgen also lists Dimname and GraphModule,
-# but torch 2.13's parser rejects them, so a library using them could not load.
+# The types torch's runtime schema parser knows, DimVector, which only precomputed
+# declarations use (see PRECOMPUTED_ONLY_TYPES), and Dimname, which torch 2.11 and 2.12's own
+# named-tensor ops use and later releases' parser rejects (a custom op may use it only when
+# built for those: torch_facts.SCHEMA_TYPES_OF_RELEASES). torchgen also lists GraphModule, which
+# no release's parser takes, so a library using it could not load.
 BASE_TYPE_NAMES = frozenset(
     {
         "DimVector",
+        "Dimname",
         "Generator",
         "ScalarType",
         "Tensor",

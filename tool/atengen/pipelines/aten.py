@@ -51,7 +51,7 @@ def aten_outputs(opts: AtenOptions) -> Outputs:
         keys = list(opts.keys)
     if opts.cuda_output_dir is None:
         keys = [k for k in keys if k not in torch_facts.CUDA_KEYS]
-    check_supported(functions)
+    check_supported(functions, opts.wheel)
     jobs = opts.jobs
     if jobs is None:
         jobs = auto_jobs() if len(functions) >= PARALLEL_MIN_FUNCTIONS else 1
@@ -60,7 +60,7 @@ def aten_outputs(opts: AtenOptions) -> Outputs:
     files = registration_files(
         model, functions, keys, opts.shards, templates, jobs, opts.wheel, left_out
     )
-    files += schema_files(functions, opts.shards, templates)
+    files += schema_files(functions, opts.shards, templates, torch_facts.c10_tags(opts.wheel))
     headers = native_headers(model, functions, templates)
     if headers and opts.header_output_dir is None:
         raise AtengenError(None, "custom-namespace ops need --header_output_dir for their headers")
