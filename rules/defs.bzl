@@ -6,14 +6,22 @@ load(
     _aten_codegen = "aten_codegen",
     _aten_codegen_sources = "aten_codegen_sources",
 )
+load("//rules/private:cuda_archs.bzl", _cuda_archs_flag = "cuda_archs_flag")
 load("//rules/private:model_check.bzl", _aten_model_check = "aten_model_check")
 load("//rules/private:ops_flag.bzl", _aten_ops_flag = "aten_ops_flag")
-load("//rules/private:providers.bzl", _AtenCodegenInfo = "AtenCodegenInfo", _AtenOpsInfo = "AtenOpsInfo")
+load(
+    "//rules/private:providers.bzl",
+    _AtenCodegenInfo = "AtenCodegenInfo",
+    _AtenOpsInfo = "AtenOpsInfo",
+    _CudaArchsInfo = "CudaArchsInfo",
+)
 
 AtenCodegenInfo = _AtenCodegenInfo
 AtenOpsInfo = _AtenOpsInfo
+CudaArchsInfo = _CudaArchsInfo
 aten_codegen = _aten_codegen
 aten_codegen_sources = _aten_codegen_sources
 aten_model_check = _aten_model_check
 aten_ops_flag = _aten_ops_flag
+cuda_archs_flag = _cuda_archs_flag
 external_backend_codegen = _external_backend_codegen

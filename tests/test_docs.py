@@ -107,3 +107,46 @@ def test_developing_names_every_test_module() -> None:
         m for m in modules if m in text or (m.startswith("test_bench_") and "test_bench_*" in text)
     ]
     assert modules and sorted(set(modules) - set(covered)) == []
+
+
+# `examples/<path>:<line>` (`<name>`): the line of the file that does what the text says, and
+# the name that line holds.
+EXAMPLE_POINTER = re.compile(r"`(examples/[^`\s:]+):(\d+)`(?:\s+\(`([^`]+)`\))?")
+
+
+@pytest.mark.parametrize("doc", DOCS, ids=lambda p: p.name)
+def test_example_pointers_point_at_what_they_name(doc: Path) -> None:
+    """Each `examples/...:LINE` in a document is followed by (`NAME`), and that line of the file
+    holds NAME: an edit of the example that moves it fails here, not silently in the docs."""
+    wrong = []
+    for path, line, name in EXAMPLE_POINTER.findall(doc.read_text()):
+        file = REPO / path
+        if not name:
+            wrong.append(f"{path}:{line}: no (`name`) after the pointer")
+        elif not file.is_file():
+            wrong.append(f"{path}:{line}: no such file")
+        else:
+            lines = file.read_text().splitlines()
+            number = int(line)
+            if not 1 <= number <= len(lines) or name not in lines[number - 1]:
+                held = lines[number - 1].strip() if 1 <= number <= len(lines) else "(past the end)"
+                wrong.append(f"{path}:{line}: `{name}` is not on that line, which holds {held!r}")
+    assert wrong == [], "\n".join(wrong)
+
+
+def test_the_privateuse1_checklist_points_into_the_example() -> None:
+    text = (REPO / "docs" / "rules.md").read_text()
+    section = text[text.index("### What a PrivateUse1 backend must provide") :]
+    section = section[: section.index("### Worked example")]
+    pointed = {(p, n) for p, _, n in EXAMPLE_POINTER.findall(section)}
+    for name in (
+        "REGISTER_ALLOCATOR",
+        "C10_REGISTER_GUARD_IMPL",
+        "RegisterPrivateUse1HooksInterface",
+        "empty_generic",
+        "resize__symint",
+        "at::native::view",
+        "_register_device_module",
+    ):
+        assert any(n == name for _, n in pointed), (name, sorted(pointed))
+    assert "{ ... }" not in section

@@ -97,6 +97,41 @@ def test_quickstart_builds_and_runs(quickstart_workspace: Path, summary: list[st
     summary.append(f"quickstart: built {library} and printed {EXPECTED_OUTPUT}")
 
 
+# `<!-- runnable: WHERE -->`, then a fenced block, in docs/rules.md: WHERE, the language, the text.
+RUNNABLE_BLOCK = re.compile(
+    r"^<!-- runnable: (\S+) -->\n```(\w*)\n(.*?)^```$", re.MULTILINE | re.DOTALL
+)
+RULES_MD = bazel_helpers.REPO / "docs" / "rules.md"
+
+
+def test_the_runnable_blocks_of_the_reference_run(
+    quickstart_workspace: Path, summary: list[str]
+) -> None:
+    """Every block of docs/rules.md marked `<!-- runnable: quickstart -->` runs, as written, with
+    the quickstart workspace's .venv in that workspace once its library is built; no other place
+    to run a block is known, so a marker naming one fails here."""
+    blocks = RUNNABLE_BLOCK.findall(RULES_MD.read_text())
+    markers = RULES_MD.read_text().count("<!-- runnable:")
+    assert blocks and len(blocks) == markers, (len(blocks), markers)
+    assert {(where, language) for where, language, _ in blocks} == {("quickstart", "python")}
+    try:
+        quickstart_bazel(quickstart_workspace, "build", "//:libmyops.so")
+    finally:
+        quickstart_bazel(quickstart_workspace, "shutdown")
+    for i, (_, _, text) in enumerate(blocks):
+        script = quickstart_workspace / f"rules_md_block_{i}.py"
+        script.write_text(text)
+        result = subprocess.run(
+            [str(quickstart_workspace / ".venv" / "bin" / "python"), script.name],
+            cwd=quickstart_workspace,
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+        assert result.returncode == 0, (text, result.stderr[-4000:])
+    summary.append(f"docs/rules.md: {len(blocks)} runnable block(s) ran")
+
+
 # The body edit, and what scale(arange(3), 2.0) prints after it, by hand.
 KERNEL_BODY, EDITED_BODY = "return self * factor;", "return self * factor + 1;"
 EDITED_OUTPUT = "tensor([1., 3., 5.])"

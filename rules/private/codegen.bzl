@@ -17,7 +17,7 @@ not declared files. Bazel compiles each file of a tree in its own action, and a 
 that operator's shards.
 """
 
-load("@local_cuda//:defs.bzl", "CUDA_DIR", "CUDA_VERSION", "HAS_CUDA", "NVCC")
+load("@local_cuda//:defs.bzl", "CUDA_DIR", "CUDA_VERSION", "HAS_CUDA", "NVCC", "TORCH_CUDA_ARCH_LIST_GENCODE")
 load("@rules_cc//cc:defs.bzl", "cc_library")
 load("@torch//:defs.bzl", "CUDA_ARCH_LIST", "TORCH_CUDA", "TORCH_VERSION")
 load(
@@ -28,7 +28,7 @@ load(
     "labels",
     "torch_deps",
 )
-load(":cuda.bzl", "aten_cuda_objects", "gencode_flags")
+load(":cuda.bzl", "aten_cuda_objects")
 load(":generator_attrs.bzl", "generator_attrs", "shards_attr", "shards_flag")
 load(":providers.bzl", "AtenCodegenInfo", "AtenOpsInfo")
 
@@ -272,8 +272,10 @@ def aten_codegen(
       cuda_srcs: `.cu` kernel sources, compiled with the toolkit's nvcc into N_cuda (with the
         flags of torch's extension builder: rules/private/cuda.bzl). They include the
         generated `<ns>/ops/<root>_native.h` like `srcs` do.
-      cuda_gencode: nvcc's -gencode flags; None (the default): those of the wheel's
-        torch.cuda.get_arch_list() (machine code for each sm_, PTX for the newest).
+      cuda_gencode: nvcc's -gencode flags for this target's cuda_srcs. None (the default):
+        those of --@rules_aten//:cuda_archs if set, else of $TORCH_CUDA_ARCH_LIST if set (both
+        in torch's syntax, "8.0;9.0+PTX"), else of the wheel's torch.cuda.get_arch_list()
+        (machine code for each sm_, PTX for the newest; a line names them): cuda_archs.bzl.
       cuda_copts: extra nvcc options for cuda_srcs.
       copts: extra compiler options for N and N_cuda.
       pch: compile N's sources (`srcs` too) with GCC precompiled headers of the headers the
@@ -329,7 +331,11 @@ def aten_codegen(
                 name = name + "_cuda_kernels",
                 srcs = cuda_srcs,
                 deps = cuda_deps + [":" + name + "_headers"] + deps,
-                gencode = gencode_flags(CUDA_ARCH_LIST) if cuda_gencode == None else cuda_gencode,
+                gencode = cuda_gencode or [],
+                gencode_given = cuda_gencode != None,
+                env_gencode = TORCH_CUDA_ARCH_LIST_GENCODE,
+                wheel_arch_list = CUDA_ARCH_LIST,
+                wheel_version = TORCH_VERSION,
                 copts = cuda_copts,
                 nvcc = NVCC,
                 visibility = ["//visibility:private"],

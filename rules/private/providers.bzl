@@ -15,3 +15,11 @@ AtenOpsInfo = provider(
     doc = "The value of an aten_ops_flag build setting: an op selection, or \"\".",
     fields = {"value": "The string given on the command line (or the default)."},
 )
+
+CudaArchsInfo = provider(
+    doc = "The value of a cuda_archs_flag build setting, and the nvcc -gencode flags it gives.",
+    fields = {
+        "gencode": "nvcc's -gencode flags; empty when `value` is.",
+        "value": "The string given on the command line (TORCH_CUDA_ARCH_LIST's syntax), or \"\".",
+    },
+)

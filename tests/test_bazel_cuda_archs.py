@@ -1,0 +1,166 @@
+"""The GPU architectures nvcc compiles `cuda_srcs` for (rules/private/cuda_archs.bzl):
+TORCH_CUDA_ARCH_LIST in torch's syntax, the --@rules_aten//:cuda_archs build setting (which
+wins), and one message for a value that does not parse.
+
+On examples/cuda_ops with the default (CPU) torch and the local CUDA toolkit: with a CPU wheel,
+//:cudaops_cuda still compiles kernels.cu with nvcc (it is not linked into the library). The
+nvcc command lines are read with `bazel aquery`; the last test compiles, twice, to show that a
+change of the variable reruns the nvcc compile and what depends on it, and nothing else. The
+wheel's own list (the default, with its one-line notice) is on a CUDA wheel only:
+tests/test_cuda_wheel.py.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from tests.bazel_helpers import REPO, VENV_PYTHON, bazel, own_output_base, read_execution_log
+
+pytestmark = pytest.mark.bazel
+
+EXAMPLE = REPO / "examples" / "cuda_ops"
+TOOLKIT = Path(os.environ.get("CUDA_HOME") or "/usr/local/cuda")
+KERNELS = "//:cudaops_cuda_kernels"
+_KEY = hashlib.sha256(str(REPO).encode()).hexdigest()[:12]
+OUTPUT_BASE = Path(tempfile.gettempdir()) / f"rules_aten_cuda_archs_{_KEY}"
+GENCODE = re.compile(r"-gencode=arch=compute_\w+,code=\w+")
+
+if not (TOOLKIT / "include" / "cuda_runtime.h").exists():
+    pytest.skip(
+        f"no CUDA toolkit at {TOOLKIT} (set CUDA_HOME): nvcc's flags need one",
+        allow_module_level=True,
+    )
+
+
+def _env(arch_list: str | None) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("RULES_ATEN_")}
+    env.pop("TORCH_CUDA_ARCH_LIST", None)
+    env["RULES_ATEN_PYTHON"] = str(VENV_PYTHON)
+    env["CUDA_HOME"] = str(TOOLKIT)
+    if arch_list is not None:
+        env["TORCH_CUDA_ARCH_LIST"] = arch_list
+    return env
+
+
+def _bazel(*args: str, arch_list: str | None = None, check: bool = True):
+    return bazel(
+        *args,
+        cwd=EXAMPLE,
+        startup=own_output_base(OUTPUT_BASE, 300),
+        env=_env(arch_list),
+        check=check,
+    )
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _server():
+    yield
+    bazel("shutdown", cwd=EXAMPLE, startup=own_output_base(OUTPUT_BASE), check=False)
+
+
+def _gencode(*flags: str, arch_list: str | None = None) -> list[str]:
+    """The -gencode flags of the nvcc command line of kernels.cu."""
+    result = _bazel("aquery", *flags, f"mnemonic(AtenNvcc, {KERNELS})", arch_list=arch_list)
+    commands = [line for line in result.stdout.splitlines() if "Command Line:" in line]
+    assert len(commands) == 1, result.stdout[-4000:]
+    return sorted(GENCODE.findall(result.stdout))
+
+
+def _sm(n: str) -> str:
+    return f"-gencode=arch=compute_{n},code=sm_{n}"
+
+
+def _ptx(n: str) -> str:
+    return f"-gencode=arch=compute_{n},code=compute_{n}"
+
+
+@pytest.mark.parametrize(
+    ("arch_list", "expected"),
+    [
+        ("9.0", [_sm("90")]),
+        ("8.0;9.0+PTX", [_sm("80"), _ptx("90"), _sm("90")]),
+        ("8.0 9.0", [_sm("80"), _sm("90")]),  # space-separated, as torch takes it
+        ("Hopper", [_ptx("90"), _sm("90")]),  # torch's name: 9.0+PTX
+        ("Ampere;9.0a", [_sm("80"), _ptx("86"), _sm("86"), _sm("90a")]),
+    ],
+)
+def test_torch_cuda_arch_list_in_torchs_syntax(arch_list: str, expected: list[str]) -> None:
+    assert _gencode(arch_list=arch_list) == sorted(expected)
+
+
+def test_the_build_setting_wins_over_the_variable() -> None:
+    flag = "--@rules_aten//:cuda_archs=8.6;12.0+PTX"
+    assert _gencode(flag, arch_list="9.0") == sorted([_sm("86"), _sm("120"), _ptx("120")])
+
+
+def _one_message(result, start: str) -> str:
+    assert result.returncode != 0, result.stderr[-4000:]
+    fails = [line for line in result.stderr.splitlines() if "Error in fail:" in line]
+    assert len(fails) == 1, result.stderr[-6000:]
+    message = fails[0].split("Error in fail: ", 1)[1]
+    assert message.startswith(start), message
+    assert result.stderr.count(start) == 1, result.stderr[-6000:]
+    return message
+
+
+@pytest.mark.parametrize(
+    ("arch_list", "bad"),
+    [("9.1", "9.1"), ("native", "native"), ("8.0;;9.0", ""), ("Hopper+PTX", "9.0+PTX+PTX")],
+)
+def test_a_variable_that_does_not_parse_is_one_message(arch_list: str, bad: str) -> None:
+    result = _bazel("build", "--nobuild", KERNELS, arch_list=arch_list, check=False)
+    message = _one_message(
+        result,
+        f'rules_aten: TORCH_CUDA_ARCH_LIST="{arch_list}": unknown CUDA architecture "{bad}"',
+    )
+    assert "separated by ; or spaces" in message and "Hopper" in message, message
+
+
+def test_a_build_setting_that_does_not_parse_is_one_message() -> None:
+    result = _bazel("build", "--nobuild", "--@rules_aten//:cuda_archs=sm_90", KERNELS, check=False)
+    _one_message(
+        result,
+        'rules_aten: --@rules_aten//:cuda_archs="sm_90": unknown CUDA architecture "sm_90"',
+    )
+
+
+def _tool_sources() -> str:
+    """A digest of the generator's sources (tool/), to tell whether they changed."""
+    digest = hashlib.sha256()
+    for path in sorted((REPO / "tool").rglob("*")):
+        if path.is_file() and "__pycache__" not in path.parts:
+            digest.update(str(path).encode() + path.read_bytes())
+    return digest.hexdigest()
+
+
+def test_a_change_of_the_variable_reruns_only_the_nvcc_compile(tmp_path: Path) -> None:
+    """//:cudaops_cuda (the CUDA registrations, compiled as C++, and kernels.cu) built with one
+    list, then with another: only kernels.cu is compiled again, and the archive it is in made
+    again (libcudaops_cuda_kernels.a).
+
+    The generator's actions run again too when the generator's own sources (tool/) change
+    between the two builds, as they may in a checkout being edited: then those are left out."""
+    target = "//:cudaops_cuda"
+    tool_before = _tool_sources()
+    _bazel("build", "--symlink_prefix=/", target, arch_list="8.0")
+    log = tmp_path / "exec.json"
+    _bazel(
+        "build",
+        "--symlink_prefix=/",
+        f"--execution_log_json_file={log}",
+        target,
+        arch_list="9.0",
+    )
+    spawns = read_execution_log(log)
+    if _tool_sources() != tool_before:
+        spawns = [s for s in spawns if s.get("mnemonic") in ("AtenNvcc", "CppLink")]
+    ran = sorted((s.get("mnemonic"), Path(s["listedOutputs"][0]).name) for s in spawns)
+    assert ran == [("AtenNvcc", "kernels.pic.o"), ("CppLink", "libcudaops_cuda_kernels.a")], ran
+    (nvcc,) = [s for s in spawns if s.get("mnemonic") == "AtenNvcc"]
+    assert GENCODE.findall(" ".join(nvcc["commandArgs"])) == [_sm("90")]
