@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -142,14 +141,50 @@ def test_torch_installed_in_place_is_found_after_bazel_sync_configure(
         flag.unlink(missing_ok=True)
 
 
-def test_an_unsupported_torch_release_is_one_message(workspace: Path, tmp_path: Path):
+def test_a_torch_release_below_the_floor_is_one_message(workspace: Path, tmp_path: Path):
     fake = tmp_path / "site-packages" / "torch"
     for sub in ("include", "lib"):
         (fake / sub).mkdir(parents=True)
-    (fake / "version.py").write_text("__version__ = '2.99.0+cpu'\ncuda = None\n")
+    (fake / "version.py").write_text("__version__ = '2.10.0+cpu'\ncuda = None\n")
     result = _build(workspace, _env(RULES_ATEN_TORCH_DIR=str(fake)))
-    message = _the_one_message(result, f"rules_aten: torch 2.99.0+cpu at {fake} is not supported:")
-    assert re.search(r"has the facts of torch [\d., ]+ only, none of 2\.99", message), message
+    message = _the_one_message(result, f"rules_aten: torch 2.10.0+cpu at {fake} is older than")
+    assert message.endswith(
+        "is older than torch 2.11, the oldest release rules_aten supports; install torch 2.11 "
+        "or newer, or point RULES_ATEN_TORCH_DIR at one"
+    ), message
+
+
+def test_a_newer_torch_release_builds_after_one_warning(workspace: Path, tmp_path: Path):
+    """A release newer than the newest known one: the installed wheel under another version
+    (its headers, libraries and torchgen linked), built with the newest release's facts."""
+    import torch
+
+    real = Path(torch.__file__).parent
+    site = tmp_path / "site-packages"
+    fake = site / "torch"
+    fake.mkdir(parents=True)
+    for sub in ("include", "lib"):
+        (fake / sub).symlink_to(real / sub)
+    (site / "torchgen").symlink_to(real.parent / "torchgen")
+    (fake / "version.py").write_text("__version__ = '2.99.0+cpu'\ncuda = None\n")
+    env = _env(RULES_ATEN_TORCH_DIR=str(fake))
+    result = bazel(
+        "build",
+        TARGET,
+        cwd=workspace,
+        startup=own_output_base(BASE / "output_base"),
+        env=env,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr[-6000:]
+    warning = (
+        f"rules_aten: warning: torch 2.99.0+cpu at {fake} is newer than the releases rules_aten "
+        "knows (2.11 to 2.15): building it with the facts of torch 2.15"
+    )
+    assert result.stderr.count("is newer than the releases rules_aten knows") == 1, result.stderr[
+        -6000:
+    ]
+    assert warning in result.stderr, result.stderr[-6000:]
 
 
 def test_a_missing_interpreter_is_one_message(workspace: Path, tmp_path: Path):

@@ -27,6 +27,7 @@ _GENERATOR_FACTS = [
     "cuda",
     "cxx11_abi",
     "dispatch_keys",
+    "facts_release",
     "headers",
     "native_kernels",
     "release",
@@ -174,24 +175,59 @@ cc_library(name = "torch_cuda")
 """
 
 def _supported_releases(rctx):
-    """The releases tool/atengen/torch_facts.py has facts for (its SUPPORTED_RELEASES line)."""
+    """The releases tool/atengen/torch_facts.py has facts for (its SUPPORTED_RELEASES line), oldest first."""
     for line in rctx.read(rctx.path(_FACTS)).split("\n"):
         if line.startswith("SUPPORTED_RELEASES = "):
             return [r.strip().strip("\"") for r in line.split("(")[1].split(")")[0].split(",") if r.strip()]
     fail("rules_aten: no SUPPORTED_RELEASES line in {}".format(_FACTS))
 
-def _check_release(rctx, info, torch_dir):
-    """The one-line error when the release is not supported or a library is missing, or None."""
+def _release_number(release):
+    """2014 for "2.14", or None when it is not two numbers."""
+    parts = release.split(".")
+    if len(parts) != 2 or not parts[0].isdigit() or not parts[1].isdigit():
+        return None
+    return int(parts[0]) * 1000 + int(parts[1])
+
+def _facts_release(rctx, info, torch_dir):
+    """(the release whose facts the generator uses, the one-line error or None).
+
+    A release older than the oldest supported one is an error; one newer than the newest is
+    built with the newest one's facts, after one warning (printed when the repository is
+    fetched; torch_facts.json names that release, so the generator does not warn again)."""
     supported = _supported_releases(rctx)
-    if info["release"] != "unknown" and info["release"] not in supported:
-        return (("rules_aten: torch {} at {} is not supported: tool/atengen/torch_facts.py has the " +
-                 "facts of torch {} only, none of {}; install one of those, or point {} at one").format(
+    release = info["release"]
+    number = _release_number(release)
+    if release == "unknown" or number == None:
+        return release, None
+    if number < _release_number(supported[0]):
+        return release, ("rules_aten: torch {} at {} is older than torch {}, the oldest release " +
+                         "rules_aten supports; install torch {} or newer, or point {} at one").format(
             info["version"],
             torch_dir,
-            ", ".join(supported),
-            info["release"],
+            supported[0],
+            supported[0],
             TORCH_DIR_ENV,
+        )
+    if number > _release_number(supported[-1]):
+        # buildifier: disable=print
+        print(("rules_aten: warning: torch {} at {} is newer than the releases rules_aten knows " +
+               "({} to {}): building it with the facts of torch {} (tool/atengen/torch_facts.py)").format(
+            info["version"],
+            torch_dir,
+            supported[0],
+            supported[-1],
+            supported[-1],
         ))
+        return supported[-1], None
+    return release, None
+
+def _check_release(rctx, info, torch_dir):
+    """The one-line error when the release is not supported or a library is missing, or None."""
+    facts_release, error = _facts_release(rctx, info, torch_dir)
+    if error:
+        return error
+    if facts_release != info["release"]:
+        info["facts_release"] = facts_release
     missing = [lib for lib in ["libc10.so", "libtorch_cpu.so", "libtorch.so"] if lib not in info["libraries"]]
     if info["cuda"]:
         missing += [lib for lib in ["libc10_cuda.so", "libtorch_cuda.so"] if lib not in info["libraries"]]
