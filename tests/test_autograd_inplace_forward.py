@@ -122,3 +122,22 @@ def test_aten_inplace_ops_reusing_out_of_place_forward_formulas(tmp_path, instal
     _build(sources, lib)
     cases = {n: 5 if n in ATEN_OPS[:3] else 3 for n in ATEN_OPS}
     _check("aten", lib, list(ATEN_OPS), cases)
+
+
+def test_in_place_calls_on_self_t_are_left_as_torch_writes_them(tmp_path, installed_yaml):
+    """torch's own in-place entries update self_t in place, some changing its shape (`t_`):
+    they are neither copied into self's tangent nor run on a copy of it."""
+    from atengen.cli.main import main
+
+    op_yaml, tags_yaml = installed_yaml
+    out = tmp_path / "generated"
+    argv = ["atengen", "autograd", f"--op_yaml={op_yaml}", f"--tags_yaml={tags_yaml}"]
+    argv += [f"--derivatives_yaml={packaged_derivatives_yaml()}", "--namespace=aten"]
+    argv += ["--ops=t_,_index_put_impl_,threshold_", "--shards=1", f"--output_dir={out}"]
+    assert main(argv) == 0
+    (source,) = out.glob("*.cpp")
+    text = source.read_text()
+    assert "auto self_new_fw_grad = self_t.t_();" in text
+    assert "auto self_new_fw_grad = at::_index_put_impl_(self_t, indices, values_t, " in text
+    assert "auto self_new_fw_grad = self_t.copy_(threshold_backward(self_t.conj()" in text
+    assert "self_t_raw.copy_(" not in text and "self_t.clone()" not in text

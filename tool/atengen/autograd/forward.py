@@ -138,6 +138,7 @@ def _linear(key, f, entry_name, args, forward_derivatives, args_with_derivatives
 
 
 _SINGLE_METHOD_ON_SELF_T = re.compile(r"self_t\.(\w*)\((.*)\)")
+_FUNCTION_ON_SELF_T = re.compile(r"(?:at::)?(\w+)\(self_t\b(.*)\)", re.DOTALL)
 
 
 def _single_call_args(between: str) -> bool:
@@ -153,6 +154,17 @@ def _single_call_args(between: str) -> bool:
     return True
 
 
+def _updates_self_t(formula: str) -> bool:
+    """The formula is one call of an in-place op (named `..._`, `_symint` aside) on self_t:
+    `self_t.mul_(x)`, `at::_index_put_impl_(self_t, ...)`, which returns self_t, updated."""
+    m = _SINGLE_METHOD_ON_SELF_T.fullmatch(formula) or _FUNCTION_ON_SELF_T.fullmatch(formula)
+    return (
+        m is not None
+        and _single_call_args(m.group(2))
+        and m.group(1).removesuffix("_symint").endswith("_")
+    )
+
+
 def inplace_forward(
     f: NativeFunction, info_name: str, fd: ForwardDerivative, is_exact_match: bool
 ) -> ForwardDerivative:
@@ -162,7 +174,9 @@ def inplace_forward(
     written for the in-place op must not read the overwritten input (`self_p`);
     one reused from the out-of-place op reads a copy of it (`original_self_p`),
     and updates self's tangent in place, directly (`self_t.op_(...)`) when the
-    formula is one call of this very op on `self_t`.
+    formula is one call of this very op on `self_t`. An in-place op's own formula
+    that is not an in-place call on self_t (`self_t * factor`) computes the
+    tangent out of place: it is copied into self's tangent, as a reused one is.
     """
     formula = fd.formula
     if uses(formula, "self_p"):
@@ -178,12 +192,17 @@ def inplace_forward(
     primals = fd.required_inputs_primal
     if uses(formula, "self_p"):
         primals = (*primals, "self") if primals else ("self",)
+    copies = False
     if not is_exact_match:
         m = _SINGLE_METHOD_ON_SELF_T.fullmatch(formula)
         if m and _single_call_args(m.group(2)) and m.group(1) == info_name:
             formula = f"self_t_raw.defined() ? self_t_raw.{m.group(1)}_({m.group(2)}) : {formula}"
         else:
             formula = f"self_t_raw.defined() ? self_t_raw.copy_({formula}) : {formula}"
+            copies = True
+    elif not _updates_self_t(formula.strip()):
+        formula = f"self_t_raw.defined() ? self_t_raw.copy_({formula}) : {formula}"
+        copies = True
     return ForwardDerivative(
         formula=formula,
         var_names=("self",),
@@ -193,4 +212,5 @@ def inplace_forward(
         required_original_self_value=uses(formula, "original_self_p")
         or uses(formula, "original_self_t"),
         is_reusing_outplace_formula=not is_exact_match,
+        copies_into_self_t=copies,
     )

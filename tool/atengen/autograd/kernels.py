@@ -66,12 +66,10 @@ class AutogradKernel:
     tangent_inputs: tuple[str, ...]  # inputs whose tangents forward formulas read
     primals: tuple[str, ...]  # inputs whose primals (`x_p`) forward formulas read
     original_self: bool  # forward formulas read self's value from before an in-place op
-    # In-place: the formula reads self's tangent, which is overwritten after it runs, so under
-    # grad mode it reads a copy (a graph through the formula may have saved it), as in torch.
+    # In-place: a formula computing self's new tangent out of place reads self's tangent,
+    # which is overwritten after it runs; under grad mode it reads a copy (a graph through the
+    # formula may have saved it), as in torch.
     clone_self_tangent: bool
-    # In-place, the entry's own formula: autograd refuses to replace a tangent self already has,
-    # so a tangent the formula computed out of place is copied into self's.
-    copy_into_self_tangent: bool
     # output_differentiability's condition (a C++ expression of the inputs): false, the output
     # is not differentiable, backward or forward, as in torch's kernels.
     condition: str
@@ -138,17 +136,12 @@ def autograd_kernel(
         tangent_inputs=tuple(tangent_inputs),
         primals=tuple(sorted({n for x in forward for n in (x.required_inputs_primal or ())})),
         original_self=any(x.required_original_self_value for x in forward),
-        # torch's kernels clone it for out-of-place formulas reused by the in-place op, which
-        # read a copy of self's old tangent instead when they read its old value.
+        # torch's kernels clone it for the formulas they reuse, whether copied into self's
+        # tangent or applied to it directly; the in-place op's own formula only when copied.
         clone_self_tangent=inplace_forward is not None
         and "self" in tangent_inputs
-        and not (
-            inplace_forward.is_reusing_outplace_formula
-            and inplace_forward.required_original_self_value
-        ),
-        # A reused formula is already `self_t_raw.defined() ? self_t_raw.copy_(...) : ...`.
-        copy_into_self_tangent=inplace_forward is not None
-        and not inplace_forward.is_reusing_outplace_formula,
+        and uses(inplace_forward.formula, "self_t")
+        and (inplace_forward.is_reusing_outplace_formula or inplace_forward.copies_into_self_t),
         condition=(info.output_differentiability_conditions or ("",))[0],
         element_forward=element_forward,
     )

@@ -274,6 +274,7 @@ def _foreach_info(
                 tuple(primals),
                 fd.required_original_self_value,
                 fd.is_reusing_outplace_formula,
+                fd.copies_into_self_t,
             )
         )
     info = DifferentiabilityInfo(

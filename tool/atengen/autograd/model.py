@@ -58,6 +58,9 @@ class ForwardDerivative:
     # old value need a copy of it taken before the kernel runs.
     required_original_self_value: bool = False
     is_reusing_outplace_formula: bool = False
+    # An in-place variant's formula that computes self's new tangent out of place and copies it
+    # into the tangent self has: autograd refuses to replace that tensor.
+    copies_into_self_t: bool = False
 
 
 @dataclass(frozen=True, slots=True)
