@@ -79,7 +79,7 @@ archive, with --whole-archive.""",
     toolchains = ["@bazel_tools//tools/cpp:toolchain_type"],
 )
 
-def aten_archive_library(name, srcs, deps, copts, visibility, tags, generated_srcs = [], pch_deps = None, extra_libraries = []):
+def aten_archive_library(name, srcs, deps, copts, visibility, tags, generated_srcs = [], pch_deps = None, pch_after = [], extra_libraries = []):
     """Target `name`: the sources compiled by the cc_library `<name>_objects`, as its archive.
 
     Args:
@@ -97,6 +97,8 @@ def aten_archive_library(name, srcs, deps, copts, visibility, tags, generated_sr
         and would rebuild them, and with them every source. `generated_srcs` are offered both;
         `srcs`, then compiled by `<name>_srcs_objects`, start with `<name>_pch_kernels`, which
         holds <ATen/ATen.h> too (kernels start with it).
+      pch_after: files the precompiled headers' actions wait for (pch.bzl's `after`): the
+        generator's `generated` stamp, so that a YAML mistake fails before they start.
       extra_libraries: more alwayslink libraries to link whole with the archive (the nvcc
         objects of aten_codegen's cuda_srcs).
     """
@@ -109,6 +111,7 @@ def aten_archive_library(name, srcs, deps, copts, visibility, tags, generated_sr
                 name = pch,
                 kind = kind,
                 deps = pch_deps,
+                after = pch_after,
                 copts = copts,
                 visibility = ["//visibility:private"],
                 tags = tags,
@@ -126,6 +129,7 @@ def aten_archive_library(name, srcs, deps, copts, visibility, tags, generated_sr
                 name = kernels,
                 kind = "kernels",
                 deps = pch_deps,
+                after = pch_after,
                 copts = copts,
                 visibility = ["//visibility:private"],
                 tags = tags,

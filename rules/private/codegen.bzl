@@ -105,6 +105,19 @@ def _aten_codegen_impl(ctx):
         )
         srcs.append(autograd)
 
+    # A file of fixed contents made once the generators have run: the precompiled headers wait
+    # for it (pch.bzl's `after`), so that a mistake in the YAML is reported before any compile
+    # starts, and, as its bytes never change, a regeneration does not rebuild them.
+    generated = ctx.actions.declare_file(prefix + "generated.stamp")
+    ctx.actions.run_shell(
+        command = 'echo "generated" > "$1"',
+        arguments = [generated.path],
+        inputs = [cpu] + ([autograd] if autograd else []),
+        outputs = [generated],
+        mnemonic = "AtenCodegenDone",
+        progress_message = "Generated %s" % ctx.label,
+    )
+
     # The users' kernels include "<ns>/ops/<root>_native.h" from the header tree. (cc_common and
     # CcInfo are Bazel 4's built-ins; Debian's rules_cc 0.0.4 has no cc/common to load them from.)
     # buildifier: disable=native-cc-common
@@ -119,6 +132,7 @@ def _aten_codegen_impl(ctx):
             autograd_srcs = depset([autograd] if autograd else []),
             cuda_srcs = depset([cuda] if cuda else []),
             headers = depset([headers]),
+            generated = depset([generated]),
         ),
         CcInfo(compilation_context = compilation_context),  # buildifier: disable=native-cc-info
         AtenCodegenInfo(
@@ -134,7 +148,8 @@ aten_codegen_sources = rule(
     implementation = _aten_codegen_impl,
     doc = """Runs `atengen generate` once; see the file's doc for the trees it writes.
 
-Returns DefaultInfo (all trees), output groups `cpu_srcs`, `cuda_srcs` and `headers`,
+Returns DefaultInfo (all trees), output groups `cpu_srcs`, `cuda_srcs`, `headers` and
+`generated` (a file of fixed contents, made after the generators ran),
 AtenCodegenInfo, and a CcInfo whose compilation context puts the header tree on the include
 path. Use the aten_codegen macro rather than this rule.""",
     attrs = dict(generator_attrs(default_to_torch = False), **{
@@ -309,7 +324,7 @@ def aten_codegen(
         visibility = visibility,
         tags = tags,
     )
-    codegen_outputs(name, codegen, ["cpu_srcs", "cuda_srcs"], visibility, tags)
+    codegen_outputs(name, codegen, ["cpu_srcs", "cuda_srcs", "generated"], visibility, tags)
 
     library_deps = labels(["//rules/runtime"]) + torch_deps()
     aten_archive_library(
@@ -319,6 +334,7 @@ def aten_codegen(
         deps = library_deps + [":" + name + "_headers"] + deps,
         copts = copts,
         pch_deps = library_deps if pch else None,
+        pch_after = [":{}_generated".format(codegen)],
         visibility = visibility,
         tags = tags,
     )

@@ -34,6 +34,11 @@ copts and -fPIC, and the include paths and defines of `deps`: the targets of the
 holds (torch's, the runtime's). Not the library's generated headers or kernel libraries: they
 change with every operator edit, and would rebuild the .gch, and with it every source.
 
+The headers wait for the generator (`after`: its `generated` stamp, whose bytes never change), so
+that on a cold build a mistake in the op or derivatives YAML fails the generator's action, which
+takes seconds, before these compiles, which take minutes on a loaded machine, have started; as
+the stamp's bytes are the same after every regeneration, the headers are not rebuilt by it.
+
 GCC's dependency file (.d) does not name the .gch, nor any header inside it, and Bazel's action
 cache only looks at the inputs a compile's .d names: a new torch wheel would rebuild the .gch but
 not the sources compiled with the old one. So the action also writes `<name>_stamp.h`, a comment
@@ -161,7 +166,7 @@ def _aten_pch_impl(ctx):
             action_name = CPP_COMPILE_ACTION_NAME,
             variables = variables,
         ),
-        inputs = depset([header], transitive = [deps.headers, cc_toolchain.all_files]),
+        inputs = depset([header] + ctx.files.after, transitive = [deps.headers, cc_toolchain.all_files]),
         outputs = [gch, stamp],
         mnemonic = "AtenPch",
         # The label formatted here: Bazel 4.2.3 prints a `%{label}` placeholder as it is (later
@@ -180,6 +185,12 @@ aten_pch = rule(
     implementation = _aten_pch_impl,
     doc = "A precompiled header of the generated sources' common headers (see pch.bzl).",
     attrs = {
+        "after": attr.label_list(
+            allow_files = True,
+            doc = "Files the action waits for, whose bytes never change: the generator's " +
+                  "`generated` stamp, so that the generator's errors come before this compile " +
+                  "(which takes seconds to minutes) starts.",
+        ),
         "copts": attr.string_list(doc = "The copts of the library that uses it."),
         "kind": attr.string(
             default = "full",
