@@ -227,6 +227,24 @@ def test_example_builds_loads_and_runs_where_it_can(toolkit: Path, summary: list
     summary.append(f"CUDA example: cuda kernels {report['details']['cuda']}")
 
 
+def test_without_a_setting_nvcc_targets_the_wheels_list_and_says_so(toolkit: Path) -> None:
+    """No TORCH_CUDA_ARCH_LIST, no --@rules_aten//:cuda_archs: the wheel's architectures (an
+    sm_ each, PTX of the newest), and one line naming them and how to narrow them."""
+    env = {k: v for k, v in ENV.items() if k != "TORCH_CUDA_ARCH_LIST"}
+    result = _bazel(
+        EXAMPLE, "cuda_example", "aquery", "mnemonic(AtenNvcc, //:cudaops_cuda_kernels)", env=env
+    )
+    arch_list = torch.cuda.get_arch_list()
+    sms = [a.removeprefix("sm_") for a in arch_list if a.startswith("sm_")]
+    expected = {f"-gencode=arch=compute_{n},code=sm_{n}" for n in sms}
+    expected.add(f"-gencode=arch=compute_{sms[-1]},code=compute_{sms[-1]}")
+    assert set(re.findall(r"-gencode=arch=compute_\w+,code=\w+", result.stdout)) == expected
+    notes = [line for line in result.stderr.splitlines() if "for every architecture of" in line]
+    assert len(notes) == 1, result.stderr[-4000:]
+    assert " ".join(arch_list) in notes[0] and "TORCH_CUDA_ARCH_LIST" in notes[0], notes[0]
+    assert "--@rules_aten//:cuda_archs" in notes[0], notes[0]
+
+
 def test_cuda_kernels_run_on_a_gpu(toolkit: Path) -> None:
     if not torch.cuda.is_available():
         pytest.skip(NO_GPU)
@@ -236,7 +254,7 @@ def test_cuda_kernels_run_on_a_gpu(toolkit: Path) -> None:
 def _one_error_line(result: subprocess.CompletedProcess, pattern: str) -> str:
     assert result.returncode != 0
     lines = [line for line in result.stderr.splitlines() if re.search(pattern, line)]
-    assert len(lines) >= 1, result.stderr[-4000:]
+    assert len(lines) == 1, result.stderr[-4000:]  # printed once
     return lines[0]
 
 
