@@ -3,12 +3,14 @@ edit-loop benchmark (benchmarks/bench_edit_loop.py), which build the same worksp
 
 The code blocks that README.md marks with `<!-- quickstart: NAME -->` are written, unchanged
 except for the path of this checkout in the WORKSPACE's local_repository, into a directory outside
-the repository as the files NAME; `.venv` there links to this checkout's `.venv`.
+the repository as the files NAME; `.venv` there links to this checkout's `.venv`, or to the venv of
+$RULES_ATEN_PYTHON when that is set.
 """
 
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 import shutil
 import tempfile
@@ -16,7 +18,14 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 README = REPO / "README.md"
-VENV = REPO / ".venv"
+# The venv that the workspace's `.venv` links to: this checkout's, or the one whose interpreter
+# RULES_ATEN_PYTHON names (./dev test-releases: the venvs of other torch releases). Bazel itself
+# runs without RULES_ATEN_PYTHON and finds `.venv`, as the quickstart says.
+VENV = (
+    Path(os.environ["RULES_ATEN_PYTHON"]).absolute().parent.parent
+    if os.environ.get("RULES_ATEN_PYTHON")
+    else REPO / ".venv"
+)
 
 # `<!-- quickstart: NAME -->`, then a fenced block: NAME and the block's text.
 QUICKSTART_BLOCK = re.compile(
@@ -26,9 +35,21 @@ WORKSPACE_FILES = ("WORKSPACE", ".bazelrc", "ops.yaml", "kernels.cpp", "BUILD.ba
 PYTHON_SNIPPET = "use_myops.py"
 COMMANDS = "commands"
 CHECKOUT_PLACEHOLDER = '"/path/to/rules_aten"'
+# The README's alternative to the http_archive: a local_repository of a clone.
+LOCAL_REPOSITORY = "local_repository"
+# The http_archive of rules_aten in the WORKSPACE block, with the load of http_archive before it.
+HTTP_ARCHIVE = re.compile(
+    r'^load\("@bazel_tools//tools/build_defs/repo:http\.bzl", "http_archive"\)\n\n'
+    r'http_archive\(\n    name = "rules_aten",\n.*?^\)\n',
+    re.MULTILINE | re.DOTALL,
+)
+HTTP_ARCHIVE_SHA256 = re.compile(r'^    sha256 = "[^"]*",$', re.MULTILINE)
+HTTP_ARCHIVE_URLS = re.compile(r'^    urls = \["[^"]*"\],$', re.MULTILINE)
+HTTP_ARCHIVE_STRIP_PREFIX = re.compile(r'^    strip_prefix = "([^"]*)",$', re.MULTILINE)
 
 
-def quickstart_blocks() -> dict[str, str]:
+def readme_blocks() -> dict[str, str]:
+    """Every block README.md marks `<!-- quickstart: NAME -->`, as written."""
     blocks: dict[str, str] = {}
     for name, text in QUICKSTART_BLOCK.findall(README.read_text()):
         assert name not in blocks, f"README.md: two quickstart blocks named {name}"
@@ -36,10 +57,43 @@ def quickstart_blocks() -> dict[str, str]:
     return blocks
 
 
+def http_archive_of(workspace: str) -> str:
+    """The WORKSPACE block's http_archive of rules_aten (with the load before it)."""
+    matches = HTTP_ARCHIVE.findall(workspace)
+    assert len(matches) == 1, (
+        f"README.md's WORKSPACE block: {len(matches)} http_archive of rules_aten"
+    )
+    return matches[0]
+
+
+def quickstart_blocks() -> dict[str, str]:
+    """The quickstart's files, the WORKSPACE with the README's local_repository alternative in
+    place of the http_archive (its path CHECKOUT_PLACEHOLDER)."""
+    blocks = readme_blocks()
+    local = blocks.pop(LOCAL_REPOSITORY)
+    assert local.count(CHECKOUT_PLACEHOLDER) == 1, local
+    workspace = blocks["WORKSPACE"]
+    blocks["WORKSPACE"] = workspace.replace(http_archive_of(workspace), local)
+    return blocks
+
+
+def archive_workspace(url: str, sha256: str) -> str:
+    """The README's WORKSPACE block as written, its http_archive given url and sha256."""
+    workspace = readme_blocks()["WORKSPACE"]
+    archive = http_archive_of(workspace)
+    for pattern in (HTTP_ARCHIVE_SHA256, HTTP_ARCHIVE_URLS):
+        assert len(pattern.findall(archive)) == 1, archive
+    written = HTTP_ARCHIVE_SHA256.sub(f'    sha256 = "{sha256}",', archive)
+    written = HTTP_ARCHIVE_URLS.sub(f'    urls = ["{url}"],', written)
+    return workspace.replace(archive, written)
+
+
 def quickstart_base() -> Path:
     """Where the quickstart workspace and its output base live: in the temporary directory, kept
     between runs and keyed by this checkout's path, so that a second run finds its build."""
     key = hashlib.sha256(str(REPO).encode()).hexdigest()[:12]
+    if VENV != REPO / ".venv":  # one workspace and output base per venv
+        key += "_" + hashlib.sha256(str(VENV).encode()).hexdigest()[:8]
     return Path(tempfile.gettempdir()) / f"rules_aten_quickstart_{key}"
 
 
