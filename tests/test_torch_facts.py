@@ -312,6 +312,7 @@ def test_inplace_ops_with_python_meta_are_the_ones_torch_serves_so(installed_mod
         if meta and "_meta_registrations.py" in meta[0]:
             python_meta.add(str(f.name))
     assert len(candidates) > 30
-    assert tf.INPLACE_OPS_WITH_PYTHON_META == python_meta, sorted(
-        tf.INPLACE_OPS_WITH_PYTHON_META ^ python_meta
-    )
+    # The list is every release's: the names of this release's YAML.
+    names = {str(f.name) for f in installed_model.functions if f.namespace == "aten"}
+    listed = tf.INPLACE_OPS_WITH_PYTHON_META & names
+    assert listed == python_meta, sorted(listed ^ python_meta)

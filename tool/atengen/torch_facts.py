@@ -378,14 +378,17 @@ NATIVE_KERNELS_NOT_EXPORTED = frozenset(
 # In-place aten ops without a Meta kernel in the op YAML for which the wheel registers a Python
 # meta kernel (torch/_meta_registrations.py) over its generated C++ no-op one: the Python kernel
 # checks shapes (broadcasting into self), which functionalization relies on. A no-op Meta kernel
-# in a library loaded later would replace it, so the generator leaves these out. Checked against
-# the dispatcher by tests/test_torch_facts.py.
+# in a library loaded later would replace it, so the generator leaves these out. One list for
+# every supported release: a name a release's YAML lacks (_philox_normal_ and _philox_uniform_
+# before 2.12, _philox_randint_ before 2.15) matches nothing there. Checked against the
+# dispatcher of each release by tests/test_torch_facts.py.
 INPLACE_OPS_WITH_PYTHON_META = frozenset(
     """
     __ilshift__.Scalar __ilshift__.Tensor __irshift__.Scalar __irshift__.Tensor _philox_normal_
-    _philox_uniform_ addbmm_ bernoulli_.float cauchy_ exponential_ floor_divide_.Tensor
-    geometric_ hardswish_ hardtanh_ index_fill_.int_Scalar index_fill_.int_Tensor log_normal_
-    logit_ masked_fill_.Scalar masked_fill_.Tensor masked_scatter_ relu_ rrelu_with_noise_
+    _philox_randint_ _philox_uniform_ addbmm_ bernoulli_.float cauchy_ exponential_
+    floor_divide_.Tensor geometric_ hardswish_ hardtanh_ index_fill_.int_Scalar
+    index_fill_.int_Tensor log_normal_ logit_ masked_fill_.Scalar masked_fill_.Tensor
+    masked_scatter_ relu_ rrelu_with_noise_
     """.split()
 )
 
