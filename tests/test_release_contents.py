@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import io
+import json
 import re
 import subprocess
 import sys
@@ -18,6 +19,7 @@ import tarfile
 from pathlib import Path
 
 import pytest
+import yaml
 
 from tests.quickstart_helpers import archive_workspace
 
@@ -191,3 +193,45 @@ def test_a_version_that_is_not_the_module_s_is_refused(
     assert result.stderr.startswith("release: error: ") and message in result.stderr, result.stderr
     assert len(result.stderr.splitlines()) == 1, result.stderr
     assert not any(tmp_path.iterdir())
+
+
+BCR = REPO / ".bcr"
+# `name = "..."` of the examples' aten_codegen and external_backend_codegen targets.
+TARGET_NAME = re.compile(r'^    name = "(\w+)",$', re.MULTILINE)
+
+
+def test_the_bcr_templates_are_in_the_registry_s_form() -> None:
+    """.bcr/ as publish-to-bcr reads it: the metadata and source templates, and a presubmit whose
+    test module (examples/, a module of its own) builds every example's library."""
+    metadata = json.loads((BCR / "metadata.template.json").read_text())
+    assert set(metadata) == {"homepage", "maintainers", "repository", "versions", "yanked_versions"}
+    assert metadata["versions"] == [] and metadata["yanked_versions"] == {}
+    assert all(r.startswith("github:") for r in metadata["repository"]), metadata
+    source = json.loads((BCR / "source.template.json").read_text())
+    assert set(source) == {"integrity", "strip_prefix", "url"}, source
+    # The archive's top directory and name, as make_release.py writes them, with REPO=rules_aten.
+    version = module_version()
+    assert (
+        source["strip_prefix"].replace("{REPO}", "rules_aten").replace("{VERSION}", version)
+        == f"rules_aten-{version}"
+    )
+    assert source["url"].endswith("/{REPO}-{VERSION}.tar.gz"), source
+
+    presubmit = yaml.safe_load((BCR / "presubmit.yml").read_text())
+    module = presubmit["bcr_test_module"]
+    module_dir = REPO / module["module_path"]
+    module_file = (module_dir / "MODULE.bazel").read_text()
+    assert 'bazel_dep(name = "rules_aten", version = "0.0.0")' in module_file
+    assert 'module_name = "rules_aten",\n    path = "..",' in module_file
+    for task in (*presubmit["tasks"].values(), *module["tasks"].values()):
+        assert {"platform", "bazel"} <= task.keys(), task
+    (task,) = module["tasks"].values()
+    built = set(task["build_targets"])
+    examples = sorted(p.parent for p in module_dir.glob("*/BUILD.bazel"))
+    assert [p.name for p in examples] == ["cuda_ops", "lazy_backend", "privateuse1_backend"]
+    expected = {
+        f"//{example.name}:lib{name}.so"
+        for example in examples
+        for name in TARGET_NAME.findall((example / "BUILD.bazel").read_text())
+    }
+    assert built == expected, (built, expected)
