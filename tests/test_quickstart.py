@@ -51,7 +51,10 @@ def quickstart_workspace() -> Path:
     if shutil.which("bazel") is None:
         pytest.fail("bazel is not on PATH; run ./dev setup")
     if not (VENV / "bin" / "python3").exists():
-        pytest.fail(f"{VENV}/bin/python3 missing; run ./dev setup")
+        pytest.fail(
+            f"{VENV}/bin/python3 missing; run ./dev setup (a venv named by RULES_ATEN_PYTHON: "
+            "./dev test-releases installs those of the releases)"
+        )
     return write_quickstart_workspace()
 
 
