@@ -86,6 +86,24 @@ def generate_into(tmp_path, op_yaml, tags_yaml, *extra: str) -> subprocess.Compl
     )
 
 
+def autograd_into(tmp_path, op_yaml: str, derivatives: str, *flags: str):
+    """`atengen autograd` of ``derivatives`` over ``op_yaml`` (written to tmp_path with the test
+    tags) into tmp_path/out, in this process; (the process, the output directory)."""
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    for name, text in (("ops", op_yaml), ("tags", TAGS_YAML), ("derivatives", derivatives)):
+        (tmp_path / f"{name}.yaml").write_text(text)
+    out = tmp_path / "out"
+    proc = run_cli(
+        "autograd",
+        f"--op_yaml={tmp_path / 'ops.yaml'}",
+        f"--tags_yaml={tmp_path / 'tags.yaml'}",
+        f"--derivatives_yaml={tmp_path / 'derivatives.yaml'}",
+        f"--output_dir={out}",
+        *flags,
+    )
+    return proc, out
+
+
 def run_cli_process(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
     """``python -m atengen ARGS`` in a child process, for what only a real process shows: tool/
     on PYTHONPATH (pytest's `pythonpath` setting reaches only this process), os.environ updated

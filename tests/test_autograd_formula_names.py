@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.model_helpers import TAGS_YAML, run_cli
+from tests.model_helpers import autograd_into, run_cli
 from tests.oracle.torchgen_autograd import packaged_derivatives_yaml
 
 OPS = """\
@@ -24,17 +24,7 @@ SPLIT2 = "- name: nm::split2(Tensor self) -> (Tensor low, Tensor high)\n"
 
 
 def _check(tmp_path, derivatives: str):
-    for name, text in (("ops", OPS), ("tags", TAGS_YAML), ("derivatives", derivatives)):
-        (tmp_path / f"{name}.yaml").write_text(text)
-    out = tmp_path / "out"
-    proc = run_cli(
-        "autograd",
-        f"--op_yaml={tmp_path / 'ops.yaml'}",
-        f"--tags_yaml={tmp_path / 'tags.yaml'}",
-        f"--derivatives_yaml={tmp_path / 'derivatives.yaml'}",
-        "--namespace=nm",
-        f"--output_dir={out}",
-    )
+    proc, out = autograd_into(tmp_path, OPS, derivatives, "--namespace=nm")
     return proc, out.exists()
 
 

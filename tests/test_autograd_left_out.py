@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 
-from tests.model_helpers import TAGS_YAML, run_cli
+from tests.model_helpers import autograd_into, run_cli
 from tests.oracle.torchgen_autograd import packaged_derivatives_yaml
 
 OPS = """\
@@ -33,17 +33,7 @@ DERIVATIVES = """\
 
 
 def test_functions_calling_unexported_helpers_are_left_out_one_line_per_helper(tmp_path):
-    for name, text in (("ops", OPS), ("tags", TAGS_YAML), ("derivatives", DERIVATIVES)):
-        (tmp_path / f"{name}.yaml").write_text(text)
-    out = tmp_path / "out"
-    proc = run_cli(
-        "autograd",
-        f"--op_yaml={tmp_path / 'ops.yaml'}",
-        f"--tags_yaml={tmp_path / 'tags.yaml'}",
-        f"--derivatives_yaml={tmp_path / 'derivatives.yaml'}",
-        "--shards=0",
-        f"--output_dir={out}",
-    )
+    proc, out = autograd_into(tmp_path, OPS, DERIVATIVES, "--shards=0")
     assert (proc.returncode, proc.stderr) == (0, "")
     tail = (
         ", which torch/csrc/autograd/FunctionsManual.h declares but the torch wheel does not export"

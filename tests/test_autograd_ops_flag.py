@@ -5,7 +5,7 @@ namespace."""
 
 from __future__ import annotations
 
-from tests.model_helpers import TAGS_YAML, run_cli, tree
+from tests.model_helpers import autograd_into, tree
 
 # A custom namespace with an operator named `all`, as aten has one.
 OPS = """\
@@ -25,19 +25,8 @@ DERIVATIVES = """\
 
 
 def _run(tmp_path, *flags: str):
-    tmp_path.mkdir(exist_ok=True)
-    for name, text in (("ops", OPS), ("tags", TAGS_YAML), ("derivatives", DERIVATIVES)):
-        (tmp_path / f"{name}.yaml").write_text(text)
-    out = tmp_path / "out"
-    proc = run_cli(
-        "autograd",
-        f"--op_yaml={tmp_path / 'ops.yaml'}",
-        f"--tags_yaml={tmp_path / 'tags.yaml'}",
-        f"--derivatives_yaml={tmp_path / 'derivatives.yaml'}",
-        "--shards=0",  # one file per operator: the names say which were generated
-        f"--output_dir={out}",
-        *flags,
-    )
+    # --shards=0: one file per operator, so the names say which were generated
+    proc, out = autograd_into(tmp_path, OPS, DERIVATIVES, "--shards=0", *flags)
     return proc, sorted(tree(out)) if out.exists() else None
 
 
