@@ -274,6 +274,7 @@ at::Tensor & scale__autograd(c10::DispatchKeySet ks, at::Tensor & self, double f
   if (_any_has_forward_grad) {
     auto self_t_raw = fw_grad_of(self);
     auto self_t = fw_grad_or_zeros(self);
+    if (self_t_raw.defined() && at::GradMode::is_enabled()) self_t = self_t.clone();
     auto self_new_fw_grad = self_t_raw.defined() ? self_t_raw.copy_(myops::scale(self_t, factor)) : myops::scale(self_t, factor);
     if (self_new_fw_grad.defined() && self.defined()) {
       self._set_fw_grad(self_new_fw_grad, /*level=*/0, /*is_inplace_op=*/true);
