@@ -316,6 +316,7 @@ def test_an_entry_for_another_key_only_gets_a_kernel_of_that_key(tmp_path, insta
     assert "TORCH_LIBRARY_IMPL(aten, AutogradNestedTensor, m)" in nested.text
 
 
+@pytest.mark.slow
 def test_aten_functions_are_refused_only_for_helpers_the_wheel_does_not_export(installed_model):
     """Every aten function the wheel's whole derivatives.yaml differentiates, alone: the only
     refusals left are formulas calling FunctionsManual helpers the wheel does not export (about

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import re
 
+import pytest
+
 from tests.model_helpers import autograd_into, run_cli
 from tests.oracle.torchgen_autograd import packaged_derivatives_yaml
 
@@ -50,6 +52,7 @@ def test_functions_calling_unexported_helpers_are_left_out_one_line_per_helper(t
     assert 'm.impl("plain", ' in (out / "Autograd_plain.cpp").read_text()
 
 
+@pytest.mark.slow
 def test_torchs_whole_derivatives_yaml_is_generated_but_for_the_helpers_it_names(tmp_path):
     from tests.oracle.torchgen_model import packaged_yaml
 

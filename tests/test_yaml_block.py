@@ -218,6 +218,7 @@ def _documents(draw) -> str:
     return text
 
 
+@pytest.mark.slow
 @settings(max_examples=1500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(_documents())
 def test_generated_documents_read_as_pyyaml_reads_them(text):
