@@ -13,6 +13,7 @@ import hashlib
 import os
 import re
 import shutil
+import subprocess
 import tempfile
 from pathlib import Path
 
@@ -100,17 +101,36 @@ def quickstart_base() -> Path:
 def write_quickstart_workspace() -> Path:
     """The quickstart workspace, written afresh (its output base is kept); returns its root."""
     workspace = quickstart_base() / "workspace"
-    shutil.rmtree(workspace, ignore_errors=True)
-    workspace.mkdir(parents=True)
     assert not workspace.is_relative_to(REPO)
+    return write_workspace(workspace, VENV, (*WORKSPACE_FILES, PYTHON_SNIPPET))
+
+
+def write_workspace(root: Path, venv: Path, names=WORKSPACE_FILES) -> Path:
+    """``root`` made afresh with the README's blocks ``names`` (WORKSPACE pointing at this
+    checkout) and a ``.venv`` link to ``venv``; returns ``root``."""
+    shutil.rmtree(root, ignore_errors=True)
+    root.mkdir(parents=True)
     blocks = quickstart_blocks()
-    for name in (*WORKSPACE_FILES, PYTHON_SNIPPET):
+    for name in names:
         text = blocks[name]
         if name == "WORKSPACE":
             text = text.replace(CHECKOUT_PLACEHOLDER, f'"{REPO}"')
-        (workspace / name).write_text(text)
-    (workspace / ".venv").symlink_to(VENV)
-    return workspace
+        (root / name).write_text(text)
+    (root / ".venv").symlink_to(venv)
+    return root
+
+
+def run_snippet(workspace: Path) -> str:
+    """The README's Python snippet, run with the workspace's .venv; the last line it prints."""
+    result = subprocess.run(
+        [str(workspace / ".venv" / "bin" / "python"), PYTHON_SNIPPET],
+        cwd=workspace,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert result.returncode == 0, result.stderr[-4000:]
+    return result.stdout.strip().splitlines()[-1]
 
 
 def quickstart_startup() -> tuple[str, ...]:

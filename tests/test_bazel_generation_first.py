@@ -10,14 +10,13 @@ the stamp's fixed bytes keep the precompiled headers from being rebuilt by a reg
 from __future__ import annotations
 
 import hashlib
-import shutil
 import tempfile
 from pathlib import Path
 
 import pytest
 
 from tests.bazel_helpers import REPO, bazel, own_output_base, read_execution_log
-from tests.quickstart_helpers import CHECKOUT_PLACEHOLDER, quickstart_blocks
+from tests.quickstart_helpers import write_workspace
 
 pytestmark = pytest.mark.bazel
 
@@ -27,16 +26,7 @@ BASE = Path(tempfile.gettempdir()) / f"rules_aten_generation_first_{_KEY}"
 
 @pytest.fixture(scope="module")
 def workspace() -> Path:
-    root = BASE / "workspace"
-    shutil.rmtree(root, ignore_errors=True)
-    root.mkdir(parents=True)
-    blocks = quickstart_blocks()
-    for name in ("WORKSPACE", ".bazelrc", "ops.yaml", "kernels.cpp", "BUILD.bazel"):
-        text = blocks[name]
-        if name == "WORKSPACE":
-            text = text.replace(CHECKOUT_PLACEHOLDER, f'"{REPO}"')
-        (root / name).write_text(text)
-    (root / ".venv").symlink_to(REPO / ".venv")
+    root = write_workspace(BASE / "workspace", REPO / ".venv")
     yield root
     bazel("shutdown", cwd=root, startup=own_output_base(BASE / "output_base"), check=False)
 

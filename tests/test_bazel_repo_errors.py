@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -22,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from tests.bazel_helpers import REPO, VENV_PYTHON, bazel, own_output_base
-from tests.quickstart_helpers import CHECKOUT_PLACEHOLDER, quickstart_blocks
+from tests.quickstart_helpers import write_workspace
 
 pytestmark = pytest.mark.bazel
 
@@ -34,16 +33,7 @@ TARGET = "//:libmyops.so"
 @pytest.fixture(scope="module")
 def workspace() -> Path:
     """The quickstart's workspace, with a .venv link to this checkout's (the good interpreter)."""
-    root = BASE / "workspace"
-    shutil.rmtree(root, ignore_errors=True)
-    root.mkdir(parents=True)
-    blocks = quickstart_blocks()
-    for name in ("WORKSPACE", ".bazelrc", "ops.yaml", "kernels.cpp", "BUILD.bazel"):
-        text = blocks[name]
-        if name == "WORKSPACE":
-            text = text.replace(CHECKOUT_PLACEHOLDER, f'"{REPO}"')
-        (root / name).write_text(text)
-    (root / ".venv").symlink_to(REPO / ".venv")
+    root = write_workspace(BASE / "workspace", REPO / ".venv")
     yield root
     for output_base in ("output_base", "output_base_pip"):
         bazel("shutdown", cwd=root, startup=own_output_base(BASE / output_base), check=False)

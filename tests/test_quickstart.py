@@ -31,6 +31,7 @@ from tests.quickstart_helpers import (
     WORKSPACE_FILES,
     quickstart_blocks,
     quickstart_startup,
+    run_snippet,
     write_quickstart_workspace,
 )
 
@@ -56,19 +57,6 @@ def quickstart_workspace() -> Path:
             "./dev test-releases installs those of the releases)"
         )
     return write_quickstart_workspace()
-
-
-def run_snippet(workspace: Path) -> str:
-    """The README's Python snippet, run with the workspace's .venv; the last line it prints."""
-    result = subprocess.run(
-        [str(workspace / ".venv" / "bin" / "python"), PYTHON_SNIPPET],
-        cwd=workspace,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert result.returncode == 0, result.stderr[-4000:]
-    return result.stdout.strip().splitlines()[-1]
 
 
 def quickstart_bazel(workspace: Path, *args: str):

@@ -35,6 +35,7 @@ from tests.quickstart_helpers import (
     archive_workspace,
     http_archive_of,
     readme_blocks,
+    run_snippet,
 )
 from tests.test_release_contents import module_version
 
@@ -124,15 +125,7 @@ def test_the_quickstart_builds_and_runs_from_the_release_archive(summary: list[s
     assert unpacked == packed, sorted(unpacked.keys() ^ packed.keys())
     assert "rules/defs.bzl" in unpacked and not any(p.startswith("tests/") for p in unpacked)
 
-    result = subprocess.run(
-        [str(workspace / ".venv" / "bin" / "python"), PYTHON_SNIPPET],
-        cwd=workspace,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert result.returncode == 0, result.stderr[-4000:]
-    assert result.stdout.strip().splitlines()[-1] == EXPECTED_OUTPUT
+    assert run_snippet(workspace) == EXPECTED_OUTPUT
     size = archive.stat().st_size
     summary.append(
         f"release archive: the quickstart built libmyops.so from {archive.name} "
