@@ -63,9 +63,11 @@ print(json.dumps({"import_s": t1 - t0, "call_s": t2 - t1, "infos": n,
 import json, sys, time
 t0 = time.perf_counter()
 from atengen.autograd.load import load_derivatives
+from atengen.cli.common import autograd_helpers
 from atengen.model.operator_model import load_model
 t1 = time.perf_counter()
-model = load_derivatives(sys.argv[1], load_model(sys.argv[2], sys.argv[3]))
+helpers = autograd_helpers(None, None)  # the installed torch's, as a run without --torch_facts
+model = load_derivatives(sys.argv[1], load_model(sys.argv[2], sys.argv[3]), helpers)
 t2 = time.perf_counter()
 counts = model.counts()
 print(json.dumps({"import_s": t1 - t0, "call_s": t2 - t1, "infos": counts["entries"],

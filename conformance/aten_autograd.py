@@ -213,6 +213,7 @@ def main(argv: list[str] | None = None) -> int:
     import opinfo_grads
 
     from atengen.autograd.load import load_derivatives
+    from atengen.cli.common import autograd_helpers
     from atengen.model.operator_model import load_model
 
     started = time.monotonic()
@@ -220,7 +221,9 @@ def main(argv: list[str] | None = None) -> int:
     model = load_model(
         str(pk / "ATen/native/native_functions.yaml"), str(pk / "ATen/native/tags.yaml")
     )
-    derivatives = load_derivatives(str(pk / "autograd/derivatives.yaml"), model)
+    derivatives = load_derivatives(
+        str(pk / "autograd/derivatives.yaml"), model, autograd_helpers(None, None)
+    )
     taken, generated, refused = select(model, derivatives)
     kind = {str(f.name): variant(f) for f in model.functions if f.namespace == "aten"}
     opinfos = opinfo_grads.opinfos_for({_root(name) for name in taken})

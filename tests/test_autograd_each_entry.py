@@ -298,12 +298,13 @@ def test_an_entry_for_another_key_only_gets_a_kernel_of_that_key(tmp_path, insta
     AutogradNestedTensor target its kernel."""
     from atengen.autograd.emit import AutogradTarget, autograd_files
     from atengen.autograd.load import load_derivatives
+    from atengen.cli.common import autograd_helpers
     from atengen.render.shards import ShardSetting
     from atengen.render.templates import Templates
 
     path = tmp_path / "ntonly.yaml"
     path.write_text(NTONLY)
-    derivatives = load_derivatives(str(path), installed_model)
+    derivatives = load_derivatives(str(path), installed_model, autograd_helpers(None, None))
     only = frozenset({"_test_autograd_multiple_dispatch.ntonly"})
 
     def files(key: str) -> list:
@@ -323,11 +324,14 @@ def test_aten_functions_are_refused_only_for_helpers_the_wheel_does_not_export(i
     4 s: one generator run per function, templates compiled once)."""
     from atengen.autograd.emit import AutogradTarget, autograd_files
     from atengen.autograd.load import load_derivatives
+    from atengen.cli.common import autograd_helpers
     from atengen.errors import AtengenError
     from atengen.render.shards import ShardSetting
     from atengen.render.templates import Templates
 
-    derivatives = load_derivatives(str(packaged_derivatives_yaml()), installed_model)
+    derivatives = load_derivatives(
+        str(packaged_derivatives_yaml()), installed_model, autograd_helpers(None, None)
+    )
     templates, generated, other_refusals = Templates(), 0, []
     for fd in derivatives.functions:
         if fd.func.namespace != "aten" or not fd.infos:

@@ -19,8 +19,9 @@ OPS = """\
 - func: lo::blend(Tensor self, Tensor other) -> Tensor
 - func: lo::plain(Tensor self) -> Tensor
 """
-# handle_r_to_c() and maybe_multiply() are helpers the wheel does not export (torch_facts lists
-# them for every supported release); twice_ takes twice's formulas.
+# handle_r_to_c() and maybe_multiply() are helpers FunctionsManual.h declares and no supported
+# release's libtorch_cpu exports (read from the installed wheel, as a run without --torch_facts
+# does); twice_ takes twice's formulas.
 DERIVATIVES = """\
 - name: lo::twice(Tensor self) -> Tensor
   self: handle_r_to_c(self.scalar_type(), grad * 2)
@@ -88,3 +89,73 @@ def test_torchs_whole_derivatives_yaml_is_generated_but_for_the_helpers_it_names
     assert len(list(out.glob("*.cpp"))) > 10
     for helper in helpers:
         assert not re.search(rf"\b{helper}\b", written), helper
+
+
+def _facts(tmp_path, **fields) -> str:
+    import json
+
+    path = tmp_path / "torch_facts.json"
+    path.write_text(json.dumps({"release": "2.13", "version": "2.13.0", **fields}))
+    return str(path)
+
+
+def test_the_wheels_facts_say_which_helpers_are_exported(tmp_path):
+    """With --torch_facts (what @torch read of the wheel), the helpers it says libtorch_cpu
+    exports (or the header defines) are called, the other declared ones left out."""
+    facts = _facts(
+        tmp_path,
+        autograd_helpers_exported=["handle_r_to_c", "some_other_symbol"],
+        autograd_helpers_declared=["handle_r_to_c", "maybe_multiply", "wrap_opt_if"],
+        autograd_helpers_defined=["wrap_opt_if"],
+    )
+    proc, out = autograd_into(tmp_path, OPS, DERIVATIVES, "--shards=0", f"--torch_facts={facts}")
+    assert (proc.returncode, proc.stderr) == (0, "")
+    assert proc.stdout.splitlines() == [
+        "left out: 1 function of 1 entry whose formulas call maybe_multiply(), which "
+        "torch/csrc/autograd/FunctionsManual.h declares but the torch wheel does not export"
+    ]
+    assert sorted(p.name for p in out.iterdir()) == [
+        "Autograd_halve.cpp",
+        "Autograd_plain.cpp",
+        "Autograd_twice.cpp",
+    ]
+    text = (out / "Autograd_halve.cpp").read_text()
+    assert "using torch::autograd::generated::details::handle_r_to_c;" in text
+
+
+@pytest.mark.parametrize(
+    ("fields", "message"),
+    [
+        (
+            {},
+            "torch facts: no 'autograd_helpers_exported' (what libtorch_cpu exports of "
+            "FunctionsManual.h); write them with tool/torch_probe.py",
+        ),
+        (
+            {"autograd_helpers_exported": ["a"], "autograd_helpers_declared": ["a"]},
+            "torch facts: 'autograd_helpers_defined' missing beside the other "
+            "autograd_helpers_ fields",
+        ),
+        (
+            {
+                "autograd_helpers_exported": ["a"],
+                "autograd_helpers_declared": "a",
+                "autograd_helpers_defined": [],
+            },
+            "torch facts: 'autograd_helpers_declared' must be a list",
+        ),
+        (
+            {
+                "autograd_helpers_exported": [1],
+                "autograd_helpers_declared": [],
+                "autograd_helpers_defined": [],
+            },
+            "torch facts: 'autograd_helpers_exported' must be a list of strings",
+        ),
+    ],
+)
+def test_facts_without_the_helpers_are_one_error_line(tmp_path, fields, message):
+    facts = _facts(tmp_path, **fields)
+    proc, out = autograd_into(tmp_path, OPS, DERIVATIVES, f"--torch_facts={facts}")
+    assert proc.returncode == 1 and not out.exists()
+    assert proc.stderr.splitlines() == [f"{facts}:1: error: {message}"]

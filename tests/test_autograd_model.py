@@ -36,12 +36,15 @@ def our_saved(attrs) -> list[list[str]]:
 @pytest.fixture(scope="module")
 def both():
     from atengen.autograd.load import load_derivatives
+    from atengen.cli.common import autograd_helpers
     from atengen.model.operator_model import load_model
 
     op_yaml, tags_yaml = packaged_yaml()
     deriv_yaml = packaged_derivatives_yaml()
     theirs = torchgen_derivative_records(deriv_yaml, op_yaml, tags_yaml)
-    model = load_derivatives(str(deriv_yaml), load_model(str(op_yaml), str(tags_yaml)))
+    model = load_derivatives(
+        str(deriv_yaml), load_model(str(op_yaml), str(tags_yaml)), autograd_helpers(None, None)
+    )
     entries = {
         f"{schema}|{key}": info_record(info, our_saved)
         for (_, schema), per_key in model.infos.items()

@@ -10,7 +10,7 @@ module reaches into another module's private (underscore) names.
 - ``pipelines``: one pure function per product, from an options object to the files to write;
 - ``cli``: flags into options, one pipeline, the write.
 
-`errors`, `cached`, `input_files` and `torch_facts` are shared by every layer.
+`errors`, `cached`, `input_files`, `torch_facts` and `wheel_symbols` are shared by every layer.
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ SHARED = {
     "atengen.cached",
     "atengen.torch_facts",
     "atengen.input_files",
+    "atengen.wheel_symbols",
 }
 # What each layer may import besides SHARED and itself.
 _BASE = {"yaml", "model", "render", "api"}

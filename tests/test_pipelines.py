@@ -6,6 +6,7 @@ from __future__ import annotations
 import importlib.util
 from pathlib import Path
 
+from atengen.cli.common import autograd_helpers
 from atengen.lazy.options import LazyOptions
 from atengen.pipelines.aten import AtenOptions, aten_outputs
 from atengen.pipelines.autograd import AutogradOptions, autograd_outputs
@@ -69,6 +70,7 @@ def test_each_pipeline_writes_nothing(tmp_path: Path) -> None:
                 str(out),
                 None,
                 ShardSetting(None),
+                autograd_helpers(None, None),
             )
         ),
     ]

@@ -198,24 +198,43 @@ def test_the_codegen_facts_kept_by_hand_are_the_releases_torchgens(version):
 @pytest.mark.parametrize("version", VERSIONS)
 def test_the_wheel_facts_kept_for_a_run_without_them_are_the_releases(version):
     """The lists kept for a run without --torch_facts against what the release's libtorch_cpu
-    exports and FunctionsManual.h declares (as tests/test_torch_facts.py on the installed one)."""
+    exports (as tests/test_torch_facts.py on the installed one)."""
+    from tests.wheel_oracle import nm_names
+
     release = _release(version)
+    native, meta, _ = nm_names(RELEASE_DIRS[version] / "lib" / "libtorch_cpu.so")
+    assert tf.WHEEL_STRUCTURED_META_CLASSES_BY_RELEASE[release] == meta
+    assert tf.NATIVE_KERNELS_NOT_EXPORTED.isdisjoint(native)
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_the_probe_reads_the_releases_exports_as_nm_and_its_header_as_a_scan(version):
+    """What tool/torch_probe.py reads of the release (its own symbol-table reader, no nm) is
+    what `nm -DC --defined-only` shows of each library, and the FunctionsManual.h helpers are
+    split as the header and libtorch_cpu say."""
+    from tests.wheel_oracle import header_names, nm_names
+
     root = RELEASE_DIRS[version]
-    symbols = subprocess.run(
-        ["nm", "-DC", "--defined-only", str(root / "lib" / "libtorch_cpu.so")],
+    probe = subprocess.run(
+        [sys.executable, str(REPO / "tool" / "torch_probe.py"), str(root)],
         capture_output=True,
         text=True,
-        check=True,
-    ).stdout
-    meta = set(re.findall(r"at::meta::structured_(\w+)::meta\(", symbols))
-    assert tf.WHEEL_STRUCTURED_META_CLASSES_BY_RELEASE[release] == meta
-    header = (root / "include/torch/csrc/autograd/FunctionsManual.h").read_text()
-    details = header[header.index("namespace torch::autograd::generated::details {") :]
-    inline = set(re.findall(r"^inline\s[^(]*?(\w+)\(", details, re.M))
-    declared = set(re.findall(r"[\s*&>](\w+)\(", details)) - {"OptTensor", "range", "size"}
-    declared |= set(re.findall(r"^extern [^;(]*?(\w+);", details, re.M))
-    exported = set(re.findall(r"torch::autograd::generated::details::(\w+)\b", symbols))
-    assert tf.AUTOGRAD_HELPERS_CALLABLE == (exported | inline) & declared
-    assert tf.AUTOGRAD_HELPERS_NOT_EXPORTED_BY_RELEASE[release] == declared - exported - inline
-    native = set(re.findall(r"at::native::(\w+)\(", symbols))
-    assert tf.NATIVE_KERNELS_NOT_EXPORTED.isdisjoint(native)
+        timeout=300,
+    )
+    assert probe.returncode == 0, probe.stderr[-3000:]
+    facts = json.loads(probe.stdout)
+    assert facts["version"] == version
+    libraries = {"libtorch_cpu"} | ({"libtorch_cuda"} if "+cu" in version else set())
+    assert set(facts["native_kernels"]) == libraries
+    for lib in sorted(libraries):
+        native, meta, details = nm_names(root / "lib" / f"{lib}.so")
+        assert set(facts["native_kernels"][lib]) == native, (lib, native)
+        if lib == "libtorch_cpu":
+            assert set(facts["structured_meta_classes"]) == meta
+            assert set(facts["autograd_helpers_exported"]) == details
+    declared, inline = header_names(root)
+    assert set(facts["autograd_helpers_declared"]) == declared
+    assert set(facts["autograd_helpers_defined"]) == inline == {"wrap_opt_if"}
+    helpers = tf.parse_wheel_facts(probe.stdout).autograd_helpers
+    assert helpers.callable_names == (details | inline) & declared
+    assert helpers.unexported_names == declared - details - inline

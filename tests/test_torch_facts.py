@@ -31,7 +31,6 @@ def test_facts_are_for_the_installed_release():
     )
     for table in (
         tf.WHEEL_STRUCTURED_META_CLASSES_BY_RELEASE,
-        tf.AUTOGRAD_HELPERS_NOT_EXPORTED_BY_RELEASE,
         tf.C10_TAGS_BY_RELEASE,
         tf.NOT_FUNCTIONALIZED_BY_RELEASE,
         tf.RANDOM_NAME_EXEMPT_PARTS_BY_RELEASE,
@@ -68,6 +67,9 @@ def test_the_probe_reads_the_installed_wheel():
     else:
         assert facts["arch_list"] == [] and set(facts["native_kernels"]) == {"libtorch_cpu"}
     assert facts["headers"]["torch/csrc/lazy/core/shape_inference.h"]
+    assert "wrap_opt_if" in facts["autograd_helpers_defined"]
+    assert "wrap_opt_if" in facts["autograd_helpers_declared"]
+    assert "copy_range" in facts["autograd_helpers_exported"]
     wheel = tf.parse_wheel_facts(__import__("json").dumps(facts))
     for kernel in sorted(tf.NATIVE_KERNELS_NOT_EXPORTED):
         assert wheel.unexported_kernel(kernel, cuda_key=False), kernel
@@ -227,36 +229,47 @@ def test_device_defaults_are_the_ones_torchs_schema_parser_takes():
         torch._C.parse_schema(f'f(Device d="cuda:{tf.MAX_DEVICE_INDEX + 1}") -> ()')
 
 
-def test_autograd_helpers_are_split_by_what_libtorch_exports():
-    import re
-    import subprocess
+def test_the_wheels_exports_read_from_its_symbol_tables_are_nms():
+    """atengen.wheel_symbols reads what `nm -DC --defined-only` shows of each library."""
     from pathlib import Path
 
+    from atengen.wheel_symbols import exported_names
+    from tests.wheel_oracle import nm_names
+
+    lib = Path(torch.__file__).parent / "lib"
+    libraries = ["libtorch_cpu.so"] + (["libtorch_cuda.so"] if torch.version.cuda else [])
+    for name in libraries:
+        native, meta, details = nm_names(lib / name)
+        names = exported_names(str(lib / name))
+        assert names.native_functions == native, (name, sorted(names.native_functions ^ native))
+        assert names.structured_meta_classes == meta, (name, meta ^ names.structured_meta_classes)
+        assert names.autograd_details == details, (name, details ^ names.autograd_details)
+        assert len(native) > 500
+
+
+def test_autograd_helpers_are_split_by_what_libtorch_exports():
+    """The helpers a formula may call are what libtorch_cpu exports or the header defines, of
+    what FunctionsManual.h declares; the rest it declares are refused. The same from the facts
+    @torch writes and from a run without them (the installed torch read directly)."""
+    from pathlib import Path
+
+    from atengen.cli.common import autograd_helpers, read_autograd_helpers
+    from tests.wheel_oracle import header_names, nm_names
+
     root = Path(torch.__file__).parent
-    header = (root / "include/torch/csrc/autograd/FunctionsManual.h").read_text()
-    details = header[header.index("namespace torch::autograd::generated::details {") :]
-    # Function names the header declares; the inline ones (and the members of its one struct,
-    # and a local type used as a constructor) are defined in the header itself.
-    inline = set(re.findall(r"^inline\s[^(]*?(\w+)\(", details, re.M))
-    declared = set(re.findall(r"[\s*&>](\w+)\(", details)) - {"OptTensor", "range", "size"}
-    declared |= set(re.findall(r"^extern [^;(]*?(\w+);", details, re.M))  # variables
-    symbols = subprocess.run(
-        ["nm", "-DC", "--defined-only", str(root / "lib" / "libtorch_cpu.so")],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
-    exported = set(re.findall(r"torch::autograd::generated::details::(\w+)\b", symbols))
+    declared, inline = header_names(root)
+    _, _, exported = nm_names(root / "lib" / "libtorch_cpu.so")
     assert inline == {"wrap_opt_if"}
-    assert tf.AUTOGRAD_HELPERS_CALLABLE == (exported | inline) & declared, sorted(
-        tf.AUTOGRAD_HELPERS_CALLABLE ^ ((exported | inline) & declared)
-    )
-    not_exported = tf.AUTOGRAD_HELPERS_NOT_EXPORTED_BY_RELEASE[RELEASE]
-    assert not_exported == declared - exported - inline, sorted(
-        not_exported ^ (declared - exported - inline)
-    )
-    # The union the generator refuses takes nothing a formula of this release may call.
-    assert not tf.AUTOGRAD_HELPERS_NOT_EXPORTED & tf.AUTOGRAD_HELPERS_CALLABLE
+    expected = tf.AutogradHelpers.of(frozenset(exported), frozenset(declared), frozenset(inline))
+    assert expected.callable_names == (exported | inline) & declared
+    assert expected.unexported_names == declared - exported - inline
+    # Helpers the tests and the README name as callable and as not exported.
+    assert {"wrap_opt_if", "copy_range", "not_implemented"} <= expected.callable_names
+    assert {"handle_r_to_c", "maybe_multiply"} <= expected.unexported_names
+    assert read_autograd_helpers(str(root)) == expected
+    assert autograd_helpers(None, None) == expected
+    wheel = tf.parse_wheel_facts(__import__("json").dumps(_probe()))
+    assert wheel.autograd_helpers == expected
 
 
 def test_unexported_native_kernels_are_the_ones_libtorch_lacks(installed_model):

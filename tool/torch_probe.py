@@ -17,9 +17,16 @@ Fields:
   ships), libraries (the torch/lib libraries it has), cuda_include_dirs (the nvidia-* packages'
   include directories beside the wheel), cuda_runtime (the CUDA runtime library there, or ""),
   native_kernels ({"libtorch_cpu": [...], "libtorch_cuda": [...]}, the at::native function names
-  each exports, from `nm -DC --defined-only`; absent without nm), structured_meta_classes (the
-  `at::meta::structured_<name>` classes whose meta() libtorch_cpu exports, which an external
-  backend's structured ops reuse; absent without nm), abi_source, import_error.
+  each exports), structured_meta_classes (the `at::meta::structured_<name>` classes whose meta()
+  libtorch_cpu exports, which an external backend's structured ops reuse),
+  autograd_helpers_exported (the names libtorch_cpu exports in torch::autograd::generated::details,
+  the namespace of torch/csrc/autograd/FunctionsManual.h), autograd_helpers_declared and
+  autograd_helpers_defined (the functions and variables that header declares there, and the ones
+  it defines inline), abi_source, import_error.
+
+The exports are read from each library's dynamic symbol table by atengen/wheel_symbols.py
+(standard library only, beside this file), so binutils are not needed; a library or header that
+cannot be read stops the probe with one line.
 """
 
 from __future__ import annotations
@@ -28,9 +35,9 @@ import glob
 import json
 import os
 import re
-import shutil
-import subprocess
 import sys
+
+from atengen.wheel_symbols import exported_names, functions_manual_names
 
 # Headers some rules need and some wheels lack, by the path under include/.
 OPTIONAL_HEADERS = (
@@ -44,18 +51,7 @@ LIBRARIES = (
     "libc10_cuda.so",
     "libtorch_cuda.so",
 )
-_NATIVE = re.compile(r"at::native::(\w+)\(")
-_STRUCTURED_META = re.compile(r"at::meta::structured_(\w+)::meta\(")
-
-
-def _exported_symbols(lib: str) -> str | None:
-    """`nm -DC --defined-only` of a library, or None without nm."""
-    nm = shutil.which("nm")
-    if nm is None:
-        return None
-    return subprocess.run(
-        [nm, "-DC", "--defined-only", lib], capture_output=True, text=True, check=True
-    ).stdout
+FUNCTIONS_MANUAL = "torch/csrc/autograd/FunctionsManual.h"
 
 
 def cuda_packages(site: str) -> tuple[list[str], str]:
@@ -122,20 +118,42 @@ def probe(override: str) -> dict:
     lib = os.path.join(torch_dir, "lib")
     info["libraries"] = [name for name in LIBRARIES if os.path.exists(os.path.join(lib, name))]
     info["cuda_include_dirs"], info["cuda_runtime"] = cuda_packages(site)
+    try:
+        info.update(wheel_exports(torch_dir))
+    except ValueError as e:
+        sys.exit(str(e))
+    return info
+
+
+def wheel_exports(torch_dir: str) -> dict:
+    """What the wheel's libraries export and FunctionsManual.h declares (the fields of each
+    library or header it has); ValueError with one line for one that cannot be read."""
+    found: dict = {}
     kernels = {}
     for name in ("libtorch_cpu", "libtorch_cuda"):
-        path = os.path.join(lib, name + ".so")
-        if os.path.exists(path):
-            exported = _exported_symbols(path)
-            if exported is None:
-                kernels = None
-                break
-            kernels[name] = sorted(set(_NATIVE.findall(exported)))
-            if name == "libtorch_cpu":
-                info["structured_meta_classes"] = sorted(set(_STRUCTURED_META.findall(exported)))
-    if kernels is not None:
-        info["native_kernels"] = kernels
-    return info
+        path = os.path.join(torch_dir, "lib", name + ".so")
+        if not os.path.exists(path):
+            continue
+        names = exported_names(path)
+        kernels[name] = sorted(names.native_functions)
+        if name == "libtorch_cpu":
+            found["structured_meta_classes"] = sorted(names.structured_meta_classes)
+            found["autograd_helpers_exported"] = sorted(names.autograd_details)
+    if kernels:
+        found["native_kernels"] = kernels
+    header = os.path.join(torch_dir, "include", FUNCTIONS_MANUAL)
+    if "autograd_helpers_exported" in found and os.path.exists(header):
+        try:
+            with open(header, encoding="utf-8") as f:
+                text = f.read()
+        except (OSError, UnicodeDecodeError) as e:
+            raise ValueError(f"{header}: cannot read: {e}") from None
+        declared = functions_manual_names(text, header)
+        found["autograd_helpers_declared"] = sorted(declared.declared)
+        found["autograd_helpers_defined"] = sorted(declared.defined)
+    else:  # the three fields go together
+        found.pop("autograd_helpers_exported", None)
+    return found
 
 
 if __name__ == "__main__":

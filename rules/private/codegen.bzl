@@ -95,10 +95,13 @@ def _aten_codegen_impl(ctx):
         autograd_args.add("--derivatives_yaml=" + ctx.file.derivatives.path)
         autograd_args.add(shards_flag(ctx))
         autograd_args.add("--output_dir=" + autograd.path)
+
+        # Which FunctionsManual.h helpers the wheel exports (formulas calling others are left out).
+        autograd_args.add("--torch_facts=" + ctx.file.torch_facts.path)
         ctx.actions.run(
             executable = ctx.executable.tool,
             arguments = [autograd_args],
-            inputs = [ctx.file.op_yaml, ctx.file.tags_yaml, ctx.file.derivatives],
+            inputs = [ctx.file.op_yaml, ctx.file.tags_yaml, ctx.file.derivatives, ctx.file.torch_facts],
             outputs = [autograd],
             mnemonic = "AtenAutogradCodegen",
             progress_message = "Generating autograd kernels %s" % ctx.label,

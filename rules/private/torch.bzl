@@ -17,6 +17,10 @@ TORCH_DIR_ENV = "RULES_ATEN_TORCH_DIR"
 # tool/torch_probe.py prints a JSON object describing the torch installation (see its doc).
 _PROBE = Label("//tool:torch_probe.py")
 
+# The module the probe reads the wheel's symbol tables and FunctionsManual.h with: named here so
+# that a change to it sets the repository up again.
+_PROBE_MODULE = Label("//tool:atengen/wheel_symbols.py")
+
 # Where tool/atengen/torch_facts.py lists the releases it has facts for, one line.
 _FACTS = Label("//tool:atengen/torch_facts.py")
 
@@ -24,6 +28,9 @@ _FACTS = Label("//tool:atengen/torch_facts.py")
 # machine's paths, so that an action reading them is keyed the same in every checkout.
 _GENERATOR_FACTS = [
     "arch_list",
+    "autograd_helpers_declared",
+    "autograd_helpers_defined",
+    "autograd_helpers_exported",
     "cuda",
     "cxx11_abi",
     "dispatch_keys",
@@ -318,6 +325,7 @@ def _torch_repo_impl(rctx):
 def _set_up(rctx, python):
     """Writes @torch; returns None, or the one-line error that stopped it."""
     override = rctx.os.environ.get(TORCH_DIR_ENV, "").strip()
+    rctx.path(_PROBE_MODULE)
     result = rctx.execute([python.path, rctx.path(_PROBE), override])
     if result.return_code != 0:
         return "rules_aten: cannot locate torch with {} ({}): {}; install torch there, {}or set {} (or {}), then run `bazel sync --configure`".format(

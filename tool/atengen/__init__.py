@@ -17,6 +17,7 @@ The package is layered; each folder imports only the ones below it (tests/test_l
 - ``pipelines/``: one pure function per product, from an options object to the files to write;
 - ``cli/``: the thin command line: flags into options, one pipeline, the write.
 
-``errors``, ``cached`` and ``torch_facts`` (what is specific to the torch release) are shared
-by all layers. The C++ text is in ``templates/``.
+``errors``, ``cached``, ``torch_facts`` (what is specific to the torch release) and
+``wheel_symbols`` (what a torch wheel's libraries export and its FunctionsManual.h declares,
+read from the files) are shared by all layers. The C++ text is in ``templates/``.
 """

@@ -13,9 +13,12 @@ built with the newest release's facts, with one warning (facts_release below).
 
 What can be read from the wheel itself is not kept here: the @torch repository runs
 tool/torch_probe.py and writes @torch//:torch_facts.json (the release, its CUDA version and arch
-list, its dispatch keys, the at::native kernels libtorch_cpu and libtorch_cuda export), which
-`atengen generate --torch_facts` reads into a WheelFacts. NATIVE_KERNELS_NOT_EXPORTED below is
-only the fallback of a run without it.
+list, its dispatch keys, the at::native kernels libtorch_cpu and libtorch_cuda export, the
+structured meta classes and the FunctionsManual.h helpers libtorch_cpu exports, and the helpers
+that header declares), which `atengen generate|backend|autograd --torch_facts` read into a
+WheelFacts. A run of `atengen autograd` without it reads the installed torch's helpers directly
+(atengen.wheel_symbols). NATIVE_KERNELS_NOT_EXPORTED and WHEEL_STRUCTURED_META_CLASSES_BY_RELEASE
+below are only the fallbacks of a generate or backend run without --torch_facts.
 """
 
 from __future__ import annotations
@@ -334,6 +337,7 @@ RANDOM_NAME_EXEMPT_PARTS = tuple(sorted(set().union(*RANDOM_NAME_EXEMPT_PARTS_BY
 # the generated library defines with m.def) may use one only when built for such a release.
 # Checked against each wheel's parser by tests/test_torch_facts.py.
 SCHEMA_TYPES_OF_RELEASES = {"Dimname": ("2.11", "2.12")}
+
 # Groups (by any member's name) whose Functionalize kernels torch writes by hand.
 HANDWRITTEN_FUNCTIONALIZE_GROUPS = frozenset(
     {"aten::lift", "aten::resize_", "aten::set_.source_Tensor"}
@@ -473,105 +477,35 @@ WHEEL_STRUCTURED_META_CLASSES = frozenset().union(
 
 # --- Autograd formula helpers -----------------------------------------------------------------
 
-# The helpers of torch/csrc/autograd/FunctionsManual.h (namespace
-# torch::autograd::generated::details) that libtorch_cpu exports, plus `wrap_opt_if`, which the
-# header defines inline. A generated formula may call these (through a using-declaration).
-AUTOGRAD_HELPERS_CALLABLE = frozenset(
-    """
-    any_variable_defined apply_loss_reduction copy_range copysign_tensor_self_backward
-    not_implemented not_implemented_list toNonOptFwGrad toNonOptPrimal toNonOptTensor
-    update_wrapped_number wrap_opt_if
-    """.split()
-)
-# The helpers (and the one variable, kCudnnDoubleBackwardMsg) that header declares but
-# libtorch_cpu does not export: a formula using one would compile and then fail to link (or to
-# load), so the generator refuses it up front.
-_AUTOGRAD_HELPERS_NOT_EXPORTED_2_13 = frozenset(
-    """
-    kCudnnDoubleBackwardMsg
-    _convolution_jvp _cudnn_convolution_backward _cudnn_ctc_loss_backward
-    _euclidean_dist_backward _fused_dropout_backward _grouped_mm_mat1_backward
-    _grouped_mm_mat2_backward _miopen_ctc_loss_backward _nested_from_padded_backward
-    _nested_split_with_sizes_backward _safe_size _to_copy_backward _trilinear_backward
-    amaxamin_jvp aminmax_backward aminmax_jvp angle_backward as_strided_backward
-    as_strided_scatter_backward atan2_backward batch_norm_jvp batchnorm_double_backward
-    binary_cross_entropy_double_backward binary_cross_entropy_double_backward_grad_output
-    binary_cross_entropy_double_backward_target binary_cross_entropy_target_backward
-    binary_cross_entropy_with_logits_backward binary_cross_entropy_with_logits_target_backward
-    block_diag_backward block_diag_jvp cat_jvp cat_tensors_backward cholesky_backward
-    cholesky_inverse_backward cholesky_inverse_jvp cholesky_jvp cholesky_solve_backward
-    cholesky_solve_jvp chunk_backward_nested clamp_backward clamp_backward_min_max clamp_jvp
-    constant_pad_nd_backward convolution_backward_jvp_grad_bias convolution_jvp cumprod_jvp
-    cumsum_backward deg2rad_backward div_tensor_other_backward div_tensor_self_backward
-    elu_double_backward embedding_dense_double_backward_symint
-    error_for_max_pool2d_double_backward evenly_distribute_backward evenly_read_jvp fft_backward
-    fft_c2r_backward fft_r2c_backward gather_with_keepdimed_indices gelu_double_backward
-    glu_double_backward glu_double_backward_grad_output grid_sampler_2d_double_backward
-    grid_sampler_3d_double_backward group_norm_invstd_jvp group_norm_jvp group_norm_mean_jvp
-    handle_r_to_c householder_product_backward householder_product_jvp
-    huber_loss_double_backward huber_loss_double_backward_grad_output i1_backward i1e_backward
-    index_backward index_reduce_backward infinitely_differentiable_logit_backward
-    infinitely_differentiable_mish_backward infinitely_differentiable_native_dropout_backward
-    infinitely_differentiable_native_group_norm_backward
-    infinitely_differentiable_native_rms_norm_backward infinitely_differentiable_silu_backward
-    layer_norm_double_backward layer_norm_jvp linalg_det_backward linalg_det_jvp
-    linalg_eig_backward linalg_eig_jvp linalg_lstsq_backward linalg_lstsq_residuals_jvp
-    linalg_lstsq_solution_jvp linalg_lu_backward linalg_lu_jvp linalg_lu_solve_LU
-    linalg_lu_solve_jvp linalg_matrix_exp_differential linalg_qr_backward linalg_qr_jvp
-    linalg_solve_backward linalg_solve_jvp linalg_solve_triangular_backward
-    linalg_solve_triangular_forward_AD linalg_svd_jvp linalg_vector_norm_backward
-    linalg_vector_norm_jvp linear_double_backward log1p_backward log_sigmoid_double_backward
-    logcumsumexp_backward logcumsumexp_jvp logsumexp_backward logsumexp_jvp
-    lu_factor_ex_backward lu_factor_ex_jvp lu_unpack_backward masked_fill_backward
-    max_pool_double_backward maybe_multiply mean_backward
-    mkldnn_rnn_layer_differentiable_backward mm_mat1_backward mm_mat1_sparse_backward
-    mm_mat2_backward mse_loss_double_backward mul_tensor_backward mvlgamma_backward
-    nansum_backward native_dropout_double_backward norm_backward norm_jvp ormqr_backward
-    permute_backwards pinv_backward pinv_jvp polar_backward pow_backward pow_backward_exponent
-    pow_backward_self prod_backward prod_safe_zeros_backward rad2deg_backward renorm_backward
-    renorm_jvp repeat_backward restore_reduced_dims reverse_dim reverse_list reverse_list_symint
-    rms_norm_jvp rms_norm_rstd_jvp safe_logsumexp_jvp scale_grad_by_count
-    scatter_reduce_backward scatter_reduce_jvp sgn_backward sinc_backward slice_backward_wrapper
-    slogdet_backward slogdet_jvp smooth_l1_loss_double_backward soft_margin_loss_double_backward
-    soft_margin_loss_double_backward_grad_output softmax_double_backward
-    softplus_double_backward solve_backward_A solve_backward_self solve_jvp
-    sparse_constructor_values_backward sparse_mask_backward sparse_sampled_addmm_backward
-    sparse_sparse_matmul_backward split_backward split_with_sizes_backward stack_jvp
-    stack_tensors_backward std_backward std_mean_backward strides_or_error sum_backward
-    svd_backward take_backward to_sparse_backward triangular_solve_backward triangular_solve_jvp
-    unbind_backward unbind_backward_nested unbind_backward_nested_jagged unsqueeze_multiple
-    unsqueeze_to values_backward var_backward var_jvp var_mean_backward warn_backwards
-    """.split()
-)
-_AUTOGRAD_HELPERS_NOT_EXPORTED_2_14 = (
-    _AUTOGRAD_HELPERS_NOT_EXPORTED_2_13 - {"infinitely_differentiable_native_group_norm_backward"}
-) | {
-    "_cdist_backward_backward",
-    "_pdist_backward_backward",
-    "linalg_matrix_sqrth_differential",
-    "linalg_polar_backward",
-    "linalg_polar_jvp",
-    "masked_fill_inplace_if_safe",
-    "native_group_norm_backward_dispatcher",
-}
-AUTOGRAD_HELPERS_NOT_EXPORTED_BY_RELEASE = {
-    "2.11": _AUTOGRAD_HELPERS_NOT_EXPORTED_2_13
-    - {
-        "aminmax_backward",
-        "aminmax_jvp",
-        "grid_sampler_2d_double_backward",
-        "grid_sampler_3d_double_backward",
-    },
-    "2.12": _AUTOGRAD_HELPERS_NOT_EXPORTED_2_13,
-    "2.13": _AUTOGRAD_HELPERS_NOT_EXPORTED_2_13,
-    "2.14": _AUTOGRAD_HELPERS_NOT_EXPORTED_2_14,
-    "2.15": _AUTOGRAD_HELPERS_NOT_EXPORTED_2_14
-    | {"bessel_j1_backward", "bessel_y1_backward", "grid_sampler_2d_jvp", "grid_sampler_3d_jvp"},
-}
-# Refused on every supported release: a name one release exports and another lacks is refused.
-AUTOGRAD_HELPERS_NOT_EXPORTED = frozenset().union(
-    *AUTOGRAD_HELPERS_NOT_EXPORTED_BY_RELEASE.values()
-)
+
+@dataclass(frozen=True)
+class AutogradHelpers:
+    """The helpers of torch/csrc/autograd/FunctionsManual.h (namespace
+    torch::autograd::generated::details) a generated formula may name, as one wheel has them.
+    Read from the wheel (its libtorch_cpu's exports and the header, atengen.wheel_symbols): by
+    the @torch repository into torch_facts.json, or by a run without it from the installed torch."""
+
+    # What a formula may call (through a using-declaration): what libtorch_cpu exports, and what
+    # the header defines inline (`wrap_opt_if`).
+    callable_names: frozenset[str]
+    # What the header declares (functions, and the one variable, kCudnnDoubleBackwardMsg) but
+    # libtorch_cpu does not export: a formula using one would compile and then fail to link (or
+    # to load), so the generator refuses it up front.
+    unexported_names: frozenset[str]
+
+    @classmethod
+    def of(
+        cls, exported: frozenset[str], declared: frozenset[str], defined: frozenset[str]
+    ) -> AutogradHelpers:
+        """From the names libtorch_cpu exports in that namespace, and those the header declares
+        and defines."""
+        usable = (exported | defined) & declared
+        return cls(frozenset(usable), frozenset(declared - usable))
+
+    @property
+    def declared(self) -> frozenset[str]:
+        return self.callable_names | self.unexported_names
+
 
 # --- What the @torch repository read from the wheel -------------------------------------------
 
@@ -592,6 +526,8 @@ class WheelFacts:
     native_kernels: dict[str, frozenset[str]] | None
     # the at::meta::structured_<name> classes libtorch_cpu exports; None: unknown
     structured_meta_classes: frozenset[str] | None = None
+    # the FunctionsManual.h helpers formulas may call and may not; None: unknown
+    autograd_helpers: AutogradHelpers | None = None
     # the release whose facts are used: `release`, or the newest known one for a newer release
     facts_release: str = TORCH_RELEASE
     # the one-line warning to print about that, or None
@@ -643,6 +579,12 @@ def parse_wheel_facts(text: str) -> WheelFacts:
             for lib, names in kernels.items()
         }
     meta = _fact(data, "structured_meta_classes", list, None)
+    helpers = {key: _fact(data, key, list, None) for key in AUTOGRAD_HELPER_FACTS}
+    if any(v is not None for v in helpers.values()) and None in helpers.values():
+        missing = sorted(key for key, v in helpers.items() if v is None)
+        raise ValueError(
+            f"torch facts: '{missing[0]}' missing beside the other autograd_helpers_ fields"
+        )
     return WheelFacts(
         version=version,
         release=release,
@@ -654,7 +596,22 @@ def parse_wheel_facts(text: str) -> WheelFacts:
         structured_meta_classes=None
         if meta is None
         else frozenset(_strings(meta, "structured_meta_classes")),
+        autograd_helpers=None
+        if helpers["autograd_helpers_exported"] is None
+        else AutogradHelpers.of(
+            *(frozenset(_strings(helpers[key], key)) for key in AUTOGRAD_HELPER_FACTS)
+        ),
     )
+
+
+# The fields of torch_facts.json that tell the autograd helpers, in AutogradHelpers.of's order:
+# the names libtorch_cpu exports in torch::autograd::generated::details, and those
+# FunctionsManual.h declares and defines there (tool/torch_probe.py).
+AUTOGRAD_HELPER_FACTS = (
+    "autograd_helpers_exported",
+    "autograd_helpers_declared",
+    "autograd_helpers_defined",
+)
 
 
 _JSON_TYPE_NAMES = {str: "a string", list: "a list", dict: "an object"}

@@ -73,6 +73,7 @@ from atengen.model.schema import SchemaKind
 from atengen.render.output import GeneratedFile
 from atengen.render.shards import ShardSetting
 from atengen.render.templates import Templates
+from atengen.torch_facts import AutogradHelpers
 
 
 @dataclass(frozen=True)
@@ -198,6 +199,7 @@ def autograd_files(
     """The files of target's kernels. A function whose formulas use a FunctionsManual.h helper
     the wheel does not export is an error; with ``left_out``, it is left out and added there."""
     out_infos = _functional_infos(derivatives, model)
+    helpers = derivatives.helpers
     chosen: dict[int, FunctionDerivatives] = {
         id(fd.func): fd for fd in derivatives.functions if target.wants(fd.func)
     }
@@ -209,7 +211,9 @@ def autograd_files(
         served = set()
         for f in functions:
             before = len(shard.kernels) + len(shard.inplace)
-            _add_function(shard, chosen[id(f)], out_infos.get(id(f)), target, model, left_out)
+            _add_function(
+                shard, chosen[id(f)], out_infos.get(id(f)), target, model, left_out, helpers
+            )
             if len(shard.kernels) + len(shard.inplace) > before:
                 served.add(str(f.name.name))
         if not served:
@@ -261,6 +265,7 @@ def _add_function(
     target: AutogradTarget,
     model: OperatorModel,
     left_out: LeftOut | None,
+    helpers: AutogradHelpers,
 ) -> None:
     f = fd.func
     op = op_ref(f)
@@ -288,7 +293,7 @@ def _add_function(
         return
     forward = (fd.forward_derivatives or {}).get(DEFAULT_KEY, ())
     if left_out is not None:
-        missing = unexported_helpers(info, forward)
+        missing = unexported_helpers(info, forward, helpers)
         if missing:
             left_out.add(f, info, missing)
             return
@@ -300,7 +305,7 @@ def _add_function(
             raise unsupported(info, "in-place view ops outside aten")
         shard.inplace.append(view_kernel(f, info, op))
         shard.views = True
-    shard.helpers |= manual_helpers(info, forward)
+    shard.helpers |= manual_helpers(info, forward, helpers)
     shard.ops[op.name + "." + op.overload] = op
     if info.has_derivatives and info.op not in shard.nodes:
         shard.nodes[info.op] = backward_node(info, target.namespace)

@@ -44,6 +44,7 @@ from atengen.errors import AtengenError, Location
 from atengen.model.native_function import DEFAULT_NAMESPACE, NativeFunction, describe_value
 from atengen.model.operator_model import OperatorModel
 from atengen.model.schema import SchemaKind
+from atengen.torch_facts import AutogradHelpers
 from atengen.yaml.loader import YamlList, YamlMap, load_yaml
 
 _BACKEND_COMPONENTS = (
@@ -73,24 +74,29 @@ _ENTRY_KEYS = frozenset({"name", "dispatch", "output_differentiability"})
 _RESERVED_ARGUMENT_NAMES = ("grad_input_mask", "result")
 
 
-def load_derivatives(path: str, model: OperatorModel) -> DerivativesModel:
+def load_derivatives(path: str, model: OperatorModel, helpers: AutogradHelpers) -> DerivativesModel:
+    """The derivatives YAML at ``path`` against ``model``; its formulas may name the ``helpers``
+    of torch's FunctionsManual.h (the ones the wheel does not export too: the functions using
+    those are refused or left out when their kernels are written)."""
     # Like load_model: tens of thousands of acyclic objects, so the cyclic GC
     # would only rescan them; it runs once at the end instead.
     was_enabled = gc.isenabled()
     gc.disable()
     try:
-        return build_derivatives(load_yaml(path), path, model)
+        return build_derivatives(load_yaml(path), path, model, helpers)
     finally:
         if was_enabled:
             gc.enable()
             gc.collect(0)
 
 
-def build_derivatives(doc: object, path: str, model: OperatorModel) -> DerivativesModel:
+def build_derivatives(
+    doc: object, path: str, model: OperatorModel, helpers: AutogradHelpers
+) -> DerivativesModel:
     if not isinstance(doc, YamlList):
         line = doc.line if isinstance(doc, YamlMap) else 1
         raise AtengenError(Location(path, line), "derivatives YAML must be a list of '- name: ...'")
-    index = _FunctionIndex(model)
+    index = _FunctionIndex(model, helpers)
     infos: dict[tuple[str, str], dict[str, DifferentiabilityInfo]] = {}
     first_line: dict[tuple[str, str], int] = {}
     op_counter: Counter[str] = Counter()
@@ -117,19 +123,19 @@ def build_derivatives(doc: object, path: str, model: OperatorModel) -> Derivativ
         raise AtengenError.combine([x for e in errors for x in e.errors])
     add_view_copy_infos(infos, model)
     functions = match_functions(model, infos)
-    return DerivativesModel(infos, functions, frozenset(used_keys))
+    return DerivativesModel(infos, functions, frozenset(used_keys), helpers)
 
 
 class _FunctionIndex:
     """The model's functions by schema text and by signature, per namespace."""
 
-    def __init__(self, model: OperatorModel):
+    def __init__(self, model: OperatorModel, helpers: AutogradHelpers):
         self.by_schema: dict[tuple[str, str], NativeFunction] = {}
         self.by_signature: dict[tuple[str, str], list[NativeFunction]] = {}
         for f in model.functions:
             self.by_schema[(f.namespace, str(f.func))] = f
         self._model = model
-        self.operators = OperatorNames(model)
+        self.operators = OperatorNames(model, helpers.declared)
         self._signatures_ready = False
         self._by_base: dict[tuple[str, str], list[str]] | None = None
 

@@ -16,6 +16,7 @@ from atengen.errors import Location
 from atengen.model.native_function import NativeFunction
 from atengen.model.schema import Argument
 from atengen.model.schema_types import Type
+from atengen.torch_facts import AutogradHelpers
 
 DEFAULT_KEY = "Default"
 
@@ -117,6 +118,9 @@ class DerivativesModel:
     infos: dict[tuple[str, str], dict[str, DifferentiabilityInfo]]
     functions: tuple[FunctionDerivatives, ...]  # the operator model's order
     used_dispatch_keys: frozenset[str]
+    # The FunctionsManual.h helpers the formulas were checked against: which the wheel exports
+    # decides whose kernels can be written.
+    helpers: AutogradHelpers
 
     def counts(self) -> dict[str, int]:
         matched = [f for f in self.functions if f.infos]

@@ -26,7 +26,6 @@ import re
 from atengen.autograd.formulas import free_names
 from atengen.errors import did_you_mean
 from atengen.model.operator_model import OperatorModel
-from atengen.torch_facts import AUTOGRAD_HELPERS_CALLABLE, AUTOGRAD_HELPERS_NOT_EXPORTED
 
 _CPP = frozenset(
     """
@@ -42,7 +41,6 @@ _CPP = frozenset(
     TensorGeometry to_args_sizes to_args_sizes_symint to_args_scalartypes zeros_like
     """.split()
 )
-_HELPERS = AUTOGRAD_HELPERS_CALLABLE | AUTOGRAD_HELPERS_NOT_EXPORTED
 _NAMESPACES = frozenset({"at", "c10", "std", "torch"})
 _COMMENT_RE = re.compile(r"/\*.*?\*/|//[^\n]*", re.DOTALL)
 # In a formula with statements (a lambda): a name after a type (`auto p =`, `size_t i`,
@@ -56,9 +54,11 @@ _NOT_TYPES = frozenset({"return", "else", "case", "throw", "new", "delete", "got
 
 class OperatorNames:
     """The aten operators' names (and their `_symint` forms), which formulas call unqualified,
-    and the operator namespaces; gathered from the op model on first use."""
+    and the operator namespaces, gathered from the op model on first use; and the helpers of
+    torch's FunctionsManual.h (those the wheel declares, exported or not)."""
 
-    def __init__(self, model: OperatorModel):
+    def __init__(self, model: OperatorModel, helpers: frozenset[str]):
+        self.helpers = helpers
         self._model = model
         self._names: frozenset[str] | None = None
         self._namespaces: frozenset[str] | None = None
@@ -112,7 +112,7 @@ def undeclared_name(formula: str, scope: frozenset[str], operators: OperatorName
     declared = None
     free = free_names(text)
     for name in free:
-        if name in scope or name in _CPP or name in _HELPERS:
+        if name in scope or name in _CPP or name in operators.helpers:
             continue
         if free[name] and operators.may_call(name):
             continue

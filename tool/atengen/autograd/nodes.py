@@ -16,7 +16,7 @@ from atengen.autograd.formulas import free_names, uses
 from atengen.autograd.model import DifferentiabilityInfo, ForwardDerivative, SavedAttribute
 from atengen.errors import AtengenError
 from atengen.model.native_function import NativeFunction
-from atengen.torch_facts import AUTOGRAD_HELPERS_CALLABLE, AUTOGRAD_HELPERS_NOT_EXPORTED
+from atengen.torch_facts import AutogradHelpers
 
 # Value types (as cpp_names.value_type gives them) of what a node saves as SavedVariables.
 SAVED_TENSOR = frozenset({"at::Tensor", "::std::optional<at::Tensor>"})
@@ -48,7 +48,7 @@ def unsupported(info: DifferentiabilityInfo, what: str) -> AtengenError:
 
 
 def unexported_helpers(
-    info: DifferentiabilityInfo, forward: tuple[ForwardDerivative, ...]
+    info: DifferentiabilityInfo, forward: tuple[ForwardDerivative, ...], helpers: AutogradHelpers
 ) -> list[tuple[str, bool]]:
     """The helpers of torch's FunctionsManual.h that info's formulas use and the wheel does not
     export, each with whether a formula calls it (or only names it): formula by formula, and
@@ -56,17 +56,17 @@ def unexported_helpers(
     used: dict[str, bool] = {}
     for formula in [d.formula for d in info.derivatives] + [x.formula for x in forward]:
         names = free_names(formula)
-        for name in sorted(names.keys() & AUTOGRAD_HELPERS_NOT_EXPORTED):
+        for name in sorted(names.keys() & helpers.unexported_names):
             used[name] = used.get(name, False) or names[name]
     return list(used.items())
 
 
 def manual_helpers(
-    info: DifferentiabilityInfo, forward: tuple[ForwardDerivative, ...]
+    info: DifferentiabilityInfo, forward: tuple[ForwardDerivative, ...], helpers: AutogradHelpers
 ) -> frozenset[str]:
     """The helpers of torch's FunctionsManual.h that info's formulas use; an error for one the
     wheel does not export, which would otherwise surface as an undefined symbol at load time."""
-    missing = unexported_helpers(info, forward)
+    missing = unexported_helpers(info, forward, helpers)
     if missing:
         name, called = missing[0]
         what = f"calls {name}(), a helper" if called else f"uses {name}, a name"
@@ -78,7 +78,7 @@ def manual_helpers(
         )
     used = set()
     for formula in [d.formula for d in info.derivatives] + [x.formula for x in forward]:
-        used |= free_names(formula).keys() & AUTOGRAD_HELPERS_CALLABLE
+        used |= free_names(formula).keys() & helpers.callable_names
     return frozenset(used)
 
 

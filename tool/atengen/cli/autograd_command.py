@@ -1,6 +1,6 @@
 """`atengen autograd`: autograd kernels for one operator namespace, from a derivatives YAML.
 
-    atengen autograd --derivatives_yaml=F [--op_yaml=F --tags_yaml=F]
+    atengen autograd --derivatives_yaml=F [--op_yaml=F --tags_yaml=F] [--torch_facts=F]
         [--namespace=NS [--cpp_namespace=NS] [--ops=a,b] [--shards=N] --output_dir=D]
 
 Without --output_dir it checks the derivatives YAML against the op model and prints its counts as
@@ -9,14 +9,24 @@ namespace's operators (the namespaces of the entries when --namespace is not giv
 registrations. For aten, only Autograd kernels are written (torch registers ADInplaceOrView).
 --ops selects as generate's does (`all`, the default, is every operator; an unknown name is an
 error). Functions whose formulas call FunctionsManual.h helpers the wheel does not export are
-left out, one `left out:` line per helper on stdout.
+left out, one `left out:` line per helper on stdout. Which helpers the wheel exports comes from
+--torch_facts (@torch//:torch_facts.json); without it, from the installed torch's libtorch_cpu.so
+and FunctionsManual.h, read directly.
 """
 
 from __future__ import annotations
 
 import argparse
 
-from atengen.cli.common import add_shards_flag, add_yaml_flags, template_options, yaml_inputs
+from atengen.cli.common import (
+    add_shards_flag,
+    add_torch_facts_flag,
+    add_yaml_flags,
+    autograd_helpers,
+    template_options,
+    wheel_facts,
+    yaml_inputs,
+)
 from atengen.errors import AtengenError
 
 
@@ -39,6 +49,11 @@ def add_autograd_command(commands) -> None:
         "--cpp_namespace", help="C++ namespace of the generated code (default: --namespace)."
     )
     p.add_argument("--output_dir", help="Directory for the sources; without it, check only.")
+    add_torch_facts_flag(
+        p,
+        "which FunctionsManual.h helpers the wheel exports (default: read from the installed "
+        "torch's libtorch_cpu.so and FunctionsManual.h).",
+    )
     p.set_defaults(run=_run)
 
 
@@ -47,6 +62,7 @@ def _run(args: argparse.Namespace):
 
     if args.cpp_namespace and not args.namespace:
         raise AtengenError(None, "autograd --cpp_namespace needs --namespace")
+    helpers = autograd_helpers(wheel_facts(args.torch_facts), args.torch_facts)
     return autograd_outputs(
         AutogradOptions(
             inputs=yaml_inputs(args),
@@ -60,6 +76,7 @@ def _run(args: argparse.Namespace):
                 else frozenset(x.strip() for x in args.ops.split(",") if x.strip())
             ),
             shards=args.shards,
+            helpers=helpers,
             templates=template_options(),
         )
     )

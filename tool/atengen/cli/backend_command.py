@@ -66,17 +66,20 @@ def add_backend_command(commands) -> None:
     )
     add_torch_facts_flag(
         p,
-        "an op listed under `structured:` must have a meta class the wheel exports. Default: "
-        "the list kept for the supported releases.",
+        "an op listed under `structured:` must have a meta class the wheel exports, and a "
+        "formula of --derivatives_yaml may call only the FunctionsManual.h helpers it exports. "
+        "Default: the list kept for the supported releases, and the helpers read from the "
+        "installed torch.",
     )
     add_lazy_codegen_flags(p)
     p.set_defaults(run=_run)
 
 
 def _run(args: argparse.Namespace):
-    from atengen.cli.common import wheel_facts
+    from atengen.cli.common import autograd_helpers, wheel_facts
     from atengen.pipelines.backend import BackendOptions, backend_outputs
 
+    wheel = wheel_facts(args.torch_facts)
     return backend_outputs(
         BackendOptions(
             inputs=yaml_inputs(args),
@@ -91,7 +94,10 @@ def _run(args: argparse.Namespace):
             lazy=lazy_codegen_options(args) if args.allow_lazy else None,
             shape_inference_file=args.shape_inference_file,
             derivatives_yaml=args.derivatives_yaml,
+            autograd_helpers=None
+            if args.derivatives_yaml is None
+            else autograd_helpers(wheel, args.torch_facts),
             templates=template_options(),
-            wheel=wheel_facts(args.torch_facts),
+            wheel=wheel,
         )
     )

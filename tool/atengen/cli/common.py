@@ -16,7 +16,7 @@ from atengen.render.shards import AUTO, AUTO_OPERATORS_PER_BUCKET, ShardSetting
 if TYPE_CHECKING:
     from atengen.pipelines.inputs import YamlInputs
     from atengen.render.templates import TemplateOptions
-    from atengen.torch_facts import WheelFacts
+    from atengen.torch_facts import AutogradHelpers, WheelFacts
 
 # Where //tool:atengen_template_code puts the compiled templates, beside the package in the
 # generator's runfiles. The source tree has no such directory.
@@ -37,6 +37,15 @@ def installed_torch_yaml_dir() -> str | None:
     if spec is None or not spec.submodule_search_locations:
         return None
     return os.path.join(spec.submodule_search_locations[0], "packaged", "ATen", "native")
+
+
+def installed_torch_dir() -> str | None:
+    """The installed torch's package directory (the one holding include/ and lib/), located like
+    installed_torch_yaml_dir, without importing torch."""
+    spec = importlib.util.find_spec("torch")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return spec.submodule_search_locations[0]
 
 
 def add_yaml_flags(parser: argparse.ArgumentParser) -> None:
@@ -186,3 +195,43 @@ def wheel_facts(path: str | None) -> WheelFacts | None:
     if wheel.warning:
         print(f"{path}:1: warning: {wheel.warning}", file=sys.stderr)
     return wheel
+
+
+def autograd_helpers(wheel: WheelFacts | None, facts_path: str | None) -> AutogradHelpers:
+    """The FunctionsManual.h helpers formulas may call: those of --torch_facts (``wheel``, read
+    from ``facts_path``), or, without it, those read from the installed torch's libtorch_cpu.so
+    and FunctionsManual.h. One-line errors when neither tells them."""
+    from atengen.errors import Location
+
+    if wheel is not None:
+        if wheel.autograd_helpers is None:
+            raise AtengenError(
+                Location(facts_path or "--torch_facts", 1),
+                "torch facts: no 'autograd_helpers_exported' (what libtorch_cpu exports of "
+                "FunctionsManual.h); write them with tool/torch_probe.py",
+            )
+        return wheel.autograd_helpers
+    torch_dir = installed_torch_dir()
+    if torch_dir is None:
+        raise AtengenError(
+            None,
+            "no --torch_facts given and no installed torch to read the FunctionsManual.h "
+            "helpers from",
+        )
+    return read_autograd_helpers(torch_dir)
+
+
+def read_autograd_helpers(torch_dir: str) -> AutogradHelpers:
+    """The FunctionsManual.h helpers of the torch package at ``torch_dir``, read from its
+    lib/libtorch_cpu.so and its header; one-line errors when either cannot be read."""
+    from atengen import wheel_symbols
+    from atengen.pipelines.inputs import read_text
+    from atengen.torch_facts import AutogradHelpers
+
+    header = os.path.join(torch_dir, "include", "torch", "csrc", "autograd", "FunctionsManual.h")
+    try:
+        exported = wheel_symbols.exported_names(os.path.join(torch_dir, "lib", "libtorch_cpu.so"))
+        names = wheel_symbols.functions_manual_names(read_text(header, "FunctionsManual.h"), header)
+    except ValueError as e:
+        raise AtengenError(None, str(e)) from None
+    return AutogradHelpers.of(exported.autograd_details, names.declared, names.defined)

@@ -23,6 +23,7 @@ from atengen.pipelines.inputs import YamlInputs
 from atengen.render.output import GeneratedFile, Outputs
 from atengen.render.shards import ShardSetting
 from atengen.render.templates import TemplateOptions, Templates
+from atengen.torch_facts import AutogradHelpers
 
 
 @dataclass(frozen=True)
@@ -36,12 +37,14 @@ class AutogradOptions:
     # None: every entry's.
     ops: frozenset[str] | None
     shards: ShardSetting
+    # The FunctionsManual.h helpers the wheel lets formulas call, and those it does not export.
+    helpers: AutogradHelpers
     templates: TemplateOptions = TemplateOptions()
 
 
 def autograd_outputs(opts: AutogradOptions) -> Outputs:
     model = opts.inputs.load()
-    derivatives = load_derivatives(opts.derivatives_yaml, model)
+    derivatives = load_derivatives(opts.derivatives_yaml, model, opts.helpers)
     namespaces = [opts.namespace] if opts.namespace else sorted({ns for ns, _ in derivatives.infos})
     selected = _selection(model, namespaces, opts.ops)
     if opts.output_dir is None:

@@ -1,0 +1,252 @@
+"""What a torch wheel exports and declares, read from its files: the dynamic symbol table of a
+shared library (ELF64, little-endian: the only kind torch ships for Linux), and the helper
+functions torch/csrc/autograd/FunctionsManual.h declares.
+
+The symbol table is read directly, without binutils: the @torch repository (tool/torch_probe.py)
+runs where `nm` may be missing, and reading it here takes a fraction of a second where `nm -DC`
+takes over one for libtorch_cpu.so. Names are taken from the mangled (Itanium ABI) symbols, so
+no demangler is needed either:
+
+- at::native functions: `_ZN2at6native<len><name>E<parameters>` (free functions of at::native
+  itself, not templates, not of nested namespaces or classes), and the functions whose local
+  entities (static variables, lambdas) are exported, `_ZZN2at6native<len><name>E...`;
+- structured meta classes: `_ZN2at4meta<len>structured_<name>4metaE...`, the exported meta() of
+  at::meta::structured_<name>;
+- autograd helpers: the first name after `_ZN5torch8autograd9generated7details`, i.e. the
+  functions and variables of torch::autograd::generated::details.
+
+Standard library only: the probe imports this module on the user's interpreter. Every malformed
+file is a ValueError with one line.
+"""
+
+from __future__ import annotations
+
+import mmap
+import os
+import re
+import stat
+import struct
+from dataclasses import dataclass
+
+_ELF_MAGIC = b"\x7fELF"
+_ELFCLASS64 = 2
+_ELFDATA2LSB = 1
+_EHDR = struct.Struct("<16sHHIQQQIHHHHHH")  # Elf64_Ehdr
+_SHDR = struct.Struct("<IIQQQQIIQQ")  # Elf64_Shdr
+_SYM = struct.Struct("<IBBHQQ")  # Elf64_Sym
+_SHT_DYNSYM = 11
+_SHT_STRTAB = 3
+_SHN_UNDEF = 0
+_STB_GLOBAL, _STB_WEAK, _STB_GNU_UNIQUE = 1, 2, 10
+# What `nm -D --defined-only` lists: global, weak and (GNU) unique symbols.
+_EXPORTED_BINDINGS = frozenset({_STB_GLOBAL, _STB_WEAK, _STB_GNU_UNIQUE})
+
+_NATIVE = b"N2at6native"
+_META = b"N2at4meta"
+_DETAILS = b"N5torch8autograd9generated7details"
+# The symbols worth decoding: a name in at::native or at::meta, or a local entity of a function
+# there (`_ZZ`), or a name in torch::autograd::generated::details.
+_PREFIXES = (b"_Z" + _NATIVE, b"_ZZ" + _NATIVE, b"_Z" + _META, b"_Z" + _DETAILS)
+_LENGTH = re.compile(rb"[1-9][0-9]*")
+
+
+@dataclass(frozen=True)
+class ExportedNames:
+    """Names a library exports, from its defined dynamic symbols."""
+
+    native_functions: frozenset[str]  # at::native::<name>(...)
+    structured_meta_classes: frozenset[str]  # at::meta::structured_<name>::meta(...)
+    autograd_details: frozenset[str]  # torch::autograd::generated::details::<name>
+
+
+def exported_names(path: str) -> ExportedNames:
+    """The names ``path`` (a shared library) exports; ValueError with one line when it is not a
+    readable ELF64 little-endian file with a dynamic symbol table."""
+    native, meta, details = set(), set(), set()
+    for symbol in defined_dynamic_symbols(path, _PREFIXES):
+        if symbol.startswith(b"_ZZ"):
+            name, rest = _source_name(symbol, 3 + len(_NATIVE))
+            if name is not None and rest.startswith(b"E"):
+                native.add(name)
+        elif symbol.startswith(_NATIVE, 2):
+            name, rest = _source_name(symbol, 2 + len(_NATIVE))
+            if name is not None and rest.startswith(b"E") and len(rest) > 1:
+                native.add(name)  # a function: its parameters follow the name
+        elif symbol.startswith(_META, 2):
+            name, rest = _source_name(symbol, 2 + len(_META))
+            if name is not None and name.startswith("structured_") and rest.startswith(b"4metaE"):
+                meta.add(name.removeprefix("structured_"))
+        else:
+            name, _ = _source_name(symbol, 2 + len(_DETAILS))
+            if name is not None:
+                details.add(name)
+    return ExportedNames(frozenset(native), frozenset(meta), frozenset(details))
+
+
+def _source_name(symbol: bytes, at: int) -> tuple[str | None, bytes]:
+    """The <length><identifier> at ``at`` of a mangled name, and what follows it; None when
+    there is none there (a substitution, an operator name, a constructor)."""
+    m = _LENGTH.match(symbol, at)
+    if m is None:
+        return None, b""
+    end = m.end() + int(m.group())
+    name = symbol[m.end() : end]
+    if len(name) < end - m.end() or not name.isascii():
+        return None, b""
+    return name.decode("ascii"), symbol[end:]
+
+
+def defined_dynamic_symbols(path: str, prefixes: tuple[bytes, ...]) -> list[bytes]:
+    """The names of the defined global, weak and unique symbols of ``path``'s dynamic symbol
+    table (.dynsym) that start with one of ``prefixes``."""
+    try:
+        # O_NONBLOCK: opening a FIFO with no writer would block before fstat could refuse it.
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as e:
+        raise ValueError(f"{path}: cannot read: {e.strerror}") from None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise ValueError(f"{path}: not a regular file")
+        if info.st_size < _EHDR.size:
+            raise ValueError(f"{path}: not an ELF file ({info.st_size} bytes)")
+        with mmap.mmap(fd, 0, access=mmap.ACCESS_READ) as data:
+            return _symbols(data, path, prefixes)
+    except OSError as e:
+        raise ValueError(f"{path}: cannot read: {e.strerror}") from None
+    finally:
+        os.close(fd)
+
+
+def _symbols(data: mmap.mmap, path: str, prefixes: tuple[bytes, ...]) -> list[bytes]:
+    ident, _, _, _, _, _, shoff, _, _, _, _, shentsize, shnum, _ = _EHDR.unpack_from(data, 0)
+    if ident[:4] != _ELF_MAGIC:
+        raise ValueError(f"{path}: not an ELF file")
+    if ident[4] != _ELFCLASS64 or ident[5] != _ELFDATA2LSB:
+        raise ValueError(f"{path}: not a 64-bit little-endian ELF file")
+    if shoff == 0:
+        raise ValueError(f"{path}: ELF file without section headers")
+    if shentsize != _SHDR.size:
+        raise ValueError(f"{path}: ELF section headers of {shentsize} bytes, not {_SHDR.size}")
+    if shnum == 0:  # more than 0xff00 sections: the count is section 0's size
+        shnum = _section(data, path, shoff, 0)[2]
+    if shoff + shnum * _SHDR.size > len(data):
+        raise ValueError(f"{path}: ELF section headers past the end of the file (truncated?)")
+    for i in range(shnum):
+        sh_type, offset, size, link, entsize = _section(data, path, shoff, i)
+        if sh_type == _SHT_DYNSYM:
+            break
+    else:
+        raise ValueError(f"{path}: no dynamic symbol table (.dynsym)")
+    if entsize != _SYM.size or size % _SYM.size:
+        raise ValueError(f"{path}: .dynsym entries of {entsize} bytes, not {_SYM.size}")
+    if link >= shnum:
+        raise ValueError(f"{path}: .dynsym names string table {link} of {shnum} sections")
+    str_type, str_offset, str_size = _section(data, path, shoff, link)[:3]
+    if str_type != _SHT_STRTAB:
+        raise ValueError(f"{path}: .dynsym's string table (section {link}) is not a string table")
+    _within(data, path, offset, size, ".dynsym")
+    _within(data, path, str_offset, str_size, ".dynstr")
+    strings = data[str_offset : str_offset + str_size]
+    found = []
+    for name, info, _, shndx, _, _ in _SYM.iter_unpack(data[offset : offset + size]):
+        if (
+            shndx != _SHN_UNDEF
+            and info >> 4 in _EXPORTED_BINDINGS
+            and strings.startswith(prefixes, name)
+        ):
+            end = strings.find(b"\0", name)
+            if end < 0:
+                raise ValueError(f"{path}: a .dynstr name runs past its end")
+            found.append(strings[name:end])
+    return found
+
+
+def _section(data: mmap.mmap, path: str, shoff: int, index: int) -> tuple[int, ...]:
+    """Section ``index``'s type, offset, size, link and entry size."""
+    at = shoff + index * _SHDR.size
+    if at + _SHDR.size > len(data):
+        raise ValueError(f"{path}: ELF section header {index} past the end of the file")
+    _, sh_type, _, _, offset, size, link, _, _, entsize = _SHDR.unpack_from(data, at)
+    return sh_type, offset, size, link, entsize
+
+
+def _within(data: mmap.mmap, path: str, offset: int, size: int, what: str) -> None:
+    if offset + size > len(data):
+        raise ValueError(f"{path}: {what} runs past the end of the file (truncated?)")
+
+
+# --- FunctionsManual.h ----------------------------------------------------------------------
+
+_DETAILS_NAMESPACE = re.compile(r"\bnamespace\s+torch::autograd::generated::details\s*\{")
+# Comments, string and character literals, and preprocessor lines: nothing a declaration needs,
+# and they may hold braces or semicolons.
+_NOISE = re.compile(
+    r"//[^\n]*|/\*.*?\*/|\"(?:\\.|[^\"\\\n])*\"|'(?:\\.|[^'\\\n])*'|^[ \t]*#[^\n]*", re.S | re.M
+)
+_CALLED = re.compile(r"(\w+)\s*\(")
+_VARIABLE = re.compile(r"(\w+)\s*(?:=[^;]*)?$")
+
+
+@dataclass(frozen=True)
+class HeaderNames:
+    """The names torch/csrc/autograd/FunctionsManual.h declares in its namespace."""
+
+    declared: frozenset[str]  # its functions and (extern) variables
+    defined: frozenset[str]  # the functions it defines itself (inline): callable unexported
+
+
+def functions_manual_names(text: str, path: str = "FunctionsManual.h") -> HeaderNames:
+    """The functions and variables declared at the top level of the header's namespace
+    torch::autograd::generated::details, and those of them it defines. What a class or a
+    function body holds is skipped: its members and local names are no helpers. ValueError with
+    one line when the header has no such namespace."""
+    text = _NOISE.sub(lambda m: '""' if m.group().startswith('"') else " ", text)
+    found = _DETAILS_NAMESPACE.search(text)
+    if found is None:
+        raise ValueError(f"{path}: no namespace torch::autograd::generated::details")
+    declared, defined = set(), set()
+    # Braces and semicolons inside parentheses (a default argument `= {}`, a lambda) neither
+    # open a body nor end a statement.
+    depth, parens, start = 0, 0, found.end()
+    for m in re.finditer(r"[{};()]", text[found.end() :]):
+        at = found.end() + m.start()
+        char = m.group()
+        if char in "()":
+            parens = max(0, parens + (1 if char == "(" else -1))
+        elif parens:
+            continue
+        elif char == "{":
+            if depth == 0:
+                name = _declared_name(text[start:at], body=True)
+                if name is not None:
+                    declared.add(name)
+                    defined.add(name)
+            depth += 1
+        elif char == "}":
+            if depth == 0:
+                break  # the namespace's end
+            depth -= 1
+            if depth == 0:
+                start = at + 1
+        elif depth == 0:
+            name = _declared_name(text[start:at], body=False)
+            if name is not None:
+                declared.add(name)
+            start = at + 1
+    return HeaderNames(frozenset(declared), frozenset(defined))
+
+
+def _declared_name(statement: str, body: bool) -> str | None:
+    """The function a top-level statement declares (or defines, with a body), or the variable an
+    `extern` one declares; None for a type, an alias or an empty statement."""
+    words = statement.split()
+    if not words or words[0] in ("struct", "class", "union", "enum", "using", "namespace"):
+        return None
+    called = _CALLED.search(statement)
+    if called is not None:
+        return called.group(1)
+    if not body and words[0] == "extern":
+        variable = _VARIABLE.search(statement.strip())
+        return variable.group(1) if variable else None
+    return None
