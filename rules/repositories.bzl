@@ -23,6 +23,7 @@ first.
 """
 
 load("//rules/private:cuda.bzl", "local_cuda_repo")
+load("//rules/private:cuda_pypi.bzl", "cuda_nvcc_pypi_repo")
 load("//rules/private:pip.bzl", "pip_repo")
 load("//rules/private:python.bzl", "python_toolchain_repo")
 load(
@@ -41,8 +42,9 @@ def rules_aten_dependencies(main_workspace_file = "@//:WORKSPACE"):
     """Declares the repositories that rules_aten itself provides, discovered on the local machine.
 
     They are @rules_aten_python (the Python toolchain), @rules_aten_pip (the generator's pinned
-    dependencies), @torch (the installed torch wheel) and @local_cuda (a CUDA toolkit's headers,
-    if there is one). Their BUILD files and rules_aten's own load @rules_cc, @rules_python and
+    dependencies), @torch (the installed torch wheel), @local_cuda (a CUDA toolkit's headers,
+    if there is one) and @rules_aten_cuda_nvcc (nvcc from PyPI at the CUDA wheel's version, for
+    when no toolkit of its CUDA major version is installed: fetched only then). Their BUILD files and rules_aten's own load @rules_cc, @rules_python and
     @bazel_skylib: declare those first, for example with rules_aten_debian_dependencies().
 
     Args:
@@ -60,6 +62,7 @@ def rules_aten_dependencies(main_workspace_file = "@//:WORKSPACE"):
     )
     _maybe(torch_repo, "torch", main_workspace_file = main_workspace_file)
     _maybe(local_cuda_repo, "local_cuda")
+    _maybe(cuda_nvcc_pypi_repo, "rules_aten_cuda_nvcc")
 
 def rules_aten_debian_dependencies(debian_bazel_root = "/usr/share/bazel"):
     """Declares the rule sets rules_aten needs from Debian's bazel-* packages, without network.

@@ -1,11 +1,17 @@
-"""The `@local_cuda` repository: the CUDA toolkit's headers, if there is a toolkit.
+"""The `@local_cuda` repository: the CUDA toolkit's headers and nvcc, if there is a toolkit.
 
-The toolkit directory is the first of these that is set:
-  1. the environment variable RULES_ATEN_CUDA_DIR (it must then hold include/cuda_runtime.h;
-     the value `none` means: build without CUDA);
-  2. the environment variable CUDA_HOME;
-  3. /usr/local/cuda.
-A directory counts as a toolkit when it has include/cuda_runtime.h. Nothing is copied: the
+Which toolkit, given the torch wheel (@torch's defs.bzl: a CUDA wheel's CUDA version, or none):
+  1. the environment variable RULES_ATEN_CUDA_DIR, when set: `none` means build without CUDA;
+     `pypi` means nvcc from PyPI (4.); any other value must be a toolkit (include/cuda_runtime.h)
+     of the wheel's CUDA major version, else the build fails with one line saying so;
+  2. else the first of $CUDA_HOME and /usr/local/cuda that is a toolkit of the wheel's CUDA major
+     version (a CPU wheel takes any toolkit); one of another major version is passed over;
+  3. else, for a CPU wheel: no toolkit;
+  4. else, for a CUDA wheel: nvcc from PyPI, at the CUDA version the wheel pins
+     (@rules_aten_cuda_nvcc: rules/private/cuda_pypi.bzl and //third_party:cuda_nvcc_wheels.lock).
+     When it cannot be installed, the build fails with one line saying why.
+The toolkit's version is CUDART_VERSION in its include/cuda_runtime_api.h. The choice, and why, is
+one line (`rules_aten: ...`) printed when the repository is fetched. Nothing is copied: the
 repository's include/ is a symlink to the toolkit's.
 
 The repository always exists, so BUILD files can depend on it unconditionally:
@@ -21,6 +27,7 @@ The file also holds `aten_cuda_objects`, the rule that compiles `.cu` sources wi
 
 load(":cc_toolchain.bzl", "cc_toolchain_and_features")
 load(":cuda_archs.bzl", "TORCH_CUDA_ARCH_LIST_ENV", "parse_arch_list", "wheel_gencode_flags")
+load(":cuda_pypi.bzl", "PYPI_NVCC_JSON", "torch_defs")
 load(":providers.bzl", "CudaArchsInfo")
 load(":repo_error.bzl", "ERROR_RULE_LOAD", "write_error_repository", "write_error_rule")
 
@@ -66,28 +73,99 @@ cc_library(
 )
 """
 
-def _toolkit_dir(rctx):
-    """Returns (path or None, where it came from, a note on the directories tried).
+def _is_toolkit(path):
+    return path.get_child("include").get_child("cuda_runtime.h").exists
 
-    When RULES_ATEN_CUDA_DIR names no toolkit: (None, the one-line error, tried)."""
-    tried = []
-    for env in [CUDA_DIR_ENV, CUDA_HOME_ENV]:
-        value = rctx.os.environ.get(env, "").strip()
-        if not value:
-            continue
-        if env == CUDA_DIR_ENV and value == "none":
-            return None, None, ["none (${}=none)".format(CUDA_DIR_ENV)]
-        path = rctx.path(value)
-        if path.get_child("include").get_child("cuda_runtime.h").exists:
-            return path, "$" + env, tried
-        if env == CUDA_DIR_ENV:
-            return None, "rules_aten: {}={} has no include/cuda_runtime.h; point it at a CUDA toolkit, or set it to none to build without CUDA".format(CUDA_DIR_ENV, value), tried
-        tried.append("${}={}".format(env, value))
-    path = rctx.path(DEFAULT_CUDA_DIR)
-    if path.get_child("include").get_child("cuda_runtime.h").exists:
-        return path, "default", tried
-    tried.append(DEFAULT_CUDA_DIR)
-    return None, None, tried
+def _major(version):
+    return version.split(".")[0]
+
+def _chosen(path, version, line):
+    return struct(path = path, version = version, line = line, error = None)
+
+def _failed(error):
+    return struct(path = None, version = "", line = None, error = error)
+
+def _torch_name(torch):
+    if torch.cuda:
+        return "torch {} (CUDA {})".format(torch.version, torch.cuda)
+    return "torch {} (a CPU build)".format(torch.version or "(not found)")
+
+def _system(rctx, path, source, torch):
+    """The toolkit at path when it suits the wheel: (_chosen(...), None), or (None, why not).
+
+    It suits a CPU wheel whatever its version, and a CUDA wheel when its CUDA major version is
+    the wheel's."""
+    if not _is_toolkit(path):
+        return None, "none at {} ({})".format(path, source)
+    version = _cuda_version(rctx, path.get_child("include"))
+    if not torch.cuda or not version or _major(version) == _major(torch.cuda):
+        line = "rules_aten: CUDA {} toolkit at {} ({}), {} {}".format(
+            version or "(version unknown)",
+            path,
+            source,
+            "matching" if torch.cuda else "for",
+            _torch_name(torch),
+        )
+        return _chosen(path, version, line), None
+    return None, "the CUDA {} toolkit at {} ({}) is not CUDA {}".format(version, path, source, _major(torch.cuda))
+
+def _from_pypi(rctx, torch, why):
+    """nvcc from PyPI (@rules_aten_cuda_nvcc), or its one-line error."""
+    info = json.decode(rctx.read(rctx.path(PYPI_NVCC_JSON)))
+    if "error" in info:
+        return _failed(info["error"])
+    line = "rules_aten: nvcc {} from PyPI, cuda-toolkit {}'s ({}; {})".format(
+        info["nvcc"],
+        info["pin"] or info["cuda"],
+        why,
+        _torch_name(torch),
+    )
+    return _chosen(rctx.path(info["root"]), info["cuda"], line)
+
+def _choose(rctx, torch):
+    """The toolkit (the file's doc says which): _chosen(path or None, version, line) or _failed."""
+    named = rctx.os.environ.get(CUDA_DIR_ENV, "").strip()
+    if named == "none":
+        return _chosen(None, "", "rules_aten: no CUDA toolkit (${}=none), for {}".format(CUDA_DIR_ENV, _torch_name(torch)))
+    if named == "pypi":
+        if not torch.cuda:
+            return _failed(("rules_aten: {}=pypi installs the nvcc of torch's CUDA version from " +
+                            "PyPI, but torch {} is a CPU build: unset it to use a local toolkit, " +
+                            "or set it to none").format(CUDA_DIR_ENV, torch.version or "(not found)"))
+        return _from_pypi(rctx, torch, "${}=pypi".format(CUDA_DIR_ENV))
+    if named:
+        path = rctx.path(named)
+        if not _is_toolkit(path):
+            return _failed("rules_aten: {}={} has no include/cuda_runtime.h; point it at a CUDA toolkit, set it to pypi to install nvcc from PyPI, or to none to build without CUDA".format(CUDA_DIR_ENV, named))
+        chosen, _ = _system(rctx, path, "$" + CUDA_DIR_ENV, torch)
+        if chosen:
+            return chosen
+        return _failed(("rules_aten: the CUDA toolkit at {} is CUDA {}, but torch {} is built with " +
+                        "CUDA {}: install a CUDA {} toolkit and point {} at it, set it to pypi " +
+                        "to install nvcc {} from PyPI, or set it to none to build without CUDA").format(
+            path,
+            _cuda_version(rctx, path.get_child("include")),
+            torch.version,
+            torch.cuda,
+            _major(torch.cuda),
+            CUDA_DIR_ENV,
+            torch.cuda,
+        ))
+    candidates = []
+    home = rctx.os.environ.get(CUDA_HOME_ENV, "").strip()
+    if home:
+        candidates.append((home, "$" + CUDA_HOME_ENV))
+    candidates.append((DEFAULT_CUDA_DIR, "the default path"))
+    passed_over = []
+    for value, source in candidates:
+        chosen, note = _system(rctx, rctx.path(value), source, torch)
+        if chosen:
+            return chosen
+        passed_over.append(note)
+    if torch.cuda:
+        found = [n for n in passed_over if not n.startswith("none at ")]
+        return _from_pypi(rctx, torch, "; ".join(found) if found else "no CUDA toolkit found")
+    return _chosen(None, "", "rules_aten: no CUDA toolkit ({}), for {}".format("; ".join(passed_over), _torch_name(torch)))
 
 def _cuda_version(rctx, include):
     """"13.0" from CUDART_VERSION in cuda_runtime_api.h, or "" if it cannot be read."""
@@ -103,13 +181,20 @@ def _cuda_version(rctx, include):
     return ""
 
 def _local_cuda_impl(rctx):
-    path, source, tried = _toolkit_dir(rctx)
-    if path == None and source:  # source is the error
-        write_error_repository(rctx, source, ["arch_list_check", "check", "cuda_headers"], bzl_files = {
+    # Every label is resolved before anything is printed: resolving one that is not fetched yet
+    # runs this function again from the start.
+    torch = torch_defs(rctx)
+    choice = _choose(rctx, torch)
+    if choice.error:
+        write_error_repository(rctx, choice.error, ["arch_list_check", "check", "cuda_headers"], bzl_files = {
             "defs.bzl": 'HAS_CUDA = False\nCUDA_DIR = ""\nCUDA_VERSION = ""\nNVCC = ""\n' +
                         'TORCH_CUDA_ARCH_LIST = ""\nTORCH_CUDA_ARCH_LIST_GENCODE = []\n',
         })
         return
+
+    # buildifier: disable=print
+    print(choice.line)
+    path = choice.path
     arch_list = rctx.os.environ.get(TORCH_CUDA_ARCH_LIST_ENV, "").strip()
     arch_gencode, arch_error = [], None
     if arch_list:
@@ -122,15 +207,12 @@ def _local_cuda_impl(rctx):
         arch_list_check = "filegroup(name = \"arch_list_check\")"
     rctx.file("WORKSPACE", "workspace(name = \"{}\")\n".format(rctx.name), executable = False)
     rctx.file("stub/c10/cuda/impl/cuda_cmake_macros.h", _CMAKE_MACROS, executable = False)
+    version = choice.version
+    summary = choice.line
     if path == None:
-        version = ""
-        summary = "No CUDA toolkit (tried {}): cuda_headers has only the stub.".format(", ".join(tried))
         includes = ["stub"]
     else:
-        include = path.get_child("include")
-        rctx.symlink(include, "include")
-        version = _cuda_version(rctx, include)
-        summary = "CUDA {} at {} ({}).".format(version or "(version unknown)", path, source)
+        rctx.symlink(path.get_child("include"), "include")
         includes = ["include", "stub"]
     rctx.file("BUILD.bazel", _BUILD.format(
         summary = summary,

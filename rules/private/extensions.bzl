@@ -6,12 +6,13 @@ Untested here: Debian's Bazel 4.2.3 has no Bzlmod and ignores MODULE.bazel.
 """
 
 load(":cuda.bzl", "local_cuda_repo")
+load(":cuda_pypi.bzl", "cuda_nvcc_pypi_repo")
 load(":pip.bzl", "pip_repo")
 load(":python.bzl", "python_toolchain_repo")
 load(":torch.bzl", "torch_repo")
 
 def rules_aten_extension_impl(module_ctx):  # buildifier: disable=unused-variable
-    """Declares @rules_aten_python, @rules_aten_pip, @torch and @local_cuda.
+    """Declares @rules_aten_python, @rules_aten_pip, @torch, @local_cuda and @rules_aten_cuda_nvcc.
 
     Args:
       module_ctx: the module_ctx (unused: the repositories take no per-module settings).
@@ -20,3 +21,4 @@ def rules_aten_extension_impl(module_ctx):  # buildifier: disable=unused-variabl
     pip_repo(name = "rules_aten_pip", lock = Label("//third_party:requirements_tool.lock"))
     torch_repo(name = "torch")
     local_cuda_repo(name = "local_cuda")
+    cuda_nvcc_pypi_repo(name = "rules_aten_cuda_nvcc")
