@@ -338,6 +338,18 @@ RANDOM_NAME_EXEMPT_PARTS = tuple(sorted(set().union(*RANDOM_NAME_EXEMPT_PARTS_BY
 # Checked against each wheel's parser by tests/test_torch_facts.py.
 SCHEMA_TYPES_OF_RELEASES = {"Dimname": ("2.11", "2.12")}
 
+# Releases whose structured kernel base classes (at::impl::MetaBase, TensorIteratorBase) declare
+# set_output_strided/set_output_raw_strided with a trailing `DimnameList names` (named tensors,
+# which 2.13 dropped): an override must take it, and propagate the names to its output.
+SET_OUTPUT_NAMES_RELEASES = frozenset({"2.11", "2.12"})
+
+
+def set_output_takes_names(wheel: WheelFacts | None) -> bool:
+    """Whether the wheel's structured set_output methods take `DimnameList names` (without
+    facts: the default release's, which do not)."""
+    return wheel is not None and wheel.facts_release in SET_OUTPUT_NAMES_RELEASES
+
+
 # Groups (by any member's name) whose Functionalize kernels torch writes by hand.
 HANDWRITTEN_FUNCTIONALIZE_GROUPS = frozenset(
     {"aten::lift", "aten::resize_", "aten::set_.source_Tensor"}

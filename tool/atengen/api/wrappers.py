@@ -94,6 +94,9 @@ class StructuredCall:
     # custom namespaces: the group whose meta class (and, with a key, impl class) the wrapper
     # derives from; the emitter writes their declarations into the shard (as kernel_decl is)
     custom_classes: tuple[NativeFunctionsGroup, str | None] | None = None
+    # The set_output methods take and propagate `DimnameList names` (torch 2.11 and 2.12:
+    # torch_facts.SET_OUTPUT_NAMES_RELEASES).
+    output_names: bool = False
 
 
 @dataclass(frozen=True)
@@ -212,11 +215,13 @@ def structured_wrapper(
     key: str,
     mode: str,
     impl_class_name: str | None = None,
+    output_names: bool = False,
 ) -> Wrapper:
     """Wrappers over structured kernels. ``mode`` is impl, meta or out_op (see StructuredCall).
 
     The impl class is the one the op YAML's dispatch table names for key, or
-    ``impl_class_name`` (an external backend's)."""
+    ``impl_class_name`` (an external backend's). ``output_names``: the base classes' set_output
+    methods take `DimnameList names` (torch_facts.set_output_takes_names)."""
     out = g.out
     variant = {
         SchemaKind.functional: "functional",
@@ -276,6 +281,7 @@ def structured_wrapper(
             custom_classes=(
                 None if f.namespace == "aten" else (g, key if mode == "impl" else None)
             ),
+            output_names=output_names,
         ),
     )
 

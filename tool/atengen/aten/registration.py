@@ -57,15 +57,16 @@ def wrappers_for(
             return make_wrapper(f, key, "view_copy", fz=view_copy_call(f, view_group))
     group = model.group_of.get(id(f))
     if group is not None and group.structured and f is not group.mutable:
+        names = tf.set_output_takes_names(wheel)
         if key == "Meta":
-            return structured_wrapper(f, group, key, "meta")
+            return structured_wrapper(f, group, key, "meta", output_names=names)
         out_kernel = group.out.dispatch.get(key)
         if key in tf.STRUCTURED_DISPATCH_KEYS and out_kernel is not None and out_kernel.structured:
-            return structured_wrapper(f, group, key, "impl")
+            return structured_wrapper(f, group, key, "impl", output_names=names)
         # Backends without kernels of their own (XLA, ...) get functional and
         # inplace variants that compute shapes with meta() and call the out= op.
         if key == "CompositeExplicitAutogradNonFunctional" and f is not group.out:
-            return structured_wrapper(f, group, key, "out_op")
+            return structured_wrapper(f, group, key, "out_op", output_names=names)
     if key == "Meta" and _needs_inplace_meta(f):
         return inplace_meta_wrapper(f)
     if f.generated:
@@ -323,6 +324,8 @@ def _includes(
         includes.append('"atengen/dispatch.h"')
     if any(w.kind == "structured" for w in wrappers):
         includes.append("<ATen/TensorMeta.h>")
+    if any(w.structured is not None and w.structured.output_names for w in wrappers):
+        includes.append("<ATen/NamedTensorUtils.h>")  # namedinference::propagate_names
     if list_refs:
         includes.append("<ATen/core/IListRef.h>")
     if namespace != "aten" and any("TensorIteratorBase" in decl for _, decl in class_decls):
