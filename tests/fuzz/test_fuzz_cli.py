@@ -8,10 +8,14 @@ directories, no partial output).
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 
 from tests.fuzz import harness, strategies
 from tests.fuzz.entry_points import YAML_AND_FLAGS
+
+# 60 inputs per entry point, each a full run of the command: 4 to 20 s a test on 2 cores.
+pytestmark = pytest.mark.slow
 
 FIXED_SLICE = settings(
     max_examples=60,
