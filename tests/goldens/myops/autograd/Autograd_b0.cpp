@@ -14,7 +14,9 @@
 #include <torch/library.h>
 
 #include <array>
+#include <memory>
 #include <optional>
+#include <type_traits>
 #include <vector>
 
 namespace myops {
@@ -132,6 +134,25 @@ bool has_fw_grad(const T& t) {
       "a leaf Variable that requires grad is being used in an in-place operation.");
 }
 
+// torch 2.11 and 2.12 hold autograd nodes in std::shared_ptr, newer releases in
+// c10::intrusive_ptr: Edge::function's type says which one this torch uses.
+constexpr bool kSharedNodes =
+    std::is_same_v<decltype(torch::autograd::Edge::function), std::shared_ptr<torch::autograd::Node>>;
+template <class T>
+using NodePtr = std::conditional_t<kSharedNodes, std::shared_ptr<T>, c10::intrusive_ptr<T>>;
+
+template <class T>
+NodePtr<T> make_node() {
+  if constexpr (kSharedNodes) {
+    // torch::autograd::deleteNode frees a graph's nodes without deep recursion. The call is
+    // unqualified and dependent (found through T's base, Node): newer releases, which lack it,
+    // never instantiate this branch.
+    return NodePtr<T>(new T(), [](T* node) { deleteNode(node); });
+  } else {
+    return c10::make_intrusive<T>();
+  }
+}
+
 [[maybe_unused]] std::vector<torch::autograd::SavedVariable> make_saved_list(
     at::TensorList tensors, bool is_output) {
   std::vector<torch::autograd::SavedVariable> saved;
@@ -142,7 +163,7 @@ bool has_fw_grad(const T& t) {
 
 [[maybe_unused]] std::vector<at::Tensor> unpack_saved_list(
     const std::vector<torch::autograd::SavedVariable>& saved,
-    const c10::intrusive_ptr<torch::autograd::Node>& owner) {
+    const NodePtr<torch::autograd::Node>& owner) {
   std::vector<at::Tensor> tensors;
   tensors.reserve(saved.size());
   for (const auto& v : saved) tensors.push_back(v.unpack(owner));
@@ -213,9 +234,9 @@ variable_list ShiftBackward0::apply(variable_list&& grads) {
 // Autograd kernel of myops::scale.
 at::Tensor scale_autograd(c10::DispatchKeySet ks, const at::Tensor & self, double factor) {
   bool _any_requires_grad = any_requires_grad(self);
-  c10::intrusive_ptr<ScaleBackward0> grad_fn;
+  NodePtr<ScaleBackward0> grad_fn;
   if (_any_requires_grad) {
-    grad_fn = c10::make_intrusive<ScaleBackward0>();
+    grad_fn = make_node<ScaleBackward0>();
     grad_fn->set_next_edges(torch::autograd::collect_next_edges(self));
     grad_fn->factor = factor;
   }
@@ -255,9 +276,9 @@ at::Tensor & scale_out_autograd(c10::DispatchKeySet ks, const at::Tensor & self,
 at::Tensor & scale__autograd(c10::DispatchKeySet ks, at::Tensor & self, double factor) {
   bool _any_requires_grad = any_requires_grad(self);
   check_inplace(self, _any_requires_grad);
-  c10::intrusive_ptr<ScaleBackward0> grad_fn;
+  NodePtr<ScaleBackward0> grad_fn;
   if (_any_requires_grad) {
-    grad_fn = c10::make_intrusive<ScaleBackward0>();
+    grad_fn = make_node<ScaleBackward0>();
     grad_fn->set_next_edges(torch::autograd::collect_next_edges(self));
     grad_fn->factor = factor;
   }
@@ -286,9 +307,9 @@ at::Tensor & scale__autograd(c10::DispatchKeySet ks, at::Tensor & self, double f
 // Autograd kernel of myops::shift.
 at::Tensor shift_autograd(c10::DispatchKeySet ks, const at::Tensor & self, const at::Scalar & amount, c10::SymInt repeat) {
   bool _any_requires_grad = any_requires_grad(self);
-  c10::intrusive_ptr<ShiftBackward0> grad_fn;
+  NodePtr<ShiftBackward0> grad_fn;
   if (_any_requires_grad) {
-    grad_fn = c10::make_intrusive<ShiftBackward0>();
+    grad_fn = make_node<ShiftBackward0>();
     grad_fn->set_next_edges(torch::autograd::collect_next_edges(self));
   }
   bool _any_has_forward_grad = has_fw_grad(self);
