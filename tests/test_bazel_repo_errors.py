@@ -200,6 +200,27 @@ def test_a_cuda_dir_without_a_toolkit_is_one_message(workspace: Path, tmp_path: 
     )
 
 
+def _venv_torch_version() -> str:
+    """The version of the torch in this checkout's .venv (the workspace's), from its metadata."""
+    return subprocess.run(
+        [str(VENV_PYTHON), "-c", "import importlib.metadata as m; print(m.version('torch'))"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+
+
+def test_pypi_nvcc_for_a_cpu_torch_is_one_message(workspace: Path):
+    """RULES_ATEN_CUDA_DIR=pypi installs the nvcc of a CUDA wheel's version: a CPU wheel has none."""
+    result = _build(workspace, _env(RULES_ATEN_CUDA_DIR="pypi"))
+    message = _the_one_message(
+        result,
+        "rules_aten: RULES_ATEN_CUDA_DIR=pypi installs the nvcc of torch's CUDA version from PyPI, "
+        f"but torch {_venv_torch_version()} is a CPU build",
+    )
+    assert message.endswith("unset it to use a local toolkit, or set it to none"), message
+
+
 def test_a_failed_pip_install_is_one_message(workspace: Path):
     """pip with no index and no wheel directory (a fresh output base: @rules_aten_pip is fetched
     once, whatever the environment)."""
