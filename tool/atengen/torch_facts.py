@@ -387,6 +387,9 @@ CROSS_DEVICE_COPY_OPS = frozenset({"_copy_from", "_copy_from_and_resize"})
 # compile and then fail to load with an undefined symbol. Those (op, key) registrations are
 # left out, so torch's own stays. Checked against `nm -DC --defined-only` and the whole op YAML
 # by tests/test_torch_facts.py.
+# Kept although the wheel tells it (torch_facts.json's native_kernels, which the rules always
+# pass): it is what `atengen generate` leaves out when run by hand without --torch_facts, which
+# reads nothing of the wheel but its YAML, and whose output the tests and goldens fix.
 NATIVE_KERNELS_NOT_EXPORTED = frozenset(
     {"_grouped_mm", "is_vulkan_available", "rms_norm_composite", "rms_norm_symint"}
 )
@@ -414,7 +417,8 @@ INPLACE_OPS_WITH_PYTHON_META = frozenset(
 # op: `add_Tensor` for add.Tensor): a backend may implement these ops by impl() alone and reuse
 # torch's meta(). The @torch repository reads them from the wheel (WheelFacts); these are the
 # fallback of a run without --torch_facts, checked against each wheel by
-# tests/test_torch_facts.py.
+# tests/test_torch_facts.py and tests/test_releases.py. Kept although the wheel tells them: an
+# `atengen backend` run by hand without --torch_facts reads nothing of the wheel but its YAML.
 _STRUCTURED_META_CLASSES_2_13 = frozenset(
     """
     _addmm_activation _convert_indices_from_coo_to_csr _convert_indices_from_csr_to_coo
