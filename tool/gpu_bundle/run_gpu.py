@@ -564,7 +564,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument(
         "--budget-s",
         type=float,
-        default=200,
+        default=150,
         help="stop starting OpInfos on the reference side after this many seconds (0: never)",
     )
     parser.add_argument(
