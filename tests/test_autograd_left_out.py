@@ -159,3 +159,17 @@ def test_facts_without_the_helpers_are_one_error_line(tmp_path, fields, message)
     proc, out = autograd_into(tmp_path, OPS, DERIVATIVES, f"--torch_facts={facts}")
     assert proc.returncode == 1 and not out.exists()
     assert proc.stderr.splitlines() == [f"{facts}:1: error: {message}"]
+
+
+def test_without_facts_and_without_an_installed_torch_is_one_error_line(tmp_path, monkeypatch):
+    """A run without --torch_facts reads the installed torch's helpers: with none installed, it
+    says so in one line."""
+    from atengen.cli import common
+
+    monkeypatch.setattr(common, "installed_torch_dir", lambda: None)
+    proc, out = autograd_into(tmp_path, OPS, DERIVATIVES)
+    assert proc.returncode == 1 and not out.exists()
+    assert proc.stderr.splitlines() == [
+        "error: no --torch_facts given and no installed torch to read the FunctionsManual.h "
+        "helpers from"
+    ]
