@@ -247,7 +247,7 @@ def test_foreach_ops_differentiate_element_by_element(tmp_path, model_loaded_onc
     assert "result_new_fw_grads[i] = (self_t.conj() * result[i].conj()).conj();" in functional
     assert "_any_has_forward_grad[i] = has_fw_grad(self[i]);" in functional
     assert "struct ExpBackward0 final" in text
-    assert "std::vector<c10::intrusive_ptr<ExpBackward0>> grad_fns;" in inplace
+    assert "std::vector<NodePtr<ExpBackward0>> grad_fns;" in inplace
     assert "check_inplace(self[i], ith_requires_grad);" in inplace
     assert "rebase_history(self[i], torch::autograd::Edge(grad_fn, nr));" in inplace
     assert (
