@@ -229,6 +229,7 @@ def make(args: argparse.Namespace) -> int:
     pairs = cuda_registrations(aten.parent / "aten_generated_codegen" / "cuda.cc")
     out.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=".gpu-bundle-", dir=out.parent))
+    staging.chmod(0o755)  # (mkdtemp makes it private)
     try:
         for library in (aten, example):
             dest = staging / library.name
