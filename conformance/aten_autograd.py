@@ -42,7 +42,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "tool"))
 sys.path.insert(0, str(REPO / "conformance"))
-from shared import append_result, load_library_quietly  # noqa: E402
+from shared import append_result, interpreter, load_library_quietly  # noqa: E402
 
 CPP_NAMESPACE = "atengen_aten"
 
@@ -357,7 +357,7 @@ def _by_count(item: tuple) -> tuple:
 def _append_results(lines: list[str], argv: list[str]) -> None:
     append_result(
         "aten Autograd kernels vs torch's",
-        f".venv/bin/python conformance/aten_autograd.py {' '.join(argv)}",
+        f"{interpreter()} conformance/aten_autograd.py {' '.join(argv)}",
         ["```", *lines, "```"],
     )
 

@@ -55,3 +55,22 @@ def test_a_path_that_is_no_interpreter_is_one_line(tmp_path: Path) -> None:
     assert (
         proc.stderr.strip() == f"--python: {tmp_path / 'nothing'} is not an executable interpreter"
     )
+
+
+def test_aten_autograds_entry_names_the_interpreter_it_ran(monkeypatch) -> None:
+    # A run with a release's venv (its torch is the one checked) is recorded under that venv's
+    # interpreter, as the other scripts' entries are, not under the checkout's .venv.
+    monkeypatch.syspath_prepend(str(REPO / "conformance"))
+    import aten_autograd
+
+    commands = []
+    monkeypatch.setattr(
+        aten_autograd, "append_result", lambda title, command, body: commands.append(command)
+    )
+    venv = Path.home() / ".cache" / "rules_aten" / "venv-torch-2.15.0" / "bin" / "python"
+    monkeypatch.setattr(sys, "executable", str(venv))
+    aten_autograd._append_results(["mismatches: 0"], ["--limit=60", "--max_samples=2"])
+    assert commands == [
+        "~/.cache/rules_aten/venv-torch-2.15.0/bin/python conformance/aten_autograd.py"
+        " --limit=60 --max_samples=2"
+    ]
