@@ -239,3 +239,16 @@ def test_the_probe_reads_the_releases_exports_as_nm_and_its_header_as_a_scan(ver
     helpers = tf.parse_wheel_facts(probe.stdout).autograd_helpers
     assert helpers.callable_names == (details | inline) & declared
     assert helpers.unexported_names == declared - details - inline
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_set_output_takes_names_exactly_on_the_releases_whose_headers_declare_it(version):
+    """torch_facts.SET_OUTPUT_NAMES_RELEASES against the release's own ATen/TensorMeta.h: its
+    MetaBase's set_output_raw_strided ends in `DimnameList names` there and only there."""
+    header = RELEASE_DIRS[version] / "include" / "ATen" / "TensorMeta.h"
+    declaration = re.search(
+        r"virtual void set_output_raw_strided\((.*?)\)", header.read_text(), re.S
+    )
+    assert declaration is not None, header
+    takes_names = "DimnameList names" in declaration.group(1)
+    assert takes_names == (_release(version) in tf.SET_OUTPUT_NAMES_RELEASES), declaration.group(1)

@@ -57,3 +57,32 @@ def test_newer_releases_keep_the_four_argument_form(tmp_path, installed_yaml):
     assert text.count(PLAIN_SIGNATURE) >= 4
     assert "DimnameList" not in text and "NamedTensorUtils" not in text
     assert "::set_output_raw_strided(output_idx, sizes, strides, options);" in text
+
+
+@pytest.mark.parametrize(("release", "named"), [("2.11", True), ("2.12", True), ("2.15", False)])
+def test_a_backends_structured_op_takes_the_names_parameter_on_those_releases(
+    tmp_path, release, named
+):
+    """An external backend's impl-only structured op derives from the same base classes, so its
+    set_output overrides follow the release too."""
+    backend = tmp_path / "backend.yaml"
+    backend.write_text(
+        "backend: PrivateUse1\ncpp_namespace: my_backend\nstructured:\n  - sub.out\n"
+    )
+    facts = tmp_path / "facts.json"
+    facts.write_text(json.dumps({"release": release, "version": f"{release}.0+cu130"}))
+    out = tmp_path / "out"
+    result = run_cli(
+        "backend", f"--backend_yaml={backend}", f"--output_dir={out}", f"--torch_facts={facts}"
+    )
+    assert result.returncode == 0, result.stderr
+    text = "".join(p.read_text() for p in sorted(out.glob("Register*.cpp")))
+    assert ("#include <ATen/NamedTensorUtils.h>" in text) == named
+    if named:
+        assert PLAIN_SIGNATURE not in text
+        assert "my_backend::structured_sub_out::set_output_raw_strided(" in text
+        assert ", options, names);" in text
+        assert text.count(NAMED_SIGNATURE) == text.count("at::namedinference::propagate_names(")
+    else:
+        assert "DimnameList" not in text
+        assert text.count(PLAIN_SIGNATURE) >= 2

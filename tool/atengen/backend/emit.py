@@ -147,7 +147,9 @@ def wrapper_for(backend: ExternalBackend, f: NativeFunction, key: str) -> Backen
         if key != backend.spec.backend or f is claim.group.mutable:
             return None
         impl = f"{backend.spec.cpp_namespace}::{claim.impl_class}"
-        w = structured_wrapper(f, claim.group, key, "impl", impl_class_name=impl)
+        w = structured_wrapper(
+            f, claim.group, key, "impl", impl_class_name=impl, output_names=backend.output_names
+        )
         return _wrapper(backend, f, key, call="", structured=w.structured)
     k = backend.kernel_for(f, key)
     if k is not None:
@@ -278,6 +280,8 @@ def _shard_text(
     includes = ["<ATen/core/Tensor.h>", "<torch/library.h>"]
     if any(w.structured for w in wrappers):
         includes += ["<ATen/TensorMeta.h>", '"atengen/runtime.h"']
+    if any(w.structured and w.structured.output_names for w in wrappers):
+        includes.append("<ATen/NamedTensorUtils.h>")  # namedinference::propagate_names
     if any(w.device_check for w in wrappers):
         includes.append("<ATen/core/op_registration/adaption.h>")
     if any(w.device_guard for w in wrappers):

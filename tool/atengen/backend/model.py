@@ -66,6 +66,9 @@ class ExternalBackend:
     kernels: tuple[BackendKernel, ...]  # backend key first, then autograd; YAML order
     functional: bool  # functional-backend mode (see torch_facts.FUNCTIONAL_BACKEND_EXTRA_OPS)
     structured: tuple[StructuredClaim, ...] = ()
+    # The wheel's structured set_output methods take `DimnameList names`
+    # (torch_facts.set_output_takes_names): the impl wrappers' overrides must too.
+    output_names: bool = False
 
     @cached_property
     def structured_group_of(self) -> dict[int, StructuredClaim]:
@@ -134,7 +137,14 @@ def resolve_backend(
             errors.append(err)
     if errors:
         raise AtengenError.combine(errors)
-    backend = ExternalBackend(spec, model, tuple(kernels), functional, tuple(claims))
+    backend = ExternalBackend(
+        spec,
+        model,
+        tuple(kernels),
+        functional,
+        tuple(claims),
+        output_names=torch_facts.set_output_takes_names(wheel),
+    )
     _check_structured_not_listed(backend)
     _check_not_mixed(backend)
     if functional:
