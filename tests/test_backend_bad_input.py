@@ -299,6 +299,7 @@ def test_thousands_of_unknown_lazy_ir_gen_ops_report_the_first_and_a_count(tmp_p
     assert not out.exists()
 
 
+@pytest.mark.slow
 def test_thousands_of_unknown_derivatives_entries_report_the_first_and_a_count(tmp_path):
     yaml_path = tmp_path / "derivatives.yaml"
     yaml_path.write_text(

@@ -69,6 +69,7 @@ def test_xla_shaped_yaml_rejects_the_lazy_tensor_keys() -> None:
     )
 
 
+@pytest.mark.slow
 def test_xla_shaped_yaml_matches_torchgen(tmp_path: Path, summary: list[str]) -> None:
     """~300 supported ops, autograd and symint: the same kernels and registrations as
     gen_backend_stubs, in sharded files."""

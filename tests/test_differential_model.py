@@ -221,6 +221,7 @@ def test_counts(ours, oracle, installed_yaml, summary):
     _fail_if(rows, "counts", len(theirs))
 
 
+@pytest.mark.slow
 def test_dump_deterministic_across_hash_seeds(installed_yaml, summary):
     outputs = {seed: run_dump(*installed_yaml, hashseed=seed) for seed in ("0", "1", "123")}
     digests = {seed: hashlib.sha256(out.encode()).hexdigest()[:16] for seed, out in outputs.items()}

@@ -211,6 +211,7 @@ def test_shards_include_only_their_operators_headers(tmp_path):
             )
 
 
+@pytest.mark.slow
 def test_output_is_identical_across_hash_seeds(tmp_path):
     trees = []
     for seed in ("0", "1", "123"):

@@ -31,6 +31,9 @@ from tests.oracle.torchgen_lazy import (
     wheel_shape_inference_header,
 )
 
+# torchgen's gen_lazy_tensor runs once per YAML in the fixtures: 4 to 9 s each on 2 cores.
+pytestmark = pytest.mark.slow
+
 DATA = Path(__file__).resolve().parent / "data" / "lazy"
 IMPL = re.compile(r'm\.impl\("([^"]+)"')
 

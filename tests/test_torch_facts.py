@@ -50,6 +50,7 @@ def _probe() -> dict:
     return json.loads(out.stdout)
 
 
+@pytest.mark.slow
 def test_the_probe_reads_the_installed_wheel():
     """What @torch reads of the wheel (tool/torch_probe.py) is what torch says of itself, and
     the generator takes it."""
@@ -194,6 +195,7 @@ def test_unfunctionalized_ops_mutate_and_out_dtype_ops_are_out_ops():
         assert any(a.name == "dtype" for a in schema.arguments), qualified
 
 
+@pytest.mark.slow
 def test_structured_meta_classes_are_the_ones_libtorch_exports():
     import re
     import subprocess
@@ -247,6 +249,7 @@ def test_the_wheels_exports_read_from_its_symbol_tables_are_nms():
         assert len(native) > 500
 
 
+@pytest.mark.slow
 def test_autograd_helpers_are_split_by_what_libtorch_exports():
     """The helpers a formula may call are what libtorch_cpu exports or the header defines, of
     what FunctionsManual.h declares; the rest it declares are refused. The same from the facts

@@ -225,6 +225,7 @@ def test_generated_documents_read_as_pyyaml_reads_them(text):
     _agrees(text)
 
 
+@pytest.mark.slow
 def test_generated_documents_often_take_the_block_path():
     """The property above is worth something only if the block reader takes many of them."""
     taken = 0

@@ -170,6 +170,7 @@ def _mutated(draw) -> str:
     return text
 
 
+@pytest.mark.slow
 @settings(
     max_examples=400,
     derandomize=True,

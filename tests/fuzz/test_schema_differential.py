@@ -80,6 +80,7 @@ def test_every_real_schema_is_read_alike():
     assert disagreements == []
 
 
+@pytest.mark.slow
 @settings(
     max_examples=300,
     derandomize=True,
