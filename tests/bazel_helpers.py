@@ -58,6 +58,18 @@ def bazel(
     return result
 
 
+def one_fail_message(result: subprocess.CompletedProcess, start: str) -> str:
+    """Asserts the build failed with one `Error in fail:` line whose message starts with `start`,
+    and that `start` is printed once; returns the message."""
+    assert result.returncode != 0, result.stderr[-4000:]
+    fails = [line for line in result.stderr.splitlines() if "Error in fail:" in line]
+    assert len(fails) == 1, result.stderr[-6000:]
+    message = fails[0].split("Error in fail: ", 1)[1]
+    assert message.startswith(start), message
+    assert result.stderr.count(start) == 1, result.stderr[-6000:]
+    return message
+
+
 def read_execution_log(path: Path) -> list[dict]:
     """The spawns of --execution_log_json_file. Bazel 4 writes the log as concatenated JSON
     objects, not as a list."""

@@ -20,7 +20,14 @@ from pathlib import Path
 
 import pytest
 
-from tests.bazel_helpers import REPO, VENV_PYTHON, bazel, own_output_base, read_execution_log
+from tests.bazel_helpers import (
+    REPO,
+    VENV_PYTHON,
+    bazel,
+    one_fail_message,
+    own_output_base,
+    read_execution_log,
+)
 
 pytestmark = pytest.mark.bazel
 
@@ -99,32 +106,22 @@ def test_the_build_setting_wins_over_the_variable() -> None:
     assert _gencode(flag, arch_list="9.0") == sorted([_sm("86"), _sm("120"), _ptx("120")])
 
 
-def _one_message(result, start: str) -> str:
-    assert result.returncode != 0, result.stderr[-4000:]
-    fails = [line for line in result.stderr.splitlines() if "Error in fail:" in line]
-    assert len(fails) == 1, result.stderr[-6000:]
-    message = fails[0].split("Error in fail: ", 1)[1]
-    assert message.startswith(start), message
-    assert result.stderr.count(start) == 1, result.stderr[-6000:]
-    return message
-
-
 @pytest.mark.parametrize(
     ("arch_list", "bad"),
     [("9.1", "9.1"), ("native", "native"), ("8.0;;9.0", ""), ("Hopper+PTX", "9.0+PTX+PTX")],
 )
-def test_a_variable_that_does_not_parse_is_one_message(arch_list: str, bad: str) -> None:
+def test_a_variable_that_does_not_parse_isone_fail_message(arch_list: str, bad: str) -> None:
     result = _bazel("build", "--nobuild", KERNELS, arch_list=arch_list, check=False)
-    message = _one_message(
+    message = one_fail_message(
         result,
         f'rules_aten: TORCH_CUDA_ARCH_LIST="{arch_list}": unknown CUDA architecture "{bad}"',
     )
     assert "separated by ; or spaces" in message and "Hopper" in message, message
 
 
-def test_a_build_setting_that_does_not_parse_is_one_message() -> None:
+def test_a_build_setting_that_does_not_parse_isone_fail_message() -> None:
     result = _bazel("build", "--nobuild", "--@rules_aten//:cuda_archs=sm_90", KERNELS, check=False)
-    _one_message(
+    one_fail_message(
         result,
         'rules_aten: --@rules_aten//:cuda_archs="sm_90": unknown CUDA architecture "sm_90"',
     )

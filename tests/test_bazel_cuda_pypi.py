@@ -30,7 +30,13 @@ from pathlib import Path
 import pytest
 import torch
 
-from tests.bazel_helpers import DISK_CACHE, REPO, bazel, own_output_base
+from tests.bazel_helpers import (
+    DISK_CACHE,
+    REPO,
+    bazel,
+    one_fail_message,
+    own_output_base,
+)
 
 if not torch.version.cuda:
     pytest.skip(
@@ -152,13 +158,9 @@ def test_pypi_nvcc_builds_the_example_and_says_so_once(workspace: Path, summary:
 
 
 def _one_message(result: subprocess.CompletedProcess, start: str) -> str:
-    """Asserts the build failed with one message that starts with `start`; returns it."""
-    assert result.returncode != 0, result.stderr[-4000:]
-    fails = [line for line in result.stderr.splitlines() if "Error in fail:" in line]
-    assert len(fails) == 1, result.stderr[-6000:]
-    message = fails[0].split("Error in fail: ", 1)[1]
-    assert message.startswith(start), message
-    assert result.stderr.count(start) == 1, result.stderr[-6000:]
+    """Asserts the build failed with one message that starts with `start`, and no nvcc was
+    chosen; returns it."""
+    message = one_fail_message(result, start)
     assert "rules_aten: nvcc " not in result.stderr, result.stderr[-4000:]
     return message
 

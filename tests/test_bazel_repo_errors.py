@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.bazel_helpers import REPO, VENV_PYTHON, bazel, own_output_base
+from tests.bazel_helpers import REPO, VENV_PYTHON, bazel, one_fail_message, own_output_base
 from tests.quickstart_helpers import write_workspace
 
 pytestmark = pytest.mark.bazel
@@ -73,11 +73,7 @@ def _build(workspace: Path, env: dict[str, str], output_base: str = "output_base
 
 def _the_one_message(result: subprocess.CompletedProcess, start: str) -> str:
     """Asserts the build failed with the message that starts with `start`, printed once; returns it."""
-    assert result.returncode != 0, result.stderr[-4000:]
-    fails = [line for line in result.stderr.splitlines() if "Error in fail:" in line]
-    assert len(fails) == 1, result.stderr[-6000:]
-    message = fails[0].split("Error in fail: ", 1)[1]
-    assert message.startswith(start), message
+    message = one_fail_message(result, start)
     # Printed once: no other line repeats it (no "no such package ...: <message>" either).
     assert result.stderr.count(message) == 1, result.stderr[-6000:]
     assert result.stderr.count(start) == 1, result.stderr[-6000:]
