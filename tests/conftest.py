@@ -37,6 +37,10 @@ from tests import bazel_helpers
 BAZEL_FIXTURES = frozenset({"aten_generated", "custom_op_libraries", "fzops_library"})
 
 _SUMMARY_KEY = pytest.StashKey[list[str]]()
+# The key of the summary lines in a pytest-xdist worker's workeroutput.
+_SUMMARY_WORKEROUTPUT = "rules_aten_summary"
+# The pytest-xdist group of the tests marked `bazel` (pytest_collection_modifyitems).
+BAZEL_XDIST_GROUP = "bazel"
 
 
 @pytest.fixture(scope="session")
@@ -99,6 +103,11 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         )
         if uses_bazel and item.get_closest_marker("bazel") is None:
             item.add_marker(pytest.mark.bazel)
+        if item.get_closest_marker("bazel") is not None:
+            # Under pytest-xdist's --dist loadgroup (./dev test), every Bazel test runs on one
+            # worker, in order: they share the checkout's Bazel server and the session builds
+            # above, which a second worker would build again. The other worker runs the rest.
+            item.add_marker(pytest.mark.xdist_group(BAZEL_XDIST_GROUP))
 
 
 @pytest.hookimpl(wrapper=True)
@@ -124,6 +133,20 @@ def custom_op_libraries(summary: list[str]) -> dict[str, Path]:
     summary.append(f"custom-namespace libraries {names}: {time.monotonic() - start:.0f} s")
     bin_dir = Path(bazel_helpers.bazel("info", "bazel-bin").stdout.strip())
     return {n: bin_dir / "tests" / "data" / n / f"lib{n}.so" for n in names}
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """On a pytest-xdist worker, hands its summary lines to the controller, which prints them."""
+    workeroutput = getattr(session.config, "workeroutput", None)
+    if workeroutput is not None:
+        workeroutput[_SUMMARY_WORKEROUTPUT] = session.config.stash.get(_SUMMARY_KEY, [])
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node, error) -> None:
+    """pytest-xdist's controller: keeps the summary lines of a worker that finished."""
+    lines = getattr(node, "workeroutput", {}).get(_SUMMARY_WORKEROUTPUT, [])
+    node.config.stash.setdefault(_SUMMARY_KEY, []).extend(lines)
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config: pytest.Config) -> None:
