@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -28,6 +29,18 @@ DISK_CACHE = (
 )
 # Set by tests/conftest.py to the node id of a running test that is not marked `bazel`.
 UNMARKED_TEST_ENV = "RULES_ATEN_TEST_NOT_MARKED_BAZEL"
+# `["bazel", ...]` or `("bazel", ...)`: a command that runs Bazel without bazel() below.
+BAZEL_COMMAND = re.compile(r"""[\[(]\s*["']bazel["']""")
+
+
+def module_may_run_bazel(source: str, bazel_fixtures: frozenset[str]) -> bool:
+    """Whether a test module's text shows any way it could run Bazel: it names this module, the
+    `bazel` marker, one of bazel_fixtures (tests/conftest.py's shared builds) or a `["bazel", ...]`
+    command. A superset of the tests conftest marks `bazel`, for pytest-xdist's controller, which
+    sees node ids only (tests/xdist_bazel_group.py)."""
+    if "bazel_helpers" in source or "mark.bazel" in source or BAZEL_COMMAND.search(source):
+        return True
+    return any(re.search(rf"\b{re.escape(name)}\b", source) for name in bazel_fixtures)
 
 
 def bazel(

@@ -23,7 +23,6 @@ The `slow` marker is set by hand on tests that take more than about 5 s without 
 from __future__ import annotations
 
 import os
-import re
 import time
 from pathlib import Path
 from types import ModuleType
@@ -39,8 +38,6 @@ BAZEL_FIXTURES = frozenset({"aten_generated", "custom_op_libraries", "fzops_libr
 _SUMMARY_KEY = pytest.StashKey[list[str]]()
 # The key of the summary lines in a pytest-xdist worker's workeroutput.
 _SUMMARY_WORKEROUTPUT = "rules_aten_summary"
-# The pytest-xdist group of the tests marked `bazel` (pytest_collection_modifyitems).
-BAZEL_XDIST_GROUP = "bazel"
 
 
 @pytest.fixture(scope="session")
@@ -77,10 +74,6 @@ def fzops_library(custom_op_libraries: dict[str, Path]) -> Path:
     return custom_op_libraries["fzops"]
 
 
-# `["bazel", ...]` or `("bazel", ...)`: a command that runs Bazel without tests.bazel_helpers.
-_BAZEL_COMMAND = re.compile(r"""[\[(]\s*["']bazel["']""")
-
-
 def _runs_bazel(module: ModuleType) -> bool:
     """Whether the test module imports from tests.bazel_helpers or runs `bazel` itself."""
     if any(
@@ -89,7 +82,7 @@ def _runs_bazel(module: ModuleType) -> bool:
     ):
         return True
     source = Path(module.__file__).read_text() if module.__file__ else ""
-    return _BAZEL_COMMAND.search(source) is not None
+    return bazel_helpers.BAZEL_COMMAND.search(source) is not None
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -103,11 +96,6 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         )
         if uses_bazel and item.get_closest_marker("bazel") is None:
             item.add_marker(pytest.mark.bazel)
-        if item.get_closest_marker("bazel") is not None:
-            # Under pytest-xdist's --dist loadgroup (./dev test), every Bazel test runs on one
-            # worker, in order: they share the checkout's Bazel server and the session builds
-            # above, which a second worker would build again. The other worker runs the rest.
-            item.add_marker(pytest.mark.xdist_group(BAZEL_XDIST_GROUP))
 
 
 @pytest.hookimpl(wrapper=True)
@@ -133,6 +121,17 @@ def custom_op_libraries(summary: list[str]) -> dict[str, Path]:
     summary.append(f"custom-namespace libraries {names}: {time.monotonic() - start:.0f} s")
     bin_dir = Path(bazel_helpers.bazel("info", "bazel-bin").stdout.strip())
     return {n: bin_dir / "tests" / "data" / n / f"lib{n}.so" for n in names}
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log):
+    """pytest-xdist's controller under `--dist loadgroup` (./dev test): the tests of the modules
+    that may run Bazel all on one worker, in order; the rest on whichever worker is free."""
+    if config.getoption("dist") != "loadgroup":
+        return None
+    from tests.xdist_bazel_group import BazelOnOneWorker
+
+    return BazelOnOneWorker(config, log, bazel_fixtures=BAZEL_FIXTURES)
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:

@@ -1,22 +1,23 @@
 """./dev test runs pytest on two pytest-xdist workers with --dist loadgroup (the dev script's
-WORKERS): every test marked `bazel` must be in the one group that a single worker runs, and the
-lines tests append to the `summary` fixture on a worker must still reach the terminal summary."""
+WORKERS), scheduled by tests/xdist_bazel_group.py: every test that runs Bazel must run on one
+worker, and the lines tests append to the `summary` fixture on a worker must still reach the
+terminal summary."""
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
-from tests.conftest import BAZEL_XDIST_GROUP
+from tests.bazel_helpers import module_may_run_bazel
+from tests.conftest import BAZEL_FIXTURES
 from tests.model_helpers import REPO
 
-pytestmark = pytest.mark.slow  # pytest run again in subprocesses, torch imported by each worker
-
-# A module whose tests all run Bazel, and one whose tests never do.
-BAZEL_MODULE = "tests/test_bazel_workspace.py"
-PLAIN_MODULE = "tests/test_differential_model.py"
+# pytest run again in subprocesses; the scheduling test runs three cheap Bazel queries.
+pytestmark = [pytest.mark.slow, pytest.mark.bazel]
 
 
 def _pytest(*args: str) -> subprocess.CompletedProcess:
@@ -25,27 +26,42 @@ def _pytest(*args: str) -> subprocess.CompletedProcess:
         cwd=REPO,
         capture_output=True,
         text=True,
-        timeout=600,
+        timeout=900,
     )
 
 
-def _collected(marker_expression: str) -> list[str]:
-    proc = _pytest("--collect-only", "-q", "-m", marker_expression, BAZEL_MODULE, PLAIN_MODULE)
-    assert proc.returncode in (0, 5), proc.stdout[-3000:] + proc.stderr[-3000:]  # 5: none
-    return [line for line in proc.stdout.splitlines() if "::" in line]
+def test_every_test_marked_bazel_is_in_a_module_the_scheduler_puts_on_one_worker() -> None:
+    proc = _pytest("--collect-only", "-q", "-m", "bazel")
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    modules = {line.split("::")[0] for line in proc.stdout.splitlines() if "::" in line}
+    assert len(modules) > 10, modules
+    missed = [
+        m for m in modules if not module_may_run_bazel((Path(REPO) / m).read_text(), BAZEL_FIXTURES)
+    ]
+    assert missed == []
 
 
-def test_exactly_the_bazel_tests_are_in_the_bazel_group() -> None:
-    assert BAZEL_XDIST_GROUP == "bazel"
-    grouped = _collected("xdist_group")
-    assert grouped and all(t.startswith(BAZEL_MODULE) for t in grouped), grouped
-    assert _collected("bazel") == grouped
-    assert _collected("xdist_group and not bazel") == []
-    assert _collected("bazel and not xdist_group") == []
+def test_the_bazel_tests_run_on_one_worker_and_the_rest_beside_them() -> None:
+    proc = _pytest(
+        "-v",
+        "-n",
+        "2",
+        "--dist",
+        "loadgroup",
+        "tests/test_bazel_workspace.py::test_bzl_library_holds_every_loaded_file",
+        "tests/test_pipelines.py",
+    )
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    ran = re.findall(r"^\[(gw\d)\].* PASSED (\S+)", proc.stdout, re.M)
+    bazel_workers = {w for w, test in ran if "test_bazel_workspace.py" in test}
+    assert len([t for _, t in ran if "test_bazel_workspace.py" in t]) == 3, proc.stdout
+    assert len(bazel_workers) == 1, proc.stdout
+    assert any(w not in bazel_workers for w, _ in ran), proc.stdout  # the other worker ran some
 
 
 def test_summary_lines_of_a_worker_reach_the_terminal_summary() -> None:
-    proc = _pytest("-q", "-n", "2", "--dist", "loadgroup", f"{PLAIN_MODULE}::test_counts")
+    plain = "tests/test_differential_model.py::test_counts"
+    proc = _pytest("-q", "-n", "2", "--dist", "loadgroup", plain)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     # The pytest-xdist controller printed it, and a worker ran the test that appended it.
     assert "bringing up nodes" in proc.stdout, proc.stdout
