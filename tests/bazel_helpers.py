@@ -27,10 +27,36 @@ VENV_PYTHON = REPO / ".venv" / "bin" / "python3"
 DISK_CACHE = (
     Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "rules_aten" / "disk_cache"
 )
+# The disk cache every Bazel build of one test session shares, named by this variable: one that
+# tests/conftest.py makes for the session and removes after it, unless it is set already (to keep
+# one between sessions). The workspaces the tests build each have an output base of their own, but
+# many of their actions are the same actions with the same keys (tests/test_remote_cache.py shows
+# that no key depends on the workspace's path): the runtime, the precompiled headers, and the
+# whole quickstart library that test_quickstart, test_release_archive and
+# test_bazel_generation_first each build. A cache hit is still a spawn of the execution log (with
+# `remoteCacheHit`), so the tests that read which actions ran see the same spawns.
+SESSION_DISK_CACHE_ENV = "RULES_ATEN_TEST_DISK_CACHE"
+# The commands that run actions, and so take --disk_cache.
+_EXECUTING_COMMANDS = frozenset({"build", "test", "run", "coverage"})
 # Set by tests/conftest.py to the node id of a running test that is not marked `bazel`.
 UNMARKED_TEST_ENV = "RULES_ATEN_TEST_NOT_MARKED_BAZEL"
 # `["bazel", ...]` or `("bazel", ...)`: a command that runs Bazel without bazel() below.
 BAZEL_COMMAND = re.compile(r"""[\[(]\s*["']bazel["']""")
+
+
+# A test module that sets this at its top level, as `BAZEL_OWN_OUTPUT_BASES = True`, runs Bazel
+# only with output bases of its own (an example's, a workspace under /tmp), never with this
+# checkout's: pytest-xdist may run it beside the tests that build in the checkout
+# (tests/xdist_bazel_group.py), and bazel() fails a test of it that names no --output_base.
+OWN_OUTPUT_BASES_FLAG = "BAZEL_OWN_OUTPUT_BASES"
+_OWN_OUTPUT_BASES_LINE = re.compile(rf"^{OWN_OUTPUT_BASES_FLAG} = True$", re.M)
+# Set by tests/conftest.py to the node id of a running test of such a module.
+OWN_OUTPUT_BASES_TEST_ENV = "RULES_ATEN_TEST_OWN_OUTPUT_BASES"
+
+
+def module_uses_own_output_bases_only(source: str) -> bool:
+    """Whether a test module's text sets BAZEL_OWN_OUTPUT_BASES = True at its top level."""
+    return _OWN_OUTPUT_BASES_LINE.search(source) is not None
 
 
 def module_may_run_bazel(source: str, bazel_fixtures: frozenset[str]) -> bool:
@@ -58,8 +84,16 @@ def bazel(
             "tier would run it: mark it (see tests/conftest.py)",
             pytrace=False,
         )
+    own_only = os.environ.get(OWN_OUTPUT_BASES_TEST_ENV)
+    if own_only and not any(option.startswith("--output_base=") for option in startup):
+        pytest.fail(
+            f"{own_only} runs `bazel {' '.join(args)}` with the checkout's output base, but its "
+            f"module sets {OWN_OUTPUT_BASES_FLAG} = True: name an output base of its own, or "
+            "move the test to a module that builds in the checkout",
+            pytrace=False,
+        )
     result = subprocess.run(
-        ["bazel", *startup, *args],
+        ["bazel", *startup, *with_session_disk_cache(args)],
         cwd=cwd,
         env=env,
         capture_output=True,
@@ -69,6 +103,17 @@ def bazel(
     if check and result.returncode != 0:
         pytest.fail(f"bazel {' '.join(args)} exited {result.returncode}:\n{result.stderr[-8000:]}")
     return result
+
+
+def with_session_disk_cache(args: tuple[str, ...]) -> tuple[str, ...]:
+    """args with the session's disk cache after the command, if it runs actions and names no
+    --disk_cache of its own (tests/test_remote_cache.py's builds choose theirs)."""
+    cache = os.environ.get(SESSION_DISK_CACHE_ENV)
+    if not cache or not args or args[0] not in _EXECUTING_COMMANDS:
+        return args
+    if any(arg.startswith("--disk_cache") for arg in args):
+        return args
+    return (args[0], f"--disk_cache={cache}", *args[1:])
 
 
 def one_fail_message(result: subprocess.CompletedProcess, start: str) -> str:

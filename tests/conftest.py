@@ -23,6 +23,8 @@ The `slow` marker is set by hand on tests that take more than about 5 s without 
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
 import time
 from pathlib import Path
 from types import ModuleType
@@ -36,8 +38,27 @@ from tests import bazel_helpers
 BAZEL_FIXTURES = frozenset({"aten_generated", "custom_op_libraries", "fzops_library"})
 
 _SUMMARY_KEY = pytest.StashKey[list[str]]()
+# The session's own disk cache (bazel_helpers.SESSION_DISK_CACHE_ENV), removed at its end.
+_OWN_DISK_CACHE_KEY = pytest.StashKey[Path]()
 # The key of the summary lines in a pytest-xdist worker's workeroutput.
 _SUMMARY_WORKEROUTPUT = "rules_aten_summary"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """The session's disk cache for Bazel, made by the controller before pytest-xdist starts its
+    workers, which inherit the variable (on a worker, workerinput is set)."""
+    if hasattr(config, "workerinput") or os.environ.get(bazel_helpers.SESSION_DISK_CACHE_ENV):
+        return
+    cache = Path(tempfile.mkdtemp(prefix="rules_aten_test_disk_cache_"))
+    config.stash[_OWN_DISK_CACHE_KEY] = cache
+    os.environ[bazel_helpers.SESSION_DISK_CACHE_ENV] = str(cache)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    cache = config.stash.get(_OWN_DISK_CACHE_KEY, None)
+    if cache is not None:
+        os.environ.pop(bazel_helpers.SESSION_DISK_CACHE_ENV, None)
+        shutil.rmtree(cache, ignore_errors=True)
 
 
 @pytest.fixture(scope="session")
@@ -100,10 +121,18 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None):
-    """Names the running test for bazel_helpers.bazel() while it is not marked `bazel` (its
-    fixtures' set-up and tear-down included), which then fails the test."""
+    """Names the running test for bazel_helpers.bazel() (its fixtures' set-up and tear-down
+    included) while it is not marked `bazel`, which then fails the test, or while its module sets
+    BAZEL_OWN_OUTPUT_BASES, which then fails a build in the checkout's output base."""
     if item.get_closest_marker("bazel") is not None:
-        return (yield)
+        module = item.getparent(pytest.Module)
+        if module is None or not getattr(module.obj, bazel_helpers.OWN_OUTPUT_BASES_FLAG, False):
+            return (yield)
+        os.environ[bazel_helpers.OWN_OUTPUT_BASES_TEST_ENV] = item.nodeid
+        try:
+            return (yield)
+        finally:
+            os.environ.pop(bazel_helpers.OWN_OUTPUT_BASES_TEST_ENV, None)
     os.environ[bazel_helpers.UNMARKED_TEST_ENV] = item.nodeid
     try:
         return (yield)

@@ -419,3 +419,28 @@ def test_incremental_rebuilds(tmp_path: Path, summary: list[str]) -> None:
         summary.append("incremental (c) no-op rebuild: 0 actions")
     finally:
         ws.bazel("shutdown")
+
+
+def test_ltc_attributes_reach_the_generated_code() -> None:
+    """external_backend_codegen's LTC attributes in a package below the root (generation only):
+    the node base and its header, a shape-inference header of the package, checked and included
+    by its workspace-relative path, no TorchScript lowerings, headers under the package."""
+    target = "//tests/data/lazy:custom_lazy_codegen"
+    bazel("build", target)
+    bin_dir = Path(bazel("info", "bazel-bin").stdout.strip())
+    codegen = bin_dir / "tests" / "data" / "lazy" / "custom_lazy_codegen"
+    headers = codegen / "include" / "tests" / "data" / "lazy"
+    assert sorted(p.name for p in headers.iterdir()) == [
+        "LazyIr.h", "LazyIrCommon.h", "LazyIr_abs.h", "LazyIr_mm.h", "LazyIr_selu.h",
+        "LazyNonNativeIr.h", "XLANativeFunctions.h",
+    ]  # fmt: skip
+    common = (headers / "LazyIrCommon.h").read_text()
+    assert '#include "tests/data/lazy/test_node.h"' in common
+    assert "ts_lowering_context.h" not in common
+    abs_node = (headers / "LazyIr_abs.h").read_text()
+    assert re.search(r"class Abs : public test_lazy::TestNode\b", abs_node), abs_node
+    assert "Lower(" not in abs_node
+    kernels = (codegen / "srcs.cc" / "XLANativeFunctions_abs.cpp").read_text()
+    assert '#include "tests/data/lazy/test_shape_inference.h"' in kernels
+    assert '#include "tests/data/lazy/LazyIr_abs.h"' in kernels
+    assert "torch/csrc/lazy/core/shape_inference.h" not in kernels

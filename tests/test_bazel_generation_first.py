@@ -19,6 +19,9 @@ from tests.bazel_helpers import REPO, bazel, own_output_base, read_execution_log
 from tests.quickstart_helpers import write_workspace
 
 pytestmark = pytest.mark.bazel
+# Bazel only with output bases of its own: pytest-xdist may run it beside the checkout's builds
+# (tests/bazel_helpers.py).
+BAZEL_OWN_OUTPUT_BASES = True
 
 _KEY = hashlib.sha256(str(REPO).encode()).hexdigest()[:12]
 BASE = Path(tempfile.gettempdir()) / f"rules_aten_generation_first_{_KEY}"

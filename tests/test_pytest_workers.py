@@ -1,6 +1,7 @@
 """./dev test runs pytest on two pytest-xdist workers with --dist loadgroup (the dev script's
-WORKERS), scheduled by tests/xdist_bazel_group.py: every test that runs Bazel must run on one
-worker, and the lines tests append to the `summary` fixture on a worker must still reach the
+WORKERS), scheduled by tests/xdist_bazel_group.py: every test that runs Bazel in this checkout
+must run on one worker, those of the modules with output bases of their own on one worker beside
+them, and the lines tests append to the `summary` fixture on a worker must still reach the
 terminal summary."""
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from tests import bazel_helpers
 from tests.bazel_helpers import module_may_run_bazel
 from tests.conftest import BAZEL_FIXTURES
 from tests.model_helpers import REPO
@@ -57,6 +59,43 @@ def test_the_bazel_tests_run_on_one_worker_and_the_rest_beside_them() -> None:
     assert len([t for _, t in ran if "test_bazel_workspace.py" in t]) == 3, proc.stdout
     assert len(bazel_workers) == 1, proc.stdout
     assert any(w not in bazel_workers for w, _ in ran), proc.stdout  # the other worker ran some
+
+
+def test_the_checkout_s_bazel_tests_and_the_own_output_base_ones_run_beside_each_other() -> None:
+    checkout = "tests/test_bazel_workspace.py::test_bzl_library_holds_every_loaded_file"
+    own = "tests/test_bazel_repo_errors.py::test_too_old_a_python_is_one_message"
+    proc = _pytest("-v", "-n", "2", "--dist", "loadgroup", checkout, own, "tests/test_pipelines.py")
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    ran = re.findall(r"^\[(gw\d)\].* PASSED (\S+)", proc.stdout, re.M)
+    checkout_workers = {w for w, test in ran if "test_bazel_workspace.py" in test}
+    own_workers = {w for w, test in ran if "test_bazel_repo_errors.py" in test}
+    assert len(checkout_workers) == 1 and len(own_workers) == 1, proc.stdout
+    assert checkout_workers != own_workers, proc.stdout
+
+
+def test_a_module_with_own_output_bases_cannot_build_in_the_checkout(monkeypatch) -> None:
+    """bazel() refuses, before running Bazel, a test of such a module (conftest names it) that
+    gives no --output_base; with one, the check lets it through (here to `bazel version`)."""
+    monkeypatch.setenv(bazel_helpers.OWN_OUTPUT_BASES_TEST_ENV, "tests/test_x.py::test_y")
+    with pytest.raises(pytest.fail.Exception) as refused:
+        bazel_helpers.bazel("build", "//:aten_generated")
+    message = str(refused.value)
+    assert message.startswith("tests/test_x.py::test_y runs `bazel build //:aten_generated`")
+    assert "BAZEL_OWN_OUTPUT_BASES = True" in message and "\n" not in message, message
+    assert bazel_helpers.module_uses_own_output_bases_only("BAZEL_OWN_OUTPUT_BASES = True\n")
+    assert not bazel_helpers.module_uses_own_output_bases_only("# BAZEL_OWN_OUTPUT_BASES = True\n")
+
+
+def test_builds_take_the_session_s_disk_cache_unless_they_name_one(monkeypatch) -> None:
+    monkeypatch.setenv(bazel_helpers.SESSION_DISK_CACHE_ENV, "/c")
+    add = bazel_helpers.with_session_disk_cache
+    assert add(("build", "//:x")) == ("build", "--disk_cache=/c", "//:x")
+    assert add(("test", "//:t")) == ("test", "--disk_cache=/c", "//:t")
+    assert add(("build", "--disk_cache=/d", "//:x")) == ("build", "--disk_cache=/d", "//:x")
+    assert add(("info", "bazel-bin")) == ("info", "bazel-bin")
+    assert add(("shutdown",)) == ("shutdown",)
+    monkeypatch.delenv(bazel_helpers.SESSION_DISK_CACHE_ENV)
+    assert add(("build", "//:x")) == ("build", "//:x")
 
 
 def test_summary_lines_of_a_worker_reach_the_terminal_summary() -> None:

@@ -35,6 +35,11 @@ from tests.quickstart_helpers import (
     write_quickstart_workspace,
 )
 
+pytestmark = pytest.mark.bazel
+# Bazel only with output bases of its own: pytest-xdist may run it beside the checkout's builds
+# (tests/bazel_helpers.py).
+BAZEL_OWN_OUTPUT_BASES = True
+
 LIBRARY_NAME = re.compile(r'aten_codegen\(\n\s+name = "(\w+)"')
 
 # scale(arange(3), 2.0), computed by hand.

@@ -40,6 +40,9 @@ from tests.quickstart_helpers import (
 from tests.test_release_contents import module_version
 
 pytestmark = pytest.mark.bazel
+# Bazel only with output bases of its own: pytest-xdist may run it beside the checkout's builds
+# (tests/bazel_helpers.py).
+BAZEL_OWN_OUTPUT_BASES = True
 
 REPO = bazel_helpers.REPO
 SCRIPT = REPO / "tool" / "release" / "make_release.py"
@@ -57,7 +60,13 @@ def startup() -> tuple[str, ...]:
 
 
 def release_bazel(workspace: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("RULES_ATEN_")}
+    # Without PYTHONDONTWRITEBYTECODE, as a user's shell has it: the repository rules must not
+    # write bytecode into the unpacked archive (checked below: exactly the archive's files).
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith("RULES_ATEN_") and k != "PYTHONDONTWRITEBYTECODE"
+    }
     return bazel_helpers.bazel(*args, cwd=workspace, startup=startup(), env=env)
 
 

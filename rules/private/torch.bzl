@@ -326,7 +326,10 @@ def _set_up(rctx, python):
     """Writes @torch; returns None, or the one-line error that stopped it."""
     override = rctx.os.environ.get(TORCH_DIR_ENV, "").strip()
     rctx.path(_PROBE_MODULE)
-    result = rctx.execute([python.path, rctx.path(_PROBE), override])
+
+    # -B: the probe imports tool/atengen from rules_aten's own tree (a user's clone, or the
+    # unpacked release archive), where Python would otherwise write __pycache__ directories.
+    result = rctx.execute([python.path, "-B", rctx.path(_PROBE), override])
     if result.return_code != 0:
         return "rules_aten: cannot locate torch with {} ({}): {}; install torch there, {}or set {} (or {}), then run `bazel sync --configure`".format(
             python.path,
