@@ -30,10 +30,10 @@ DISK_CACHE = (
 # The disk cache every Bazel build of one test session shares, named by this variable: one that
 # tests/conftest.py makes for the session and removes after it, unless it is set already (to keep
 # one between sessions). The workspaces the tests build each have an output base of their own, but
-# many of their actions are the same actions with the same keys (tests/test_remote_cache.py shows
-# that no key depends on the workspace's path): the runtime, the precompiled headers, and the
-# whole quickstart library that test_quickstart, test_release_archive and
-# test_bazel_generation_first each build. A cache hit is still a spawn of the execution log (with
+# actions that are the same in two of them have the same keys (tests/test_remote_cache.py shows
+# that no key depends on the workspace's path): the whole quickstart library, which
+# test_quickstart, test_release_archive and test_bazel_generation_first each build, is compiled
+# once. A cache hit is still a spawn of the execution log (with
 # `remoteCacheHit`), so the tests that read which actions ran see the same spawns.
 SESSION_DISK_CACHE_ENV = "RULES_ATEN_TEST_DISK_CACHE"
 # The commands that run actions, and so take --disk_cache.

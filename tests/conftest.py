@@ -124,20 +124,18 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None):
     """Names the running test for bazel_helpers.bazel() (its fixtures' set-up and tear-down
     included) while it is not marked `bazel`, which then fails the test, or while its module sets
     BAZEL_OWN_OUTPUT_BASES, which then fails a build in the checkout's output base."""
-    if item.get_closest_marker("bazel") is not None:
+    if item.get_closest_marker("bazel") is None:
+        variable = bazel_helpers.UNMARKED_TEST_ENV
+    else:
         module = item.getparent(pytest.Module)
         if module is None or not getattr(module.obj, bazel_helpers.OWN_OUTPUT_BASES_FLAG, False):
             return (yield)
-        os.environ[bazel_helpers.OWN_OUTPUT_BASES_TEST_ENV] = item.nodeid
-        try:
-            return (yield)
-        finally:
-            os.environ.pop(bazel_helpers.OWN_OUTPUT_BASES_TEST_ENV, None)
-    os.environ[bazel_helpers.UNMARKED_TEST_ENV] = item.nodeid
+        variable = bazel_helpers.OWN_OUTPUT_BASES_TEST_ENV
+    os.environ[variable] = item.nodeid
     try:
         return (yield)
     finally:
-        os.environ.pop(bazel_helpers.UNMARKED_TEST_ENV, None)
+        os.environ.pop(variable, None)
 
 
 @pytest.fixture(scope="session")
