@@ -56,7 +56,7 @@ def base() -> Path:
 
 
 def startup() -> tuple[str, ...]:
-    return (f"--output_base={base() / 'output_base'}", "--max_idle_secs=120")
+    return bazel_helpers.own_output_base(base() / "output_base")
 
 
 def release_bazel(workspace: Path, *args: str) -> subprocess.CompletedProcess[str]:

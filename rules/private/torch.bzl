@@ -314,6 +314,11 @@ def _torch_error(rctx, message):
     write_error_repository(rctx, message, _TARGETS, bzl_files = {"defs.bzl": _ERROR_DEFS})
 
 def _torch_repo_impl(rctx):
+    # Every label the function reads, resolved before anything runs: Bazel restarts a repository
+    # function from the top at the first label it has not resolved yet, and a restart after the
+    # probe would run the probe (seconds: it imports torch) a second time in every new output base.
+    for label in (_PROBE, _PROBE_MODULE, _FACTS):
+        rctx.path(label)
     python = find_python(rctx)
     if python.error:
         python_error_repository(rctx, python, _TARGETS, bzl_files = {"defs.bzl": _ERROR_DEFS})
@@ -325,7 +330,6 @@ def _torch_repo_impl(rctx):
 def _set_up(rctx, python):
     """Writes @torch; returns None, or the one-line error that stopped it."""
     override = rctx.os.environ.get(TORCH_DIR_ENV, "").strip()
-    rctx.path(_PROBE_MODULE)
 
     # -B: the probe imports tool/atengen from rules_aten's own tree (a user's clone, or the
     # unpacked release archive), where Python would otherwise write __pycache__ directories.
