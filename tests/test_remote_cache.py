@@ -16,8 +16,9 @@ with every change tells which change broke a key; each copy costs a Bazel server
 and the repositories' set-up (over a minute on a loaded machine).
 
 Copies, not `git clone`: they hold the work tree as it is, committed or not (the tracked and the
-untracked-but-not-ignored files, as `git ls-files -co --exclude-standard` lists them). All three
-use the same interpreter (RULES_ATEN_PYTHON, this checkout's .venv), so they see the same torch.
+untracked-but-not-ignored files, as `git ls-files -co --exclude-standard` lists them). Both use
+the same interpreter (RULES_ATEN_PYTHON, this checkout's .venv; the second by another path), so
+they see the same torch.
 """
 
 from __future__ import annotations
