@@ -148,9 +148,9 @@ def selection(python: Path, ops: str) -> dict:
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
-# Each of the two builds is one command in a server of its own: the JVM's client JIT compiler and
-# serial collector start it with about a third less CPU than its defaults, whose compiler and
-# collector threads take a second core while the server starts.
+# Each of the two builds is one command in a server of its own: with the JVM's client JIT compiler
+# and serial collector the server takes a quarter to a third less CPU than with its defaults, whose
+# compiler and collector threads take a second core while it starts.
 SERVER_JVM = ("--host_jvm_args=-XX:TieredStopAtLevel=1", "--host_jvm_args=-XX:+UseSerialGC")
 
 
