@@ -218,8 +218,9 @@ def test_cuda_kernels_the_wheel_does_not_export_are_left_out_with_their_reason()
 def _example_archs() -> str:
     """What nvcc compiles the example's kernels for here: this GPU's architecture, or without a
     GPU the GPU machines' (9.0). One architecture, not the wheel's six (sm_75 to sm_120, an nvcc
-    run each: over two minutes of a CI core for kernels that nothing here runs); the wheel's list,
-    the default, is what test_without_a_setting_nvcc_targets_the_wheels_list_and_says_so checks."""
+    run each: 133 s of CPU on the 2-core machine, for kernels that nothing here runs); the wheel's
+    list, the default, is what test_without_a_setting_nvcc_targets_the_wheels_list_and_says_so
+    checks."""
     if torch.cuda.is_available():
         return "{}.{}".format(*torch.cuda.get_device_capability())
     return "9.0"
