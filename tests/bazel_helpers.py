@@ -154,9 +154,9 @@ class AtenGenerated:
 # The JVM of a short-lived test server: the client JIT compiler only and the serial collector.
 # A server starts in every new output base (about twenty per `.ci/run`), and with the JVM's
 # defaults its JIT and collector threads use more than one core while it starts (a one-target
-# build in a new output base: 29 CPU s in 18 s here). Building //:aten_generated from a full disk cache in a fresh output base took 44 to 52 CPU s of
-# the server's, 33 to 35 with these (measured here, 2026-11-27). They change no action and no
-# output. Not for the quickstart's server, which the edit-loop benchmark times as a user runs it.
+# build in a new output base: 29 CPU s in 18 s here). Building //:aten_generated from a full
+# disk cache in a fresh output base took 44 to 52 CPU s of the server's, 33 to 35 with these
+# (measured here, 2026-11-27). They change no action and no output. Not for the quickstart's server, which the edit-loop benchmark times as a user runs it.
 SHORT_LIVED_SERVER_JVM = (
     "--host_jvm_args=-XX:TieredStopAtLevel=1",
     "--host_jvm_args=-XX:+UseSerialGC",
