@@ -33,8 +33,8 @@ DISK_CACHE = (
 # actions that are the same in two of them have the same keys (tests/test_remote_cache.py shows
 # that no key depends on the workspace's path): the whole quickstart library, which
 # test_quickstart, test_release_archive and test_bazel_generation_first each build, is compiled
-# once. A cache hit is still a spawn of the execution log (with
-# `remoteCacheHit`), so the tests that read which actions ran see the same spawns.
+# once. A cache hit is still a spawn of the execution log (with `remoteCacheHit`), so the tests
+# that read which actions ran see the same spawns.
 SESSION_DISK_CACHE_ENV = "RULES_ATEN_TEST_DISK_CACHE"
 # The commands that run actions, and so take --disk_cache.
 _EXECUTING_COMMANDS = frozenset({"build", "test", "run", "coverage"})
@@ -156,7 +156,8 @@ class AtenGenerated:
 # defaults its JIT and collector threads use more than one core while it starts (a one-target
 # build in a new output base: 29 CPU s in 18 s here). Building //:aten_generated from a full
 # disk cache in a fresh output base took 44 to 52 CPU s of the server's, 33 to 35 with these
-# (measured here, 2026-11-27). They change no action and no output. Not for the quickstart's server, which the edit-loop benchmark times as a user runs it.
+# (measured here, 2026-11-27). They change no action and no output. Not for the quickstart's
+# server, which the edit-loop benchmark times as a user runs it.
 SHORT_LIVED_SERVER_JVM = (
     "--host_jvm_args=-XX:TieredStopAtLevel=1",
     "--host_jvm_args=-XX:+UseSerialGC",
