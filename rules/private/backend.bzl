@@ -28,8 +28,7 @@ load(
     "aten_archive_library",
     "aten_shared_library",
     "codegen_outputs",
-    "labels",
-    "torch_deps",
+    "library_deps",
 )
 load(":generator_attrs.bzl", "generator_attrs", "shards_attr", "shards_flag")
 load(":lazy_attrs.bzl", "add_lazy_args", "lazy_attrs")
@@ -250,7 +249,7 @@ def external_backend_codegen(
         name = name,
         srcs = [":{}_srcs".format(codegen)] + stamp + srcs,
         # The runtime: structured ops' generated wrappers (backend YAML `structured:`) use it.
-        deps = labels(["//rules/runtime"]) + torch_deps() + [":" + name + "_headers"] + deps,
+        deps = library_deps() + [":" + name + "_headers"] + deps,
         copts = copts,
         visibility = visibility,
         tags = tags,

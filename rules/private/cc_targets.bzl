@@ -14,6 +14,16 @@ def torch_deps():
     """The torch libraries every generated registration library compiles and links against."""
     return labels(["@torch//:headers", "@torch//:torch_cpu", "@torch//:c10"])
 
+def library_deps():
+    """torch_deps() and the runtime headers, which every generated source compiles against.
+
+    They are also what the precompiled headers hold.
+    """
+    return labels(["//rules/runtime"]) + torch_deps()
+
+# The precompiled headers of the libraries with no copts (rules/pch/BUILD.bazel), by kind.
+_SHARED_PCH = {kind: "//rules/pch:atengen_pch_" + kind for kind in ["full", "light", "kernels"]}
+
 # buildifier: disable=native-cc-common
 # buildifier: disable=native-cc-info
 def _aten_archive_impl(ctx):
@@ -91,13 +101,14 @@ def aten_archive_library(name, srcs, deps, copts, visibility, tags, generated_sr
       tags: tags of all targets.
       generated_srcs: aten_codegen's generated sources (tree artifacts), which name the
         precompiled header they start with (pch.bzl).
-      pch_deps: if given, the precompiled headers `<name>_pch` (full) and `<name>_pch_light` are
-        built against these deps: those of the headers they hold (torch's and the runtime's),
-        not the library's generated headers or kernels, which change with every operator edit
-        and would rebuild them, and with them every source. `generated_srcs` are offered both;
-        `srcs`, then compiled by `<name>_srcs_objects`, start with `<name>_pch_kernels`, which
-        holds <ATen/ATen.h> too (kernels start with it).
-      pch_after: files the precompiled headers' actions wait for (pch.bzl's `after`): the
+      pch_deps: if given, the sources start with precompiled headers (pch.bzl), full and light
+        for `generated_srcs` (each names its kind), and kernels (<ATen/ATen.h> too, what kernels
+        start with) for `srcs`, then compiled by `<name>_srcs_objects`. With no copts, the shared
+        ones of rules/pch/BUILD.bazel; else `<name>_pch_<kind>`, built with the copts against
+        these deps: those of the headers they hold (torch's and the runtime's), not the
+        library's generated headers or kernels, which change with every operator edit and
+        would rebuild them, and with them every source.
+      pch_after: files the library's own precompiled headers wait for (pch.bzl's `after`): the
         generator's `generated` stamp, so that a YAML mistake fails before they start.
       extra_libraries: more alwayslink libraries to link whole with the archive (the nvcc
         objects of aten_codegen's cuda_srcs).
@@ -105,40 +116,22 @@ def aten_archive_library(name, srcs, deps, copts, visibility, tags, generated_sr
     if pch_deps == None:
         libraries = [_objects_library(name + "_objects", generated_srcs + srcs, deps, copts, tags)]
     else:
-        full, light = name + "_pch", name + "_pch_light"
-        for pch, kind in [(full, "full"), (light, "light")]:
-            aten_pch(
-                name = pch,
-                kind = kind,
-                deps = pch_deps,
-                after = pch_after,
-                copts = copts,
-                visibility = ["//visibility:private"],
-                tags = tags,
-            )
+        kinds = ["full", "light"] + (["kernels"] if srcs else [])
+        pch = _precompiled_headers(name, kinds, copts, pch_deps, pch_after, tags)
         libraries = [_objects_library(
             name + "_objects",
             generated_srcs,
-            deps + [":" + full, ":" + light],
-            copts + pch_defines(full, "full") + pch_defines(light, "light") + ["-Winvalid-pch"],
+            deps + [pch["full"], pch["light"]],
+            copts + pch_defines(pch["full"], "full") + pch_defines(pch["light"], "light") +
+            ["-Winvalid-pch"],
             tags,
         )]
         if srcs:
-            kernels = name + "_pch_kernels"
-            aten_pch(
-                name = kernels,
-                kind = "kernels",
-                deps = pch_deps,
-                after = pch_after,
-                copts = copts,
-                visibility = ["//visibility:private"],
-                tags = tags,
-            )
             libraries.append(_objects_library(
                 name + "_srcs_objects",
                 srcs,
-                deps + [":" + kernels],
-                copts + pch_include_copts(kernels),
+                deps + [pch["kernels"]],
+                copts + pch_include_copts(pch["kernels"]),
                 tags,
             ))
     _aten_archive(
@@ -148,6 +141,27 @@ def aten_archive_library(name, srcs, deps, copts, visibility, tags, generated_sr
         visibility = visibility,
         tags = tags,
     )
+
+def _precompiled_headers(name, kinds, copts, deps, after, tags):
+    """The aten_pch targets of a library, by kind.
+
+    With no copts, the shared ones; else its own, `<name>_pch_<kind>`, compiled with its copts.
+    """
+    if not copts:
+        return {kind: str(Label(_SHARED_PCH[kind])) for kind in kinds}
+    own = {}
+    for kind in kinds:
+        own[kind] = ":{}_pch_{}".format(name, kind)
+        aten_pch(
+            name = own[kind][1:],
+            kind = kind,
+            deps = deps,
+            after = after,
+            copts = copts,
+            visibility = ["//visibility:private"],
+            tags = tags,
+        )
+    return own
 
 def _objects_library(name, srcs, deps, copts, tags):
     """A private cc_library of sources for _aten_archive; returns its label."""

@@ -26,7 +26,7 @@ load(
     "aten_shared_library",
     "codegen_outputs",
     "labels",
-    "torch_deps",
+    "library_deps",
 )
 load(":cuda.bzl", "aten_cuda_objects")
 load(":generator_attrs.bzl", "generator_attrs", "shards_attr", "shards_flag")
@@ -284,8 +284,8 @@ def aten_codegen(
         kernels of its operators are generated, sharded like the registrations, and compiled
         into N.
       deps: kernel cc_libraries (for custom namespaces), linked into N.
-      srcs: kernel sources compiled into N, starting from the precompiled header N_pch_kernels
-        (see `pch`): the fast place for a custom namespace's kernels.
+      srcs: kernel sources compiled into N, starting from the precompiled header of kind
+        `kernels` (see `pch`): the fast place for a custom namespace's kernels.
       cuda: generate and compile the CUDA keys' registrations (when a toolkit exists).
       cuda_srcs: `.cu` kernel sources, compiled with the toolkit's nvcc into N_cuda (with the
         flags of torch's extension builder: rules/private/cuda.bzl). They include the
@@ -297,12 +297,13 @@ def aten_codegen(
       cuda_copts: extra nvcc options for cuda_srcs.
       copts: extra compiler options for N and N_cuda.
       pch: compile N's sources (`srcs` too) with GCC precompiled headers of the headers the
-        generated sources start with, built once by the targets N_pch (ATen/core/Tensor.h,
-        torch/library.h, atengen/runtime.h) and N_pch_light (the same without torch/library.h,
-        for the registration sources that need no dispatcher), and, for `srcs`, N_pch_kernels
-        (ATen/ATen.h too, what a kernel starts with: a kernel edit recompiles in about 1.5 s
-        instead of 5): see rules/private/pch.bzl. Tested with GCC; set False to compile
-        without them.
+        generated sources start with, each built once: `full` (ATen/core/Tensor.h,
+        torch/library.h, atengen/runtime.h), `light` (the same without torch/library.h, for the
+        registration sources that need no dispatcher) and, for `srcs`, `kernels` (ATen/ATen.h
+        too, what a kernel starts with: a kernel edit recompiles in about 1.5 s instead of 5).
+        With no `copts`, they are the targets @rules_aten//rules/pch:atengen_pch_<kind>, which
+        every such library shares; with copts, N_pch_<kind>, built with them: see
+        rules/private/pch.bzl. Tested with GCC; set False to compile without them.
       visibility: visibility of the targets.
       tags: tags of the targets.
     """
@@ -329,21 +330,21 @@ def aten_codegen(
     )
     codegen_outputs(name, codegen, ["cpu_srcs", "cuda_srcs", "generated"], visibility, tags)
 
-    library_deps = labels(["//rules/runtime"]) + torch_deps()
+    runtime_and_torch = library_deps()
     aten_archive_library(
         name = name,
         generated_srcs = [":{}_cpu_srcs".format(codegen)],
         srcs = srcs,
-        deps = library_deps + [":" + name + "_headers"] + deps,
+        deps = runtime_and_torch + [":" + name + "_headers"] + deps,
         copts = copts,
-        pch_deps = library_deps if pch else None,
+        pch_deps = runtime_and_torch if pch else None,
         pch_after = [":{}_generated".format(codegen)],
         visibility = visibility,
         tags = tags,
     )
 
     if use_cuda:
-        cuda_deps = library_deps + labels(["@local_cuda//:cuda_headers", "@torch//:torch_cuda"])
+        cuda_deps = runtime_and_torch + labels(["@local_cuda//:cuda_headers", "@torch//:torch_cuda"])
         cuda_libraries = []
         if cuda_srcs:
             aten_cuda_objects(

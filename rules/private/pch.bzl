@@ -1,8 +1,8 @@
 """aten_pch: GCC precompiled headers of the headers the generated sources start with.
 
 Parsing torch's headers costs more than most generated sources' own code, so aten_codegen
-compiles them once per library, in two variants, each by its own action (cached, and
-remote-cacheable, like any other):
+compiles them once, in two variants, each by its own action (cached, and remote-cacheable, like
+any other):
 
   full   <ATen/core/Tensor.h>, <torch/library.h>, "atengen/runtime.h": for the sources that
          need the dispatcher (Functionalize and BackendSelect kernels, typed handles, the
@@ -16,8 +16,14 @@ A library with hand-written `srcs` (kernels) gets a third, built only then:
 
   kernels  <ATen/ATen.h> and what `full` holds: what a kernel source starts with. Parsing
          ATen/ATen.h (every operator's function) is most of a kernel's compile: about 5 s of a
-         one-line kernel with g++ -std=c++20 here, 1.5 s from this header. It takes about 15 CPU
-         s and 1.2 GB to build (a .gch of about 400 MB), once per library and torch.
+         one-line kernel with g++ -std=c++20 here, 1.5 s from this header. It takes about 30 CPU
+         s and 1.2 GB to build (a .gch of about 400 MB), once per torch (the other two: about 20
+         and 10 CPU s).
+
+Once for which libraries: those with no copts (the default) share one set, the targets of
+rules/pch/BUILD.bazel, whose command lines and inputs are the same in every workspace that loads
+rules_aten, so that a disk or remote cache holds one entry of each for all of them. A library
+with copts gets its own set, `<name>_pch_<kind>`, compiled with them.
 
 GCC uses a precompiled header only when it comes before the first C token, so one command line
 cannot offer both through `-include`. A generated source names its variant itself: it starts
@@ -32,12 +38,16 @@ For the flags to fit, a header is compiled with the command line of a C++ compil
 library that includes it: the toolchain's features and flags, --copt/--cxxopt, the library's
 copts and -fPIC, and the include paths and defines of `deps`: the targets of the headers it
 holds (torch's, the runtime's). Not the library's generated headers or kernel libraries: they
-change with every operator edit, and would rebuild the .gch, and with it every source.
+change with every operator edit, and would rebuild the .gch, and with it every source. (A
+library whose package turns toolchain features on or off gets no use of the shared set: GCC
+parses the headers instead, and -Winvalid-pch says so. Give it a copt to give it its own set.)
 
-The headers wait for the generator (`after`: its `generated` stamp, whose bytes never change), so
-that on a cold build a mistake in the op or derivatives YAML fails the generator's action, which
-takes seconds, before these compiles, which take minutes on a loaded machine, have started; as
-the stamp's bytes are the same after every regeneration, the headers are not rebuilt by it.
+A library's own headers wait for its generator (`after`: its `generated` stamp, whose bytes never
+change), so that on a cold build a mistake in the op or derivatives YAML fails the generator's
+action, which takes seconds, before these compiles, which take up to a minute on a loaded
+machine, have started; as the stamp's bytes are the same after every regeneration, the headers
+are not rebuilt by it. The shared ones wait for nothing (no generator of theirs): they start
+beside the generators, and a failing generator stops the build, and them with it, at once.
 
 GCC's dependency file (.d) does not name the .gch, nor any header inside it, and Bazel's action
 cache only looks at the inputs a compile's .d names: a new torch wheel would rebuild the .gch but
@@ -86,30 +96,35 @@ def pch_header_name(name):
 def _stamp_name(name):
     return name + "_stamp.h"
 
-def pch_include_copts(name):
-    """The compiler options that make every source start with the precompiled header `name`.
+def _name(label):
+    return label.rpartition(":")[2]
+
+def pch_include_copts(label):
+    """The compiler options that make every source start with the precompiled header `label`.
 
     Args:
-      name: the aten_pch target's name.
+      label: the aten_pch target.
 
     Returns:
       copts for a library's compile actions.
     """
+    name = _name(label)
     return ["-include", pch_header_name(name), "-include", _stamp_name(name), "-Winvalid-pch"]
 
-def pch_defines(name, kind):
-    """The compiler options that offer precompiled header `name` to the sources of its kind.
+def pch_defines(label, kind):
+    """The compiler options that offer precompiled header `label` to the sources of its kind.
 
     A generated source asks for a kind by name (see the file's doc).
 
     Args:
-      name: the aten_pch target's name.
+      label: the aten_pch target.
       kind: its `kind`.
 
     Returns:
       copts for the generated sources' compile actions.
     """
     macro = "ATENGEN_PCH_" + kind.upper()
+    name = _name(label)
 
     # copts are split like a shell command line: the escaped quotes reach GCC as quotes.
     return [
