@@ -11,15 +11,21 @@ from __future__ import annotations
 import contextlib
 import functools
 import io
+import os
 import re
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
 from atengen.cli.main import main
 from tests.oracle.torchgen_autograd import packaged_derivatives_yaml
 
-# 687 entries, about 16 s on 2 cores with the op model loaded once: the full suite only.
+# 687 entries, about 55 s here with the op model and the wheel's facts read once (105 s with the
+# facts read from the wheel by every run): the full suite only.
 SLOW = pytest.mark.slow
+REPO = Path(__file__).resolve().parent.parent
 
 
 def _entries() -> list[str]:
@@ -38,6 +44,24 @@ def model_loaded_once(monkeypatch):
     import atengen.pipelines.inputs as inputs
 
     monkeypatch.setattr(inputs, "load_model", functools.cache(inputs.load_model))
+
+
+@pytest.fixture(scope="module")
+def wheel_facts_file(tmp_path_factory) -> Path:
+    """The installed torch described by tool/torch_probe.py, as the @torch repository rule
+    writes it for the build's `atengen --torch_facts`: read once, instead of every run reading
+    libtorch_cpu.so's symbol table again (most of a run's time)."""
+    result = subprocess.run(
+        [sys.executable, str(REPO / "tool" / "torch_probe.py")],
+        capture_output=True,
+        text=True,
+        check=False,
+        env={**os.environ, "PYTHONPATH": str(REPO / "tool")},
+    )
+    assert result.returncode == 0, result.stderr[-4000:]
+    path = tmp_path_factory.mktemp("facts") / "torch_facts.json"
+    path.write_text(result.stdout)
+    return path
 
 
 def _run(tmp_path, name: str, text: str, *flags: str) -> tuple[int, str, list]:
@@ -81,14 +105,16 @@ def _problem(yaml_path: str, rc: int, stderr: str, written: list) -> str | None:
 
 
 @SLOW
-def test_every_wheel_entry_alone_gives_a_result_or_a_clean_error(tmp_path, model_loaded_once):
+def test_every_wheel_entry_alone_gives_a_result_or_a_clean_error(
+    tmp_path, model_loaded_once, wheel_facts_file
+):
     entries = _entries()
     assert len(entries) > 600, "the wheel's derivatives.yaml was not split into its entries"
     problems, outcomes = [], {0: 0, 1: 0}
     for i, text in enumerate(entries):
         name = f"entry{i}"
         try:
-            rc, stderr, written = _run(tmp_path, name, text)
+            rc, stderr, written = _run(tmp_path, name, text, f"--torch_facts={wheel_facts_file}")
         except Exception as e:  # a traceback: the bug this test is for
             problems.append(f"{text.splitlines()[0]}: {type(e).__name__}: {e}")
             continue
