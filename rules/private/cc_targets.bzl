@@ -151,9 +151,10 @@ def _precompiled_headers(name, kinds, copts, deps, after, tags):
         return {kind: str(Label(_SHARED_PCH[kind])) for kind in kinds}
     own = {}
     for kind in kinds:
-        own[kind] = ":{}_pch_{}".format(name, kind)
+        target = "{}_pch_{}".format(name, kind)
+        own[kind] = ":" + target
         aten_pch(
-            name = own[kind][1:],
+            name = target,
             kind = kind,
             deps = deps,
             after = after,
