@@ -40,12 +40,15 @@ def _tree(path: str) -> dict[str, str] | None:
     return out
 
 
-def _run(op_yaml: str, tags_yaml: str, ops: str, out: str) -> int:
-    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
-        return atengen_main(
+def _run(op_yaml: str, tags_yaml: str, ops: str, out: str) -> tuple[int, str]:
+    """The exit code and what the run printed to stderr."""
+    err = io.StringIO()
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):
+        code = atengen_main(
             ["atengen", "generate", f"--op_yaml={op_yaml}", f"--tags_yaml={tags_yaml}",
              f"--ops={ops}", f"--output_dir={out}", "--jobs=1"]
         )  # fmt: skip
+    return code, err.getvalue()
 
 
 def _selection(writer: int) -> str:
@@ -62,7 +65,8 @@ def run_rounds(root: str, rounds: int, writers: int) -> dict[str, int]:
     expected = []
     for w in range(writers):
         ref = os.path.join(root, "ref", str(w))
-        assert _run(op_yaml, tags_yaml, _selection(w), ref) == 0, "a solo run failed"
+        code, err = _run(op_yaml, tags_yaml, _selection(w), ref)
+        assert code == 0, f"a solo run failed: {err}"
         expected.append(_tree(ref))
     arena = os.path.join(root, "arena")
     out = os.path.join(arena, "out")
@@ -79,7 +83,13 @@ def run_rounds(root: str, rounds: int, writers: int) -> dict[str, int]:
                 os.read(go_read, 1)
                 code = 1
                 try:
-                    code = _run(op_yaml, tags_yaml, _selection(w), out)
+                    code, err = _run(op_yaml, tags_yaml, _selection(w), out)
+                    if code != 0:  # the parent prints why, from the writer's own words
+                        with open(os.path.join(root, f"writer-{w}.err"), "a") as f:
+                            f.write(err)
+                except BaseException as e:
+                    with open(os.path.join(root, f"writer-{w}.err"), "a") as f:
+                        f.write(f"{type(e).__name__}: {e}\n")
                 finally:
                     os._exit(code)
             pids.append(pid)
@@ -90,6 +100,12 @@ def run_rounds(root: str, rounds: int, writers: int) -> dict[str, int]:
             _, status = os.waitpid(pid, 0)
             if os.waitstatus_to_exitcode(status) != 0:
                 counts["failed writers"] += 1
+        for w in range(writers):
+            err_file = os.path.join(root, f"writer-{w}.err")
+            if os.path.exists(err_file):
+                with open(err_file) as f:
+                    print(f"writer {w} failed: {f.read().strip()}", file=sys.stderr)
+                os.remove(err_file)
         counts["rounds"] += 1
         left = sorted(os.listdir(arena))
         if left == ["out"] and _tree(out) in expected:

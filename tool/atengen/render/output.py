@@ -173,9 +173,22 @@ def _check_overlaps(merged, shown, stamps, protected, stamp_flag) -> None:
                 raise AtengenError(None, f"outputs overlap: {inner} {relation} {outer}")
 
 
+def _refuse_non_directory(out_dir: str) -> None:
+    """Refuses a file at an output directory's path. One stat: outside the lock, another writer
+    may be between its two renames, and the path briefly names nothing (exists-then-isdir would
+    see it exist and then not be a directory)."""
+    try:
+        mode = os.stat(out_dir).st_mode
+    except FileNotFoundError:
+        return
+    if not stat.S_ISDIR(mode):
+        raise OSError(20, "exists and is not a directory", out_dir)
+
+
 def _check_replaceable(out_dir: str, given: str) -> None:
     """An existing output directory may be replaced only if everything in it is a file that
-    atengen wrote (see GENERATED_HEADERS)."""
+    atengen wrote (see GENERATED_HEADERS); a file there is refused."""
+    _refuse_non_directory(out_dir)
     if not os.path.isdir(out_dir) or os.path.islink(out_dir):
         return
     for d, dirs, files in os.walk(out_dir):
@@ -244,8 +257,7 @@ class _Transaction:
         return parent
 
     def stage_tree(self, out_dir: str, files: list[GeneratedFile]) -> None:
-        if os.path.exists(out_dir) and not os.path.isdir(out_dir):
-            raise OSError(20, "exists and is not a directory", out_dir)
+        _refuse_non_directory(out_dir)  # early; checked again under the lock
         tmp = tempfile.mkdtemp(prefix=".atengen-", dir=self._make_parent(out_dir))
         self.staged.append((tmp, out_dir))
         # mkdtemp makes 0700: give the directory the mode a new one gets, or the old one's.
