@@ -18,7 +18,7 @@ from tests.bazel_helpers import module_may_run_bazel
 from tests.conftest import BAZEL_FIXTURES
 from tests.model_helpers import REPO
 
-# pytest run again in subprocesses; the scheduling test runs three cheap Bazel queries.
+# pytest run again in subprocesses, one of them running three cheap Bazel queries.
 pytestmark = [pytest.mark.slow, pytest.mark.bazel]
 
 
@@ -43,30 +43,44 @@ def test_every_test_marked_bazel_is_in_a_module_the_scheduler_puts_on_one_worker
     assert missed == []
 
 
-def test_the_bazel_tests_run_on_one_worker_and_the_rest_beside_them() -> None:
+# One pytest-xdist run serves the scheduling and summary tests below: a test of a module that
+# builds in the checkout (three cheap Bazel queries), one of a module with output bases of its
+# own, one that appends a summary line, and a module of plain tests.
+CHECKOUT_BAZEL_TEST = "tests/test_bazel_workspace.py::test_bzl_library_holds_every_loaded_file"
+OWN_OUTPUT_BASE_TEST = "tests/test_bazel_repo_errors.py::test_too_old_a_python_is_one_message"
+SUMMARY_TEST = "tests/test_differential_model.py::test_counts"
+
+
+@pytest.fixture(scope="module")
+def two_workers() -> tuple[subprocess.CompletedProcess, list[tuple[str, str]]]:
+    """The run, and (worker, node id) of each test that passed in it."""
     proc = _pytest(
         "-v",
         "-n",
         "2",
         "--dist",
         "loadgroup",
-        "tests/test_bazel_workspace.py::test_bzl_library_holds_every_loaded_file",
+        CHECKOUT_BAZEL_TEST,
+        OWN_OUTPUT_BASE_TEST,
+        SUMMARY_TEST,
         "tests/test_pipelines.py",
     )
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    ran = re.findall(r"^\[(gw\d)\].* PASSED (\S+)", proc.stdout, re.M)
+    return proc, re.findall(r"^\[(gw\d)\].* PASSED (\S+)", proc.stdout, re.M)
+
+
+def test_the_bazel_tests_run_on_one_worker_and_the_rest_beside_them(two_workers) -> None:
+    proc, ran = two_workers
     bazel_workers = {w for w, test in ran if "test_bazel_workspace.py" in test}
     assert len([t for _, t in ran if "test_bazel_workspace.py" in t]) == 3, proc.stdout
     assert len(bazel_workers) == 1, proc.stdout
     assert any(w not in bazel_workers for w, _ in ran), proc.stdout  # the other worker ran some
 
 
-def test_the_checkout_s_bazel_tests_and_the_own_output_base_ones_run_beside_each_other() -> None:
-    checkout = "tests/test_bazel_workspace.py::test_bzl_library_holds_every_loaded_file"
-    own = "tests/test_bazel_repo_errors.py::test_too_old_a_python_is_one_message"
-    proc = _pytest("-v", "-n", "2", "--dist", "loadgroup", checkout, own, "tests/test_pipelines.py")
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    ran = re.findall(r"^\[(gw\d)\].* PASSED (\S+)", proc.stdout, re.M)
+def test_the_checkout_s_bazel_tests_and_the_own_output_base_ones_run_beside_each_other(
+    two_workers,
+) -> None:
+    proc, ran = two_workers
     checkout_workers = {w for w, test in ran if "test_bazel_workspace.py" in test}
     own_workers = {w for w, test in ran if "test_bazel_repo_errors.py" in test}
     assert len(checkout_workers) == 1 and len(own_workers) == 1, proc.stdout
@@ -98,11 +112,9 @@ def test_builds_take_the_session_s_disk_cache_unless_they_name_one(monkeypatch) 
     assert add(("build", "//:x")) == ("build", "//:x")
 
 
-def test_summary_lines_of_a_worker_reach_the_terminal_summary() -> None:
-    plain = "tests/test_differential_model.py::test_counts"
-    proc = _pytest("-q", "-n", "2", "--dist", "loadgroup", plain)
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    # The pytest-xdist controller printed it, and a worker ran the test that appended it.
-    assert "bringing up nodes" in proc.stdout, proc.stdout
+def test_summary_lines_of_a_worker_reach_the_terminal_summary(two_workers) -> None:
+    proc, ran = two_workers
+    # A worker ran the test that appended it, and the pytest-xdist controller printed it.
+    assert any(test == SUMMARY_TEST for _, test in ran), proc.stdout
     summary = proc.stdout.split("= summary =", 1)[1]
     assert "native_functions: ours " in summary, proc.stdout
