@@ -124,9 +124,9 @@ def profile_parts(path: Path) -> tuple[float, float, float, list[str]]:
     return analysis, compile_s, link_s, actions
 
 
-def rules_aten_build(workspace: Path, profile: Path) -> BazelBuild:
+def rules_aten_build(workspace: Path, profile: Path, *extra: str) -> BazelBuild:
     start = time.perf_counter()
-    bazel(workspace, "build", f"--profile={profile}", f"//:{LIBRARY}")
+    bazel(workspace, "build", *extra, f"--profile={profile}", f"//:{LIBRARY}")
     wall = time.perf_counter() - start
     analysis, compile_s, link_s, actions = profile_parts(profile)
     return BazelBuild(wall, analysis, compile_s, link_s, actions)
@@ -157,6 +157,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--reps", type=int, default=5)
     p.add_argument("--write", action="store_true", help="append the result to RESULTS.md")
     p.add_argument("--tiny", action="store_true", help=TINY_HELP)
+    p.add_argument(
+        "--disk_cache",
+        help="a Bazel disk cache for the first, untimed build of the workspace (the tests give "
+        "their session's); the timed rebuilds run without one, as the quickstart's do",
+    )
     args = p.parse_args(argv)
     reject_tiny_write(p, args)
     reps = 1 if args.tiny else args.reps
@@ -167,7 +172,8 @@ def main(argv: list[str] | None = None) -> int:
     build_dir.mkdir()
     try:
         current = edit(workspace, source, 0, KERNEL_BODY)
-        first = rules_aten_build(workspace, work / "first.json")
+        cache = [f"--disk_cache={args.disk_cache}"] if args.disk_cache else []
+        first = rules_aten_build(workspace, work / "first.json", *cache)
         extension_build(source, build_dir, 0)
         print(f"first builds done (rules_aten {first.wall:.1f} s)", file=sys.stderr)
         ours: list[BazelBuild] = []
