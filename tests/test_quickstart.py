@@ -18,6 +18,7 @@ import os
 import re
 import shutil
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -53,7 +54,7 @@ def test_readme_has_every_quickstart_block() -> None:
 
 
 @pytest.fixture(scope="module")
-def quickstart_workspace() -> Path:
+def quickstart_workspace() -> Iterator[Path]:
     if shutil.which("bazel") is None:
         pytest.fail("bazel is not on PATH; run ./dev setup")
     if not (VENV / "bin" / "python3").exists():
@@ -61,7 +62,10 @@ def quickstart_workspace() -> Path:
             f"{VENV}/bin/python3 missing; run ./dev setup (a venv named by RULES_ATEN_PYTHON: "
             "./dev test-releases installs those of the releases)"
         )
-    return write_quickstart_workspace()
+    workspace = write_quickstart_workspace()
+    # One Bazel server for the module's builds (each restart would analyse the workspace again).
+    yield workspace
+    quickstart_bazel(workspace, "shutdown")
 
 
 def quickstart_bazel(workspace: Path, *args: str):
@@ -77,13 +81,8 @@ def test_quickstart_builds_and_runs(quickstart_workspace: Path, summary: list[st
     commands = blocks[COMMANDS].splitlines()
     assert commands == [f"bazel build //:{library}", f".venv/bin/python {PYTHON_SNIPPET}"], commands
 
-    try:
-        quickstart_bazel(quickstart_workspace, "build", f"//:{library}")
-        output_base = Path(
-            quickstart_bazel(quickstart_workspace, "info", "output_base").stdout.strip()
-        )
-    finally:
-        quickstart_bazel(quickstart_workspace, "shutdown")
+    quickstart_bazel(quickstart_workspace, "build", f"//:{library}")
+    output_base = Path(quickstart_bazel(quickstart_workspace, "info", "output_base").stdout.strip())
     assert (quickstart_workspace / "bazel-bin" / library).is_file()
     # The interpreter came from the workspace's .venv, as the quickstart says.
     interpreter = output_base / "external" / "rules_aten_python" / "interpreter.txt"
@@ -110,10 +109,7 @@ def test_the_runnable_blocks_of_the_reference_run(
     markers = RULES_MD.read_text().count("<!-- runnable:")
     assert blocks and len(blocks) == markers, (len(blocks), markers)
     assert {(where, language) for where, language, _ in blocks} == {("quickstart", "python")}
-    try:
-        quickstart_bazel(quickstart_workspace, "build", "//:libmyops.so")
-    finally:
-        quickstart_bazel(quickstart_workspace, "shutdown")
+    quickstart_bazel(quickstart_workspace, "build", "//:libmyops.so")
     for i, (_, _, text) in enumerate(blocks):
         script = quickstart_workspace / f"rules_md_block_{i}.py"
         script.write_text(text)
@@ -141,17 +137,14 @@ def test_a_kernel_edit_recompiles_only_the_kernel_from_the_precompiled_header(
     ATen/ATen.h (pch.bzl, `kernels`), then archives and relinks."""
     library = "libmyops.so"
     log = quickstart_workspace.parent / "edit_exec.json"
-    try:
-        quickstart_bazel(quickstart_workspace, "build", f"//:{library}")
-        kernels = quickstart_workspace / "kernels.cpp"
-        text = kernels.read_text()
-        assert text.count(KERNEL_BODY) == 1, text
-        kernels.write_text(text.replace(KERNEL_BODY, EDITED_BODY))
-        result = quickstart_bazel(
-            quickstart_workspace, "build", f"--execution_log_json_file={log}", f"//:{library}"
-        )
-    finally:
-        quickstart_bazel(quickstart_workspace, "shutdown")
+    quickstart_bazel(quickstart_workspace, "build", f"//:{library}")
+    kernels = quickstart_workspace / "kernels.cpp"
+    text = kernels.read_text()
+    assert text.count(KERNEL_BODY) == 1, text
+    kernels.write_text(text.replace(KERNEL_BODY, EDITED_BODY))
+    result = quickstart_bazel(
+        quickstart_workspace, "build", f"--execution_log_json_file={log}", f"//:{library}"
+    )
     spawns = bazel_helpers.read_execution_log(log)
     mnemonics = sorted(s.get("mnemonic", "?") for s in spawns)
     # The archive of the library's `srcs` objects and the shared library: both CppLink actions.
