@@ -7,10 +7,10 @@ by one ``write_outputs`` call in three steps:
    or another output, and every generated path must lie under its output directory;
 2. stage: each tree is written to a temporary sibling directory and each stamp to
    a temporary sibling file;
-3. commit, holding a lock on each output's parent directory: an existing output
-   directory must hold only files atengen wrote, and an existing stamp must be one
-   atengen wrote; then each staged tree
-   and stamp is renamed into place, what was there before being renamed aside first.
+3. commit, holding a lock on each output's parent directory: what is at an output
+   directory's path must be a directory holding only files atengen wrote, and an existing
+   stamp must be one atengen wrote; then each staged tree and stamp is renamed into place,
+   what was there before being renamed aside first.
 
 If anything fails, staged files are removed and whatever was moved aside is
 put back, so the file system looks as it did before the command; the failure
