@@ -105,15 +105,22 @@ def bazel(
     return result
 
 
+def session_disk_cache_flags() -> list[str]:
+    """`--disk_cache=<the session's>`, or nothing outside a test session that made one; for
+    programs that run Bazel themselves (the benchmarks take it as their own flag)."""
+    cache = os.environ.get(SESSION_DISK_CACHE_ENV)
+    return [f"--disk_cache={cache}"] if cache else []
+
+
 def with_session_disk_cache(args: tuple[str, ...]) -> tuple[str, ...]:
     """args with the session's disk cache after the command, if it runs actions and names no
     --disk_cache of its own (tests/test_remote_cache.py's builds choose theirs)."""
-    cache = os.environ.get(SESSION_DISK_CACHE_ENV)
-    if not cache or not args or args[0] not in _EXECUTING_COMMANDS:
+    flags = session_disk_cache_flags()
+    if not flags or not args or args[0] not in _EXECUTING_COMMANDS:
         return args
     if any(arg.startswith("--disk_cache") for arg in args):
         return args
-    return (args[0], f"--disk_cache={cache}", *args[1:])
+    return (args[0], *flags, *args[1:])
 
 
 def one_fail_message(result: subprocess.CompletedProcess, start: str) -> str:

@@ -3,12 +3,11 @@ CPU kernel renamed in the op YAML, built again; the edit's actions are reported.
 
 from __future__ import annotations
 
-import os
 import re
 
 import pytest
 
-from tests.bazel_helpers import SESSION_DISK_CACHE_ENV
+from tests.bazel_helpers import session_disk_cache_flags
 from tests.model_helpers import run_benchmark_tiny
 
 # A workspace of its own, built with Bazel from scratch the first time.
@@ -21,9 +20,7 @@ BAZEL_OWN_OUTPUT_BASES = True
 def test_bench_aten_edit_tiny_mode(summary: list[str]) -> None:
     # The session's disk cache (tests/conftest.py): the shared precompiled headers come from it
     # when another workspace built them first.
-    cache = os.environ.get(SESSION_DISK_CACHE_ENV)
-    extra = [f"--disk_cache={cache}"] if cache else []
-    stdout = run_benchmark_tiny("bench_aten_edit.py", *extra, timeout=1500)
+    stdout = run_benchmark_tiny("bench_aten_edit.py", *session_disk_cache_flags(), timeout=1500)
     wall = re.search(
         r"^\| after dropping the CPU kernel (\w+) of _prelu_kernel: wall \(s\) \| ([\d.]+) \|$",
         stdout,

@@ -3,12 +3,11 @@ workspace, rebuilt by Bazel and by torch.utils.cpp_extension.load(), each loaded
 
 from __future__ import annotations
 
-import os
 import re
 
 import pytest
 
-from tests.bazel_helpers import SESSION_DISK_CACHE_ENV
+from tests.bazel_helpers import session_disk_cache_flags
 from tests.model_helpers import printed_ratio, run_benchmark_tiny
 
 # It builds the quickstart workspace with Bazel (the output base of tests/test_quickstart.py).
@@ -28,9 +27,7 @@ def test_bench_edit_loop_tiny_mode(summary: list[str]) -> None:
     # The first build of the quickstart workspace (when test_quickstart has not made it yet)
     # runs the repository rules, and takes the precompiled headers and the library's objects
     # from the session's disk cache (tests/conftest.py) when another test built them.
-    cache = os.environ.get(SESSION_DISK_CACHE_ENV)
-    extra = [f"--disk_cache={cache}"] if cache else []
-    stdout = run_benchmark_tiny("bench_edit_loop.py", *extra, timeout=1500)
+    stdout = run_benchmark_tiny("bench_edit_loop.py", *session_disk_cache_flags(), timeout=1500)
     rows = ROW.findall(stdout)
     assert len(rows) == 1, stdout
     ours, theirs, ratio = (float(x) for x in rows[0])

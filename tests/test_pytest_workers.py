@@ -114,7 +114,9 @@ def test_builds_take_the_session_s_disk_cache_unless_they_name_one(monkeypatch) 
 
 def test_summary_lines_of_a_worker_reach_the_terminal_summary(two_workers) -> None:
     proc, ran = two_workers
-    # A worker ran the test that appended it, and the pytest-xdist controller printed it.
+    # The pytest-xdist controller started the workers (`-v` says so in these words), a worker
+    # ran the test that appended the line, and the controller printed it.
+    assert "created: 2/2 workers" in proc.stdout, proc.stdout
     assert any(test == SUMMARY_TEST for _, test in ran), proc.stdout
     summary = proc.stdout.split("= summary =", 1)[1]
     assert "native_functions: ours " in summary, proc.stdout
