@@ -18,5 +18,9 @@ CXXFLAGS = [
     "-fPIC",
     f"-D_GLIBCXX_USE_CXX11_ABI={int(torch._C._GLIBCXX_USE_CXX11_ABI)}",
     *(f"-I{p}" for p in TORCH_INCLUDES),
+    f"-I{RUNTIME_INCLUDE}",
 ]
 TORCH_LIB = Path(torch.__file__).resolve().parent / "lib"
+# Compiled into every library of generated registrations, as //rules/runtime is: the torch
+# release guard they all call first.
+RUNTIME_SOURCES = [RUNTIME_INCLUDE / "atengen" / "torch_release_guard.cc"]

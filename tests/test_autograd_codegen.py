@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.compile_helpers import CXXFLAGS, TORCH_LIB
+from tests.compile_helpers import CXXFLAGS, RUNTIME_SOURCES, TORCH_LIB
 from tests.model_helpers import REPO, TAGS_YAML
 from tests.script_helpers import run_script
 
@@ -69,8 +69,8 @@ def test_generated_autograd_passes_gradcheck(tmp_path, summary: list[str]) -> No
         "Autograd_take_rows.cpp",
     ]
     text = "".join(s.read_text() for s in sources)
-    assert "TORCH_LIBRARY_IMPL(agops, Autograd, m)" in text
-    assert "TORCH_LIBRARY_IMPL(agops, ADInplaceOrView, m)" in text
+    assert "ATENGEN_TORCH_LIBRARY_IMPL(agops, Autograd, m)" in text
+    assert "ATENGEN_TORCH_LIBRARY_IMPL(agops, ADInplaceOrView, m)" in text
     # Our nodes live in agops::autograd_generated; of libtorch's namespace only exported helpers.
     assert "namespace torch" not in text
     assert "torch::autograd::generated::" not in text.replace(
@@ -83,7 +83,7 @@ def test_generated_autograd_passes_gradcheck(tmp_path, summary: list[str]) -> No
     assert main([*argv[:-2], "--shards=2", f"--output_dir={bucketed}"]) == 0
     buckets = sorted(bucketed.glob("*.cpp"))
     assert len(buckets) == 2, buckets
-    all_sources = [AGOPS / "kernels.cpp", *buckets]
+    all_sources = [AGOPS / "kernels.cpp", *buckets, *RUNTIME_SOURCES]
     objects = [tmp_path / f"{s.stem}.o" for s in all_sources]
     with ThreadPoolExecutor(max_workers=2) as pool:
         list(pool.map(_compile, all_sources, objects))
@@ -175,9 +175,12 @@ def test_custom_foreach_ops_differentiate_element_by_element(tmp_path) -> None:
         source.read_text()
     )
     _compile(source, tmp_path / "myfe.o")
+    (guard,) = RUNTIME_SOURCES
+    _compile(guard, tmp_path / "guard.o")
     lib = tmp_path / "libmyfe.so"
     link = subprocess.run(
-        ["g++", "-shared", "-o", str(lib), str(tmp_path / "myfe.o"), f"-L{TORCH_LIB}"]
+        ["g++", "-shared", "-o", str(lib), str(tmp_path / "myfe.o"), str(tmp_path / "guard.o")]
+        + [f"-L{TORCH_LIB}"]
         + ["-lc10", "-ltorch_cpu", f"-Wl,-rpath,{TORCH_LIB}"],
         capture_output=True,
         text=True,

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.compile_helpers import CXXFLAGS, TORCH_LIB
+from tests.compile_helpers import CXXFLAGS, RUNTIME_SOURCES, TORCH_LIB
 from tests.model_helpers import TAGS_YAML
 from tests.oracle.torchgen_autograd import packaged_derivatives_yaml
 from tests.script_helpers import run_script
@@ -56,8 +56,8 @@ ATEN_OPS = (
 
 def _build(sources: list[Path], lib: Path) -> None:
     objects = []
-    for source in sources:
-        obj = source.with_suffix(".o")
+    for source in [*sources, *RUNTIME_SOURCES]:
+        obj = lib.parent / f"{source.stem}.o"
         proc = subprocess.run(
             ["g++", *CXXFLAGS, "-c", str(source), "-o", str(obj)], capture_output=True, text=True
         )

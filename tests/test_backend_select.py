@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.compile_helpers import CXXFLAGS, TORCH_LIB
-from tests.model_helpers import REPO, TAGS_YAML
+from tests.compile_helpers import CXXFLAGS, RUNTIME_SOURCES, TORCH_LIB
+from tests.model_helpers import TAGS_YAML
 
 pytestmark = pytest.mark.slow  # g++ over torch's headers
 
@@ -62,9 +62,9 @@ def test_a_custom_factory_op_is_called_through_backend_select(tmp_path) -> None:
         "RegisterSchema_bsops_filled.cpp",
     ]
     (tmp_path / "kernel.cpp").write_text(KERNEL)
-    sources = [out / n for n in names] + [tmp_path / "kernel.cpp"]
+    sources = [out / n for n in names] + [tmp_path / "kernel.cpp", *RUNTIME_SOURCES]
     objects = [tmp_path / f"{s.stem}.o" for s in sources]
-    flags = [*CXXFLAGS, f"-I{REPO}/rules/runtime", f"-I{inc}"]
+    flags = [*CXXFLAGS, f"-I{inc}"]
 
     def compile_one(pair: tuple[Path, Path]) -> subprocess.CompletedProcess:
         src, obj = pair

@@ -35,6 +35,15 @@ from tests.quickstart_helpers import (
     run_snippet,
     write_quickstart_workspace,
 )
+from tests.release_guard_helpers import (
+    CUDA_LIBRARIES,
+    GUARD_PYTHONS_ENV,
+    guard_pythons,
+    load_copy,
+    needed_and_runpath,
+    refusal,
+    release_of,
+)
 
 pytestmark = pytest.mark.bazel
 # Bazel only with output bases of its own: pytest-xdist may run it beside the checkout's builds
@@ -90,6 +99,36 @@ def test_quickstart_builds_and_runs(quickstart_workspace: Path, summary: list[st
 
     assert run_snippet(quickstart_workspace) == EXPECTED_OUTPUT
     summary.append(f"quickstart: built {library} and printed {EXPECTED_OUTPUT}")
+
+    # No CUDA code, so no CUDA library, even from a CUDA build of torch; no RUNPATH, so a copy
+    # loads wherever it is, into the torch the process imported.
+    built = quickstart_workspace / "bazel-bin" / library
+    needed, runpath = needed_and_runpath(built)
+    assert [n for n in needed if CUDA_LIBRARIES.match(n)] == [], needed
+    assert runpath == [], runpath
+    _check_other_releases(quickstart_workspace / ".venv" / "bin" / "python", built, summary)
+
+
+def _check_other_releases(python: Path, built: Path, summary: list[str]) -> None:
+    """A copy of the library in the interpreters of $RULES_ATEN_GUARD_PYTHONS (./dev
+    test-releases): computes in its own release, and is refused, registering nothing, in the
+    others."""
+    pythons = guard_pythons()
+    if not pythons:
+        summary.append(f"quickstart: other torch releases not tried (${GUARD_PYTHONS_ENV} unset)")
+        return
+    release = release_of(python)
+    ways = {}
+    for other in pythons:
+        report = load_copy(
+            other, built, "torch.ops.myops.scale(torch.arange(3.0), 2.0)", "myops::scale"
+        )
+        if report.release == release:
+            assert report.errors == [] and report.value == [0.0, 2.0, 4.0], report
+            continue
+        ways[report.torch] = refusal(report, release)
+    assert ways, f"no interpreter of another release than {release} in ${GUARD_PYTHONS_ENV}"
+    summary.append(f"quickstart built on torch {release}, refused by: {ways}")
 
 
 # `<!-- runnable: WHERE -->`, then a fenced block, in docs/rules.md: WHERE, the language, the text.

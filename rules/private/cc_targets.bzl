@@ -11,8 +11,11 @@ def labels(names):
     return [str(Label(n)) for n in names]
 
 def torch_deps():
-    """The torch libraries every generated registration library compiles and links against."""
-    return labels(["@torch//:headers", "@torch//:torch_cpu", "@torch//:c10"])
+    """The torch headers every generated registration library compiles against.
+
+    Its libraries are linked by `lib<name>.so` alone (aten_shared_library), by path.
+    """
+    return labels(["@torch//:headers"])
 
 def library_deps():
     """torch_deps() and the runtime headers, which every generated source compiles against.
@@ -181,7 +184,9 @@ def _objects_library(name, srcs, deps, copts, tags):
 def aten_shared_library(name, visibility, tags, cuda = False, cuda_warning = False):
     """`lib<name>.so` of the library `name`, for torch.ops.load_library.
 
-    It links torch dynamically (through `name`'s deps) and bundles no torch code.
+    It links torch dynamically (through `name`'s deps) and bundles no torch code. It has no
+    RUNPATH: it loads into a process that has loaded torch, which has its libraries, so it loads
+    from wherever it is copied.
 
     Args:
       name: the aten_archive_library to link whole.
@@ -189,15 +194,28 @@ def aten_shared_library(name, visibility, tags, cuda = False, cuda_warning = Fal
       tags: tags of the shared library.
       cuda: also link `<name>_cuda` whole, with -Wl,--no-undefined: every symbol the CUDA
         registrations and kernels use must come from torch's (CUDA) libraries or the CUDA
-        runtime, or the link fails instead of the load.
+        runtime, or the link fails instead of the load. Those libraries are linked as needed:
+        with no CUDA code (no CUDA keys in the YAML, no cuda_srcs), the library depends on none
+        of them and loads into a CPU-only torch of the same release.
       cuda_warning: depend on `<name>_cuda` only for its warning (a CUDA wheel without a
         toolkit: it is empty, and says that the library is CPU-only).
     """
+
+    # By path, in the flags Bazel puts after the archives: a cc_import would add a RUNPATH.
+    cpu_libraries, cuda_libraries = labels(["@torch//:cpu_libraries", "@torch//:cuda_libraries"])
+    linkopts = ["$(locations {})".format(cpu_libraries)]
+    if cuda:
+        linkopts = ["-Wl,--no-undefined"] + linkopts + [
+            "-Wl,--push-state,--as-needed",
+            "$(locations {})".format(cuda_libraries),
+            "-Wl,--pop-state",
+        ]
     cc_binary(
         name = "lib{}.so".format(name),
         linkshared = True,
         deps = [":" + name] + ([":" + name + "_cuda"] if cuda or cuda_warning else []),
-        linkopts = ["-Wl,--no-undefined"] if cuda else [],
+        linkopts = linkopts,
+        additional_linker_inputs = [cpu_libraries] + ([cuda_libraries] if cuda else []),
         visibility = visibility,
         tags = tags,
     )

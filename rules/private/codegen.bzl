@@ -264,8 +264,11 @@ def aten_codegen(
         a toolkit (or with cuda = False) it is empty.
       libN.so: shared library for torch.ops.load_library: N, and, when torch is a CUDA build
         and a toolkit of its CUDA major version is found, N_cuda too, linked with
-        -Wl,--no-undefined against libtorch_cuda, libc10_cuda and the CUDA runtime. It links
-        torch dynamically and bundles no torch code.
+        -Wl,--no-undefined against libtorch_cuda, libc10_cuda and the CUDA runtime, as needed
+        (without CUDA code it depends on none of them). It links torch dynamically, bundles no
+        torch code and has no RUNPATH: it loads from wherever it is copied, into a process that
+        has imported torch. It registers nothing in a torch of another release than the one it
+        was built against (rules/runtime/atengen/torch_release_guard.h).
 
     Args:
       name: base name of the targets.
@@ -344,7 +347,7 @@ def aten_codegen(
     )
 
     if use_cuda:
-        cuda_deps = runtime_and_torch + labels(["@local_cuda//:cuda_headers", "@torch//:torch_cuda"])
+        cuda_deps = runtime_and_torch + labels(["@local_cuda//:cuda_headers", "@torch//:torch_cuda_headers"])
         cuda_libraries = []
         if cuda_srcs:
             aten_cuda_objects(

@@ -125,6 +125,19 @@ cc_library(
         ":torch_cpu",
     ],
 )
+
+# What a library that only ever loads into a torch process (aten_codegen's lib<name>.so) links
+# against, by path (rules/private/cc_targets.bzl): the process has loaded these libraries before
+# it (import torch), so the library needs no RUNPATH to find them, and loads from wherever it is
+# copied. A cc_import would give it a RUNPATH into Bazel's output tree. torch_cpu and c10 above
+# are for programs, which must find them at run time.
+filegroup(
+    name = "cpu_libraries",
+    srcs = [
+        "lib/libc10.so",
+        "lib/libtorch_cpu.so",
+    ],
+)
 {cuda}"""
 
 # The CUDA libraries of a CUDA wheel. The headers of the nvidia-* wheels beside it come after the
@@ -171,6 +184,26 @@ cc_library(
         ":torch_cpu",
     ],
 )
+
+# For a library loaded into a torch process (see cpu_libraries): the headers alone. It links
+# cuda_libraries by path and as needed (rules/private/cc_targets.bzl), so that without CUDA code it
+# does not depend on them and loads into a CPU-only torch too.
+cc_library(
+    name = "torch_cuda_headers",
+    deps = [
+        ":cuda_package_headers",
+        ":headers",
+    ],
+)
+
+filegroup(
+    name = "cuda_libraries",
+    srcs = [
+        "cuda_runtime/libcudart.so",
+        "lib/libc10_cuda.so",
+        "lib/libtorch_cuda.so",
+    ],
+)
 """
 
 # A CPU wheel: the CUDA targets exist, and are empty.
@@ -179,6 +212,10 @@ _NO_CUDA_BUILD = """
 cc_library(name = "c10_cuda")
 
 cc_library(name = "torch_cuda")
+
+cc_library(name = "torch_cuda_headers")
+
+filegroup(name = "cuda_libraries")
 """
 
 def _supported_releases(rctx):
@@ -275,6 +312,8 @@ def _cuda_parts(rctx, info, torch_dir):
 _TARGETS = [
     "c10",
     "c10_cuda",
+    "cpu_libraries",
+    "cuda_libraries",
     "cuda_package_headers",
     "derivatives.yaml",
     "headers",
@@ -291,6 +330,7 @@ _TARGETS = [
     "torch",
     "torch_cpu",
     "torch_cuda",
+    "torch_cuda_headers",
     "torch_facts.json",
 ]
 

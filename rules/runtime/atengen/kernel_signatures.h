@@ -10,6 +10,7 @@
 #include <memory>
 
 #include "atengen/runtime.h"
+#include "atengen/torch_release_guard.h"
 
 namespace atengen {
 
@@ -21,6 +22,9 @@ void LibraryRef::impl(const char* name, Signature* fn) {
 template <typename Unused>
 LibraryImplT<Unused>::LibraryImplT(
     const char* ns, c10::DispatchKey key, InitFn* init, const char* file, uint32_t line) {
+  if (!torch_release_matches()) {
+    return;
+  }
   auto library = std::make_unique<torch::Library>(torch::Library::IMPL, ns, key, file, line);
   LibraryRef ref(*library);
   init(ref);

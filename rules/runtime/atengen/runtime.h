@@ -42,7 +42,11 @@ namespace atengen {
 // A function pointer, not TORCH_FN, for the same reason (TORCH_FN makes a
 // distinct instantiation per kernel); the price is one indirect call per
 // dispatch.
-class LibraryRef {
+//
+// Hidden, as LibraryImplT: torch.ops.load_library loads with RTLD_GLOBAL, and
+// a library compiled against another torch release must never run these in
+// this library's place (atengen/torch_release_guard.h).
+class __attribute__((visibility("hidden"))) LibraryRef {
  public:
   explicit LibraryRef(torch::Library& library) : library_(&library) {}
 
@@ -54,11 +58,12 @@ class LibraryRef {
 };
 
 // A torch::Library of kind IMPL for the lifetime of a static object, as
-// TORCH_LIBRARY_IMPL's. A template only so that its members, defined in
+// TORCH_LIBRARY_IMPL's, made only when the torch release guard lets the
+// library register. A template only so that its members, defined in
 // "atengen/kernel_signatures.h", can be instantiated in every
 // KernelSignatures_*.cpp of every library as weak symbols.
 template <typename Unused = void>
-class LibraryImplT {
+class __attribute__((visibility("hidden"))) LibraryImplT {
  public:
   using InitFn = void(LibraryRef&);
   LibraryImplT(
@@ -68,7 +73,7 @@ class LibraryImplT {
   LibraryImplT& operator=(const LibraryImplT&) = delete;
 
  private:
-  torch::Library* library_;  // owned
+  torch::Library* library_ = nullptr;  // owned; none when the guard refused
 };
 using LibraryImpl = LibraryImplT<>;
 

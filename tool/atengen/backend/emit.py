@@ -277,7 +277,7 @@ def _shard_text(
     include_prefix: str,
     templates: Templates,
 ) -> str:
-    includes = ["<ATen/core/Tensor.h>", "<torch/library.h>"]
+    includes = ["<ATen/core/Tensor.h>", '"atengen/guarded_library.h"']
     if any(w.structured for w in wrappers):
         includes += ["<ATen/TensorMeta.h>", '"atengen/runtime.h"']
     if any(w.structured and w.structured.output_names for w in wrappers):

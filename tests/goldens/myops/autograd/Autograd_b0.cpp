@@ -11,7 +11,7 @@
 #include <torch/csrc/autograd/function.h>
 #include <torch/csrc/autograd/saved_variable.h>
 #include <torch/csrc/autograd/variable.h>
-#include <torch/library.h>
+#include "atengen/guarded_library.h"
 
 #include <array>
 #include <memory>
@@ -359,14 +359,14 @@ at::Tensor & scale__inplace_or_view(c10::DispatchKeySet ks, at::Tensor & self, d
 }  // namespace autograd_generated
 }  // namespace myops
 
-TORCH_LIBRARY_IMPL(myops, Autograd, m) {
+ATENGEN_TORCH_LIBRARY_IMPL(myops, Autograd, m) {
   m.impl("scale", TORCH_FN(myops::autograd_generated::scale_autograd));
   m.impl("scale.out", TORCH_FN(myops::autograd_generated::scale_out_autograd));
   m.impl("scale_", TORCH_FN(myops::autograd_generated::scale__autograd));
   m.impl("shift", TORCH_FN(myops::autograd_generated::shift_autograd));
 }
 
-TORCH_LIBRARY_IMPL(myops, ADInplaceOrView, m) {
+ATENGEN_TORCH_LIBRARY_IMPL(myops, ADInplaceOrView, m) {
   m.impl("scale.out", TORCH_FN(myops::autograd_generated::scale_out_inplace_or_view));
   m.impl("scale_", TORCH_FN(myops::autograd_generated::scale__inplace_or_view));
 }

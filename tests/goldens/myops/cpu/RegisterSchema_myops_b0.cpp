@@ -3,9 +3,9 @@
 #include ATENGEN_PCH_FULL
 #include ATENGEN_PCH_FULL_STAMP
 #endif
-#include <torch/library.h>
+#include "atengen/guarded_library.h"
 
-TORCH_LIBRARY_FRAGMENT(myops, m) {
+ATENGEN_TORCH_LIBRARY_FRAGMENT(myops, m) {
   m.def("myops::scale(Tensor self, float factor) -> Tensor");
   m.def("myops::scale.out(Tensor self, float factor, *, Tensor(a!) out) -> Tensor(a!)", {at::Tag::generated, at::Tag::out});
   m.def("myops::scale_(Tensor(a!) self, float factor) -> Tensor(a!)", {at::Tag::inplace});
