@@ -248,3 +248,23 @@ def test_op_db_imports_with_a_stand_in_when_expecttest_is_missing(tmp_path: Path
     )
     assert result.returncode == 0, result.stderr[-4000:]
     assert result.stdout.split() == ["True", "1"]
+
+
+def test_leaves_torch_leaves_unwritten_are_compared_as_equal_and_listed() -> None:
+    """The recheck's verdict: the leaves that differ between torch's two runs on poisoned memory
+    are left out of the comparison, the record's other leaves still count."""
+    run_gpu = load_run_gpu()
+
+    def result(state: list[int], out: list[float]):
+        return ("seq", (tensor_record(out), tensor_record(state, torch.int64)))
+
+    # torch alone, twice: the state differs, the output does not.
+    unwritten = run_gpu.differing_leaves(result([1, 2], [0.5]), result([9, 9], [0.5]))
+    assert unwritten == [(1, 1, 2)]
+    reference = {"records": {"rng|f": result([3, 4], [0.5]), "wrong|f": result([3, 4], [0.5])}}
+    generated = {"records": {"rng|f": result([5, 6], [0.5]), "wrong|f": result([5, 6], [0.7])}}
+    assert run_gpu.compare(reference, generated)["mismatches"] == 2
+    verdict = run_gpu.compare(reference, generated, {"rng|f": unwritten, "wrong|f": unwritten})
+    assert (verdict["bitwise_equal"], verdict["mismatches"]) == (1, 1), verdict
+    assert verdict["mismatch_list"][0].startswith("wrong|f: ")
+    assert verdict["unwritten_by_torch"] == {"rng|f": [[1, 1, 2]], "wrong|f": [[1, 1, 2]]}

@@ -16,7 +16,10 @@ b. with a GPU: runs PyTorch's OpInfo samples (op_db) of the selected ops on devi
    a process without the libraries (torch's kernels) and once in one with the aten library loaded
    (a loaded library cannot be unloaded): function, in-place and out= variants, and gradients
    where the OpInfo supports autograd. The RNG is reseeded before every call. Results are compared
-   bit for bit, and else with torch.testing.assert_close's tolerances (counted apart);
+   bit for bit, and else with torch.testing.assert_close's tolerances (counted apart). The
+   mismatching records are run again by torch alone, twice, on memory filled with two other
+   bytes: an output that changes with it is one torch leaves unwritten (the RNG state that the
+   attention kernels return without dropout), compared as equal and listed apart;
 c. runs the example's custom op (cudaops::mul_add_scalar) on CPU against a plain torch
    expression with gradcheck, and with a GPU on CUDA against its CPU kernel, with gradcheck;
 d. prints the counts and `RESULT ok` or `RESULT mismatches`, writes the summary to --json.
@@ -464,6 +467,102 @@ def grad_records(op, key: str, values: bool, max_samples: int, device: str) -> d
 
 
 # ---------------------------------------------------------------------------
+# c. The mismatching records run again by torch alone, twice, on memory filled with two other
+# bytes: an output that changes with the memory is one torch leaves unwritten (the RNG state that
+# the attention kernels return without dropout, say), and is no result to compare.
+
+POISONS = (0x5A, 0xA5)
+
+
+def poison_allocator(device: str, byte: int) -> None:
+    """Hands the allocator blocks of every small size class filled with `byte`, so that the next
+    allocations are likely to reuse them (CUDA's caching allocator does; on the CPU it is
+    malloc's choice)."""
+    import torch
+
+    blocks = [
+        torch.full((1 << n,), byte, dtype=torch.uint8, device=device) for n in range(4, 25, 2)
+    ]
+    synchronize(device)
+    del blocks
+
+
+def sample_of(op, dtype, index: int, device: str, requires_grad: bool):
+    import torch
+
+    torch.manual_seed(SEED)
+    with quiet():
+        samples = list(op.sample_inputs(device, dtype, requires_grad=requires_grad))
+    return samples[index]
+
+
+def rerun(op, dtype, index: int, kind: str, device: str):
+    """The record `kind` of sample `index`, as run_side made it, made again."""
+    if kind == "grad":
+        return gradients(op, sample_of(op, dtype, index, device, True), device, True)
+    sample = sample_of(op, dtype, index, device, False)
+    if kind == "inplace":
+        s = clone_sample(sample)
+        rec, got = call(op.inplace_variant, s, device=device, with_values=True)
+        return (rec, got is s.input)
+    rec, result = call(op, clone_sample(sample), device=device, with_values=True)
+    if kind == "out":
+        rec, _ = call(
+            op, clone_sample(sample), device=device, with_values=True, out=out_like(result)
+        )
+    return rec
+
+
+def leaf_paths(rec, path: tuple = ()) -> dict[tuple, object]:
+    """{path: leaf} of a record: tensors' values, and plain values."""
+    import torch
+
+    if isinstance(rec, torch.Tensor):
+        return {path: rec}
+    if isinstance(rec, tuple):
+        found: dict[tuple, object] = {}
+        for i, part in enumerate(rec):
+            found.update(leaf_paths(part, (*path, i)))
+        return found
+    return {path: rec}
+
+
+def differing_leaves(first, second) -> list[tuple]:
+    """The paths of the leaves two records of one call have, and disagree on."""
+    a, b = leaf_paths(first), leaf_paths(second)
+    return [p for p in a if p in b and same(a[p], b[p]) not in (None, "close")]
+
+
+def unwritten_leaves(keys: list[str], device: str) -> dict[str, list[tuple]]:
+    """{record key: the paths of its leaves that differ between two runs on poisoned memory}."""
+    import torch
+
+    op_db, _ = import_op_db()
+    by_key = {opinfo_key(op): op for op in op_db}
+    found = {}
+    for key in keys:
+        opinfo, dtype_name, index, kind = key.rsplit("|", 3)
+        dtype = getattr(torch, dtype_name.removeprefix("torch."))
+        runs = []
+        for byte in POISONS:
+            poison_allocator(device, byte)
+            runs.append(rerun(by_key[opinfo], dtype, int(index), kind, device))
+        differ = differing_leaves(*runs)
+        if differ:
+            found[key] = differ
+    return found
+
+
+def blank(rec, paths: list[tuple], path: tuple = ()):
+    """The record with the leaves at `paths` replaced by one marker."""
+    if path in paths:
+        return ("unwritten",)
+    if isinstance(rec, tuple):
+        return tuple(blank(part, paths, (*path, i)) for i, part in enumerate(rec))
+    return rec
+
+
+# ---------------------------------------------------------------------------
 # Both sides compared.
 
 
@@ -490,12 +589,19 @@ def same(ref, got) -> str | None:
     return None if ref == got else f"{str(ref)[:150]} against {str(got)[:150]}"
 
 
-def compare(reference: dict, ours: dict) -> dict:
+def compare(reference: dict, ours: dict, unwritten: dict[str, list] | None = None) -> dict:
+    """Counts of equal, close and mismatching records; `unwritten` ({key: leaf paths}, from
+    unwritten_leaves) names the leaves torch leaves unwritten, compared as equal (counted apart,
+    with their keys)."""
     ref, got = reference["records"], ours["records"]
+    unwritten = unwritten or {}
     bitwise = close = 0
     mismatches = []
     for key in sorted(set(ref) | set(got)):
-        verdict = same(ref.get(key, ("missing",)), got.get(key, ("missing",)))
+        r, g = ref.get(key, ("missing",)), got.get(key, ("missing",))
+        if key in unwritten:
+            r, g = blank(r, unwritten[key]), blank(g, unwritten[key])
+        verdict = same(r, g)
         if verdict is None:
             bitwise += 1
         elif verdict == "close":
@@ -513,6 +619,7 @@ def compare(reference: dict, ours: dict) -> dict:
         "close": close,
         "mismatches": len(mismatches),
         "mismatch_list": mismatches,
+        "unwritten_by_torch": {k: [list(p) for p in v] for k, v in sorted(unwritten.items())},
     }
 
 
@@ -536,6 +643,23 @@ def run_sides(args, manifest: dict, keys: list[str], work: Path) -> dict:
         sides[side] = torch.load(out, weights_only=False)
         keys = sides[side]["done"]
     result = compare(sides["reference"], sides["generated"])
+    if result["mismatches"]:
+        # Run again by torch alone: which of the mismatching outputs torch leaves unwritten.
+        mismatching = [line.split(": ", 1)[0] for line in result["mismatch_list"]]
+        keys_file, out = work / "recheck.keys.json", work / "recheck.json"
+        keys_file.write_text(json.dumps(mismatching))
+        cmd = [sys.executable, __file__, "--side", "recheck", "--side-out", str(out)]
+        cmd += ["--side-keys", str(keys_file), "--device", args.device]
+        log(f"recheck: {len(mismatching)} mismatching records run again by torch alone")
+        proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        if proc.returncode != 0:
+            return {
+                "failed_side": "recheck",
+                "returncode": proc.returncode,
+                "log": proc.stdout[-4000:],
+            }
+        unwritten = {k: [tuple(p) for p in v] for k, v in json.loads(out.read_text()).items()}
+        result = compare(sides["reference"], sides["generated"], unwritten)
     result["opinfos_run"] = len(keys)
     result["seconds"] = {side: sides[side]["seconds"] for side in sides}
     return result
@@ -577,7 +701,9 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     # The bundler's op selection, run with the interpreter the bundle is built against.
     parser.add_argument("--select", help=argparse.SUPPRESS)
     # One side of the OpInfo run, in a child process.
-    parser.add_argument("--side", choices=("reference", "generated"), help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--side", choices=("reference", "generated", "recheck"), help=argparse.SUPPRESS
+    )
     parser.add_argument("--side-out", help=argparse.SUPPRESS)
     parser.add_argument("--side-keys", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -614,6 +740,10 @@ def main(argv: list[str]) -> int:
         if args.side == "generated":
             load_quietly(HERE / manifest["aten_library"])
         keys = json.loads(Path(args.side_keys).read_text())
+        if args.side == "recheck":
+            found = unwritten_leaves(keys, args.device)
+            Path(args.side_out).write_text(json.dumps(found))
+            return 0
         dtypes = dtype_filter(args.dtypes)
         side = run_side(keys, dtypes, args.max_samples, args.budget_s, args.device)
         torch.save(side, args.side_out)
