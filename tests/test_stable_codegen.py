@@ -290,3 +290,16 @@ def test_call_api_names(call_api_2_11):
         in (ops / "max.h").read_text()
     )
     assert "inline std::vector<torch::stable::Tensor> unbind(" in (ops / "unbind.h").read_text()
+
+
+def test_call_api_is_deterministic(tmp_path):
+    trees = []
+    for i in range(2):
+        d = tmp_path / str(i)
+        r = run_cli("stable", "--ops=mul,narrow,max,cat,sum", f"--call_api_dir={d}")
+        assert r.returncode == 0, r.stderr
+        trees.append(_tree(d))
+    assert trees[0] == trees[1]
+    assert sorted(trees[0]) == [
+        f"atengen/stable/ops/{root}.h" for root in ("cat", "max", "mul", "narrow", "sum")
+    ]
