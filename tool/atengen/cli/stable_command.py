@@ -13,10 +13,14 @@ def add_stable_command(commands) -> None:
         help="stable-ABI registrations of custom namespaces, and a stable call API for aten",
     )
     add_yaml_flags(p)
-    p.add_argument(
+    selection = p.add_mutually_exclusive_group()
+    selection.add_argument(
         "--ops",
         default="all",
         help="`all`, or comma-separated op roots (add) or names (add.Tensor).",
+    )
+    selection.add_argument(
+        "--ops_file", help="A file with the op selection, one or more per line; # comments."
     )
     p.add_argument(
         "--target",
@@ -29,6 +33,10 @@ def add_stable_command(commands) -> None:
     p.add_argument(
         "--output_dir",
         help="Directory for the custom namespaces' schema and registration sources.",
+    )
+    p.add_argument(
+        "--cuda_output_dir",
+        help="Directory for the CUDA keys' registration sources (default: --output_dir).",
     )
     p.add_argument(
         "--header_output_dir", help="Directory for custom namespaces' <ns>/ops/<root>_native.h."
@@ -54,18 +62,26 @@ def _target(text: str):
 
 
 def _run(args: argparse.Namespace):
+    from atengen.pipelines.inputs import read_text
     from atengen.pipelines.stable import StableOptions, stable_outputs
 
+    ops = args.ops
+    if args.ops_file is not None:  # as `generate` reads it
+        lines = [
+            line.split("#", 1)[0] for line in read_text(args.ops_file, "--ops_file").splitlines()
+        ]
+        ops = ",".join(x for line in lines for x in line.split(",") if x.strip())
     return stable_outputs(
         StableOptions(
             inputs=yaml_inputs(args),
-            ops=args.ops,
+            ops=ops,
             target=args.target,  # argparse converts the default too
             shards=args.shards,
             output_dir=args.output_dir,
             header_output_dir=args.header_output_dir,
             call_api_dir=args.call_api_dir,
             report_path=args.report,
+            cuda_output_dir=args.cuda_output_dir,
             templates=template_options(),
         )
     )

@@ -30,6 +30,8 @@ class StableOptions:
     header_output_dir: str | None  # their <ns>/ops/<root>_native.h
     call_api_dir: str | None  # atengen/stable/ops/<root>.h of the aten operators
     report_path: str | None = None  # the call API's coverage, in full
+    # The CUDA keys' registration sources, apart; None: they go to output_dir with the others.
+    cuda_output_dir: str | None = None
     templates: TemplateOptions = TemplateOptions()
 
 
@@ -38,6 +40,8 @@ def stable_outputs(opts: StableOptions) -> Outputs:
         raise AtengenError(None, "stable needs --output_dir, --call_api_dir or both")
     if opts.report_path is not None and opts.call_api_dir is None:
         raise AtengenError(None, "--report is the call API's coverage: it needs --call_api_dir")
+    if opts.cuda_output_dir is not None and opts.output_dir is None:
+        raise AtengenError(None, "--cuda_output_dir holds registrations: it needs --output_dir")
     model = opts.inputs.load()
     functions = select_functions(model, opts.ops)
     templates = Templates(opts.templates)
@@ -53,7 +57,11 @@ def stable_outputs(opts: StableOptions) -> Outputs:
             )
         files = registrations.schema_files(custom, opts.shards, templates)
         files += registrations.registration_files(custom, opts.target, opts.shards, templates)
-        trees.append((opts.output_dir, files))
+        if opts.cuda_output_dir is None:
+            trees.append((opts.output_dir, files))
+        else:
+            trees.append((opts.output_dir, [f for f in files if not f.cuda]))
+            trees.append((opts.cuda_output_dir, [f for f in files if f.cuda]))
         if opts.header_output_dir is not None:
             trees.append((opts.header_output_dir, headers))
     report = ""

@@ -25,6 +25,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
+from atengen import torch_facts
 from atengen.errors import AtengenError
 from atengen.model.native_function import NativeFunction, root_name
 from atengen.render.output import GeneratedFile
@@ -162,7 +163,13 @@ def registration_files(
                 declarations=_by_namespace(regs),
                 registrations=regs,
             )
-            files.append(GeneratedFile(f"RegisterStable{key}_{ns}_{shard}.cpp", text))
+            # Marked for a CUDA library: `--cuda_output_dir` keeps them apart, so that a build
+            # without a CUDA toolkit (no CUDA kernels to register) can leave them out.
+            files.append(
+                GeneratedFile(
+                    f"RegisterStable{key}_{ns}_{shard}.cpp", text, key in torch_facts.CUDA_KEYS
+                )
+            )
     return files
 
 
