@@ -1,12 +1,12 @@
 """The atengen package keeps its layers: each folder imports only the ones below it, and no
 module reaches into another module's private (underscore) names.
 
-    yaml  <  model  <  render  <  api  <  aten, backend, autograd  <  lazy  <  pipelines  <  cli
+    yaml  <  model  <  render  <  api  <  aten, backend, autograd, stable  <  lazy  <  pipelines  <  cli
 
 - ``render``: templates, sharding, parallel rendering and all-or-nothing output, C++-agnostic;
 - ``api``: how an operator is spelled in C++ (types, declarations, calls, wrappers);
-- ``aten``, ``backend``, ``autograd``, ``lazy``: one product's emitters each (lazy builds on
-  backend: a lazy backend is an external backend with generated kernels);
+- ``aten``, ``backend``, ``autograd``, ``stable``, ``lazy``: one product's emitters each (lazy
+  builds on backend: a lazy backend is an external backend with generated kernels);
 - ``pipelines``: one pure function per product, from an options object to the files to write;
 - ``cli``: flags into options, one pipeline, the write.
 
@@ -41,12 +41,13 @@ ALLOWED = {
     "aten": _BASE,
     "backend": _BASE,
     "autograd": _BASE,
+    "stable": _BASE,
     "lazy": _BASE | {"backend"},
-    "pipelines": _BASE | {"aten", "backend", "autograd", "lazy"},
+    "pipelines": _BASE | {"aten", "backend", "autograd", "stable", "lazy"},
     "cli": {"pipelines", "render"},
 }
 # Options dataclasses of a product that the command line fills from flags, besides ALLOWED.
-CLI_OPTIONS_MODULES = {"atengen.lazy.options"}
+CLI_OPTIONS_MODULES = {"atengen.lazy.options", "atengen.stable.releases"}
 
 
 def _layer(module: str) -> str | None:
@@ -105,6 +106,7 @@ def test_the_cli_imports_a_generator_only_when_its_command_runs():
         "import sys, atengen.cli.main\n"
         "print(sorted(m for m in sys.modules if m.startswith(('jinja2', 'atengen.api',"
         " 'atengen.aten', 'atengen.render.templates', 'atengen.pipelines', 'atengen.backend',"
+        " 'atengen.stable',"
         " 'atengen.lazy.emit', 'atengen.lazy.model', 'atengen.autograd'))))"
     )
     result = subprocess.run(

@@ -28,19 +28,10 @@ load(
     "labels",
     "library_deps",
 )
-load(":cuda.bzl", "aten_cuda_objects")
-load(":generator_attrs.bzl", "generator_attrs", "shards_attr", "shards_flag")
+load(":cuda.bzl", "aten_cuda_objects", "aten_cuda_unavailable")
+load(":generator_attrs.bzl", "generator_attrs", "selection_args", "shards_attr", "shards_flag")
 load(":providers.bzl", "AtenCodegenInfo", "AtenOpsInfo")
-
-def _selection_args(ctx):
-    """The tool's selection flag and the files it reads."""
-    if ctx.attr.ops_setting:
-        value = ctx.attr.ops_setting[AtenOpsInfo].value
-        if value:
-            return ["--ops=" + value], []
-    if ctx.file.ops_file:
-        return ["--ops_file=" + ctx.file.ops_file.path], [ctx.file.ops_file]
-    return ["--ops=" + ",".join(ctx.attr.ops)], []
+load(":stable.bzl", "OLDEST_STABLE_TARGET", "aten_stable_library")
 
 def _aten_codegen_impl(ctx):
     prefix = ctx.label.name + "/"
@@ -52,7 +43,7 @@ def _aten_codegen_impl(ctx):
     headers = ctx.actions.declare_directory(prefix + "include")
     cuda = ctx.actions.declare_directory(prefix + "cuda.cc") if ctx.attr.cuda else None
 
-    selection, selection_inputs = _selection_args(ctx)
+    selection, selection_inputs = selection_args(ctx)
     args = ctx.actions.args()
     args.add("generate")
     args.add("--op_yaml=" + ctx.file.op_yaml.path)
@@ -194,24 +185,6 @@ path. Use the aten_codegen macro rather than this rule.""",
     }),
 )
 
-def _aten_cuda_unavailable_impl(ctx):
-    # buildifier: disable=print
-    print(("WARNING: {}: no CUDA toolkit was found (set RULES_ATEN_CUDA_DIR or CUDA_HOME, or " +
-           "install one at /usr/local/cuda), so this CUDA registration library is empty{}.").format(
-        ctx.label,
-        ctx.attr.note,
-    ))
-    return [
-        DefaultInfo(files = depset()),
-        CcInfo(),  # buildifier: disable=native-cc-info
-    ]
-
-_aten_cuda_unavailable = rule(
-    implementation = _aten_cuda_unavailable_impl,
-    doc = "Stands in for <name>_cuda without a toolkit: an empty CcInfo, and a warning.",
-    attrs = {"note": attr.string(doc = "The rest of the warning's sentence.")},
-)
-
 def _major(version):
     return version.split(".")[0]
 
@@ -229,6 +202,16 @@ def check_cuda_versions():
             TORCH_CUDA,
             _major(TORCH_CUDA),
         ))
+
+def _check_stable_arguments(derivatives, keys):
+    """Fails with one line on an argument abi = "stable" cannot honour."""
+    if derivatives:
+        fail(("rules_aten: derivatives = {} needs abi = \"release\": abi = \"stable\" " +
+              "generates no C++ autograd (torch's autograd C++ API is not stable); register " +
+              "the formulas in Python with torch.library.register_autograd instead").format(repr(derivatives)))
+    if keys != ["auto"]:
+        fail(("rules_aten: keys = {} needs abi = \"release\": abi = \"stable\" registers " +
+              "every dispatch key the op YAML names").format(repr(keys)))
 
 def aten_codegen(
         name,
@@ -249,6 +232,8 @@ def aten_codegen(
         cuda_copts = [],
         copts = [],
         pch = True,
+        abi = "release",
+        torch_target = None,
         visibility = None,
         tags = []):
     """Generates ATen registration sources for an op YAML and compiles them.
@@ -307,10 +292,56 @@ def aten_codegen(
         With no `copts`, they are the targets @rules_aten//rules/pch:atengen_pch_<kind>, which
         every such library shares; with copts, N_pch_<kind>, built with them: see
         rules/private/pch.bzl. Tested with GCC; set False to compile without them.
+      abi: "release" (the default): the library uses torch's full C++ API (ATen, autograd,
+        functionalization) and loads into the build's torch release only. "stable": it uses
+        only LibTorch's stable ABI and loads into every torch release from `torch_target` on
+        (rules/private/stable.bzl): N_codegen runs `atengen stable`, whose registrations
+        (STABLE_TORCH_LIBRARY_IMPL) call kernels declared in stable types
+        (torch::stable::Tensor) in <ns>/ops/<root>_native.h, and whose call API
+        (atengen/stable/ops/<root>.h: atengen::stable::<op>(...)) reaches aten's operators
+        of @torch//:native_functions.yaml (an operator newer than the target fails when
+        called in an older torch); every source, `srcs`, `deps` (through N_headers) and
+        `cuda_srcs` is compiled with -DTORCH_TARGET_VERSION of the target, so
+        <ATen/ATen.h> and other unstable headers are an #error; libN.so links libtorch_cpu
+        (the C shim) and, for cuda_srcs, the static CUDA runtime, and is built only when no
+        undefined symbol of it is outside the shim and the C/C++/CUDA runtimes (one line per
+        offending group otherwise: at::, c10::, torch::, ...). Refused: `derivatives` (no C++
+        autograd: use torch.library.register_autograd in Python) and `keys`; ignored:
+        `functionalize` (torch.compile functionalizes mutable custom ops itself) and `pch`.
+        No torch release guard: the library must load into later releases.
+      torch_target: with abi = "stable", the oldest torch release the library loads into, as
+        major.minor, from "2.11" (the default) to the build's torch release; -DTORCH_TARGET_VERSION
+        is its value (0x020B000000000000 for "2.11"). Anything else fails with one line.
       visibility: visibility of the targets.
       tags: tags of the targets.
     """
     check_cuda_versions()
+    if abi == "stable":
+        _check_stable_arguments(derivatives, keys)
+        aten_stable_library(
+            name = name,
+            op_yaml = op_yaml,
+            tags_yaml = tags_yaml,
+            ops = ops,
+            ops_file = ops_file,
+            ops_setting = ops_setting,
+            shards = shards,
+            deps = deps,
+            srcs = srcs,
+            cuda = cuda,
+            cuda_srcs = cuda_srcs,
+            cuda_gencode = cuda_gencode,
+            cuda_copts = cuda_copts,
+            copts = copts,
+            torch_target = OLDEST_STABLE_TARGET if torch_target == None else torch_target,
+            visibility = visibility,
+            tags = tags,
+        )
+        return
+    if abi != "release":
+        fail("rules_aten: abi = {} is not \"release\" (the default: bound to the build's torch release) or \"stable\" (torch's stable ABI, for torch_target and later)".format(repr(abi)))
+    if torch_target != None:
+        fail("rules_aten: torch_target = {} is for abi = \"stable\"; a library of abi = \"release\" loads into the build's torch release only".format(repr(torch_target)))
     use_cuda = cuda and HAS_CUDA
 
     # The CUDA registrations go into lib<name>.so when they can load: torch is a CUDA build.
@@ -376,7 +407,7 @@ def aten_codegen(
             extra_libraries = cuda_libraries,
         )
     elif cuda:
-        _aten_cuda_unavailable(
+        aten_cuda_unavailable(
             name = name + "_cuda",
             note = (", and lib{}.so has the CPU-side registrations only (torch {} is a CUDA {} build)".format(
                 name,

@@ -1,6 +1,8 @@
 """Attributes shared by the rules that run the atengen generator (codegen.bzl, backend.bzl,
 model_check.bzl)."""
 
+load(":providers.bzl", "AtenOpsInfo")
+
 def generator_attrs(default_to_torch):
     """The op YAML, tags YAML and generator binary attributes of a rule that runs atengen.
 
@@ -68,3 +70,20 @@ def shards_flag(ctx):
         fail("shards must be \"auto\" or a number of buckets (0: one source per operator), " +
              "not \"%s\"" % shards, attr = "shards")
     return "--shards=" + shards
+
+def selection_args(ctx):
+    """The tool's selection flag and the files it reads.
+
+    Args:
+      ctx: the context of a rule with the attributes ops, ops_file and ops_setting.
+
+    Returns:
+      (the flags, the files they name).
+    """
+    if ctx.attr.ops_setting:
+        value = ctx.attr.ops_setting[AtenOpsInfo].value
+        if value:
+            return ["--ops=" + value], []
+    if ctx.file.ops_file:
+        return ["--ops_file=" + ctx.file.ops_file.path], [ctx.file.ops_file]
+    return ["--ops=" + ",".join(ctx.attr.ops)], []

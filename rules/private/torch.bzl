@@ -138,6 +138,14 @@ filegroup(
         "lib/libtorch_cpu.so",
     ],
 )
+
+# What a stable-ABI library (aten_codegen's abi = "stable") links, by path like cpu_libraries:
+# libtorch_cpu alone, which exports the C shim (aoti_torch_*, torch_*), the only part of torch
+# such a library may use.
+filegroup(
+    name = "shim_library",
+    srcs = ["lib/libtorch_cpu.so"],
+)
 {cuda}"""
 
 # The CUDA libraries of a CUDA wheel. The headers of the nvidia-* wheels beside it come after the
@@ -326,6 +334,7 @@ _TARGETS = [
     "libtorch_cuda",
     "native_functions.yaml",
     "op_yaml",
+    "shim_library",
     "tags.yaml",
     "torch",
     "torch_cpu",

@@ -37,6 +37,9 @@ _SYM = struct.Struct("<IBBHQQ")  # Elf64_Sym
 _SHT_DYNSYM = 11
 _SHT_STRTAB = 3
 _SHN_UNDEF = 0
+_SHT_GNU_VERSYM, _SHT_GNU_VERNEED = 0x6FFFFFFF, 0x6FFFFFFE
+_VERNEED = struct.Struct("<HHIII")  # Elf64_Verneed
+_VERNAUX = struct.Struct("<IHHII")  # Elf64_Vernaux
 _STB_GLOBAL, _STB_WEAK, _STB_GNU_UNIQUE = 1, 2, 10
 # What `nm -D --defined-only` lists: global, weak and (GNU) unique symbols.
 _EXPORTED_BINDINGS = frozenset({_STB_GLOBAL, _STB_WEAK, _STB_GNU_UNIQUE})
@@ -99,6 +102,27 @@ def _source_name(symbol: bytes, at: int) -> tuple[str | None, bytes]:
 def defined_dynamic_symbols(path: str, prefixes: tuple[bytes, ...]) -> list[bytes]:
     """The names of the defined global, weak and unique symbols of ``path``'s dynamic symbol
     table (.dynsym) that start with one of ``prefixes``."""
+    return _read(path, lambda data: _defined(data, path, prefixes))
+
+
+@dataclass(frozen=True)
+class UndefinedSymbol:
+    """A symbol a shared library needs from another (what `nm -D --undefined-only` lists)."""
+
+    name: str
+    weak: bool
+    # The library its symbol version names (`libc.so.6`, `libstdc++.so.6`, from .gnu.version_r),
+    # or None for an unversioned symbol (torch's libraries version none of theirs).
+    library: str | None
+
+
+def undefined_dynamic_symbols(path: str) -> list[UndefinedSymbol]:
+    """The undefined symbols of ``path``'s .dynsym, in table order, with the library each one's
+    version requirement names (the stable-ABI link check, atengen/stable/link_check.py)."""
+    return _read(path, lambda data: _undefined(data, path))
+
+
+def _read(path: str, parse):
     try:
         # O_NONBLOCK: opening a FIFO with no writer would block before fstat could refuse it.
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
@@ -111,14 +135,23 @@ def defined_dynamic_symbols(path: str, prefixes: tuple[bytes, ...]) -> list[byte
         if info.st_size < _EHDR.size:
             raise ValueError(f"{path}: not an ELF file ({info.st_size} bytes)")
         with mmap.mmap(fd, 0, access=mmap.ACCESS_READ) as data:
-            return _symbols(data, path, prefixes)
+            return parse(data)
     except OSError as e:
         raise ValueError(f"{path}: cannot read: {e.strerror}") from None
     finally:
         os.close(fd)
 
 
-def _symbols(data: mmap.mmap, path: str, prefixes: tuple[bytes, ...]) -> list[bytes]:
+@dataclass(frozen=True)
+class _DynamicTable:
+    shoff: int
+    shnum: int
+    entries: bytes  # .dynsym
+    strings: bytes  # .dynstr
+    index: int  # .dynsym's section index
+
+
+def _dynamic_table(data: mmap.mmap, path: str) -> _DynamicTable:
     ident, _, _, _, _, _, shoff, _, _, _, _, shentsize, shnum, _ = _EHDR.unpack_from(data, 0)
     if ident[:4] != _ELF_MAGIC:
         raise ValueError(f"{path}: not an ELF file")
@@ -147,19 +180,89 @@ def _symbols(data: mmap.mmap, path: str, prefixes: tuple[bytes, ...]) -> list[by
         raise ValueError(f"{path}: .dynsym's string table (section {link}) is not a string table")
     _within(data, path, offset, size, ".dynsym")
     _within(data, path, str_offset, str_size, ".dynstr")
-    strings = data[str_offset : str_offset + str_size]
+    return _DynamicTable(
+        shoff, shnum, data[offset : offset + size], data[str_offset : str_offset + str_size], i
+    )
+
+
+def _name(strings: bytes, at: int, path: str) -> bytes:
+    end = strings.find(b"\0", at)
+    if end < 0:
+        raise ValueError(f"{path}: a .dynstr name runs past its end")
+    return strings[at:end]
+
+
+def _defined(data: mmap.mmap, path: str, prefixes: tuple[bytes, ...]) -> list[bytes]:
+    table = _dynamic_table(data, path)
     found = []
-    for name, info, _, shndx, _, _ in _SYM.iter_unpack(data[offset : offset + size]):
+    for name, info, _, shndx, _, _ in _SYM.iter_unpack(table.entries):
         if (
             shndx != _SHN_UNDEF
             and info >> 4 in _EXPORTED_BINDINGS
-            and strings.startswith(prefixes, name)
+            and table.strings.startswith(prefixes, name)
         ):
-            end = strings.find(b"\0", name)
-            if end < 0:
-                raise ValueError(f"{path}: a .dynstr name runs past its end")
-            found.append(strings[name:end])
+            found.append(_name(table.strings, name, path))
     return found
+
+
+def _undefined(data: mmap.mmap, path: str) -> list[UndefinedSymbol]:
+    table = _dynamic_table(data, path)
+    versions, libraries = _version_sections(data, path, table)
+    found = []
+    for i, (name, info, _, shndx, _, _) in enumerate(_SYM.iter_unpack(table.entries)):
+        if i == 0 or shndx != _SHN_UNDEF:  # entry 0 is the null symbol
+            continue
+        index = versions[i] & 0x7FFF if i < len(versions) else 0
+        found.append(
+            UndefinedSymbol(
+                _name(table.strings, name, path).decode("utf-8", "replace"),
+                info >> 4 == _STB_WEAK,
+                libraries.get(index),
+            )
+        )
+    return found
+
+
+def _version_sections(
+    data: mmap.mmap, path: str, table: _DynamicTable
+) -> tuple[tuple[int, ...], dict[int, str]]:
+    """.gnu.version (a version index per .dynsym entry) and, from .gnu.version_r, the library
+    each needed version index names. Both empty for a library without symbol versions."""
+    versions: tuple[int, ...] = ()
+    libraries: dict[int, str] = {}
+    for i in range(table.shnum):
+        sh_type, offset, size, link, _ = _section(data, path, table.shoff, i)
+        if sh_type == _SHT_GNU_VERSYM:
+            _within(data, path, offset, size, ".gnu.version")
+            versions = struct.unpack_from(f"<{size // 2}H", data, offset)
+        elif sh_type == _SHT_GNU_VERNEED:
+            _within(data, path, offset, size, ".gnu.version_r")
+            strings = data[slice(*_string_table(data, path, table.shoff, link))]
+            need = offset
+            while True:
+                _within(data, path, need, _VERNEED.size, ".gnu.version_r")
+                _, count, file, aux, following = _VERNEED.unpack_from(data, need)
+                library = _name(strings, file, path).decode("utf-8", "replace")
+                entry = need + aux
+                for _ in range(count):
+                    _within(data, path, entry, _VERNAUX.size, ".gnu.version_r")
+                    _, _, other, _, step = _VERNAUX.unpack_from(data, entry)
+                    libraries[other] = library
+                    if not step:
+                        break
+                    entry += step
+                if not following:
+                    break
+                need += following
+    return versions, libraries
+
+
+def _string_table(data: mmap.mmap, path: str, shoff: int, index: int) -> tuple[int, int]:
+    sh_type, offset, size = _section(data, path, shoff, index)[:3]
+    if sh_type != _SHT_STRTAB:
+        raise ValueError(f"{path}: .gnu.version_r's string table is not a string table")
+    _within(data, path, offset, size, ".gnu.version_r's strings")
+    return offset, offset + size
 
 
 def _section(data: mmap.mmap, path: str, shoff: int, index: int) -> tuple[int, ...]:

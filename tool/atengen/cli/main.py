@@ -8,6 +8,7 @@ Commands:
   backend   an external backend's kernel class header and registrations
   lazy      a lazy-tensor backend's IR node classes, kernels and registrations
   autograd  autograd kernels for one operator namespace, from a derivatives YAML
+  stable    stable-ABI registrations of custom namespaces, and a stable call API for aten
 
 `main(argv)` is callable in-process: it keeps no state between calls, reads no global flags,
 and returns the exit code (0 success, 1 bad input, 2 bad command line).
@@ -34,9 +35,10 @@ from atengen.cli.common import input_files
 from atengen.cli.generate_command import add_generate_command
 from atengen.cli.lazy_command import add_lazy_command
 from atengen.cli.model_commands import add_check_command, add_dump_command
+from atengen.cli.stable_command import add_stable_command
 from atengen.errors import AtengenError, format_warnings
 
-COMMANDS = ("check", "dump", "generate", "backend", "lazy", "autograd")
+COMMANDS = ("check", "dump", "generate", "backend", "lazy", "autograd", "stable")
 
 
 class _UsageError(Exception):
@@ -65,6 +67,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_backend_command(commands)
     add_lazy_command(commands)
     add_autograd_command(commands)
+    add_stable_command(commands)
     return parser
 
 

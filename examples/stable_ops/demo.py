@@ -1,0 +1,128 @@
+"""Loads libstableops.so into the running torch (any release from the library's torch_target on)
+and checks its operators; prints one JSON line, {"checks": {name: bool}, "details": {...}}.
+
+    python demo.py bazel-bin/libstableops.so
+
+What the library cannot carry in C++ under the stable ABI is registered here, in Python: fake
+kernels (for torch.compile and torch.library.opcheck) and scaled_add's autograd formula
+(torch.library.register_autograd). details["cuda"] says what the CUDA half did: "ran" (a GPU ran
+kernels.cu), "registered" (the CUDA registration loaded, no GPU to run it) or "absent" (built
+without a CUDA toolkit).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import torch
+
+
+def register_python_parts() -> None:
+    @torch.library.register_fake("stableops::scaled_add")
+    def _(self, other, alpha):
+        torch._check(self.shape == other.shape, lambda: "scaled_add: one shape")
+        return torch.empty_like(self, memory_format=torch.contiguous_format)
+
+    @torch.library.register_fake("stableops::clamp_abs_inplace")
+    def _(self, bound):
+        return None
+
+    def setup_context(ctx, inputs, output):
+        ctx.alpha = inputs[2]
+
+    def backward(ctx, grad):
+        return grad, grad * ctx.alpha, None
+
+    torch.library.register_autograd("stableops::scaled_add", backward, setup_context=setup_context)
+
+
+def opcheck(op, args) -> str:
+    """ "" when every default test of torch.library.opcheck passes, else the failures."""
+    results = torch.library.opcheck(op, args, raise_exception=False)
+    return "; ".join(f"{k}: {v}" for k, v in results.items() if v != "SUCCESS")
+
+
+def main(library: str) -> int:
+    torch.ops.load_library(library)
+    register_python_parts()
+    ops = torch.ops.stableops
+    checks: dict[str, bool] = {}
+    details: dict = {"torch": torch.__version__}
+
+    x, y = torch.randn(4, 5), torch.randn(4, 5)
+    checks["scaled_add"] = torch.equal(ops.scaled_add(x, y, 0.5), x + 0.5 * y)
+    checks["scaled_add_strided"] = torch.equal(
+        ops.scaled_add(x.t(), y.t(), -2.0), x.t() - 2 * y.t()
+    )
+    try:
+        ops.scaled_add(x.double(), y.double(), 1.0)
+        checks["scaled_add_refuses_float64"] = False
+    except RuntimeError as e:
+        checks["scaled_add_refuses_float64"] = "float32 tensors only" in str(e)
+    a, b = torch.randn(2, 3), torch.randn(2, 3)
+    checks["mulcat"] = torch.equal(ops.mulcat(a, b), torch.cat([a * b, a]))
+    checks["mulcat_dim1"] = torch.equal(ops.mulcat(a, b, 1), torch.cat([a * b, a], 1))
+    z = torch.randn(6, 4) * 3
+    expected = z.clamp(-1.5, 1.5)
+    ops.clamp_abs_inplace(z, 1.5)
+    checks["clamp_abs_inplace"] = torch.equal(z, expected)
+    w = torch.randn(6, 4) * 3
+    view = w.t()[1:]  # strided: written through a contiguous copy
+    expected = w.clone()
+    expected.t()[1:].clamp_(-0.5, 0.5)
+    ops.clamp_abs_inplace(view, 0.5)
+    checks["clamp_abs_inplace_strided"] = torch.equal(w, expected)
+
+    xg, yg = torch.randn(3, 4, requires_grad=True), torch.randn(3, 4, requires_grad=True)
+    ops.scaled_add(xg, yg, 3.0).sum().backward()
+    checks["scaled_add_grad"] = torch.equal(xg.grad, torch.ones(3, 4)) and torch.equal(
+        yg.grad, torch.full((3, 4), 3.0)
+    )
+
+    failures = {
+        "scaled_add": opcheck(ops.scaled_add.default, (torch.randn(3, 4), torch.randn(3, 4), 2.0)),
+        "scaled_add_grad": opcheck(
+            ops.scaled_add.default,
+            (torch.randn(3, 4, requires_grad=True), torch.randn(3, 4, requires_grad=True), 2.0),
+        ),
+        "mulcat": opcheck(ops.mulcat.default, (torch.randn(2, 3), torch.randn(2, 3), 1)),
+        "clamp_abs_inplace": opcheck(ops.clamp_abs_inplace.default, (torch.randn(5, 3) * 3, 1.0)),
+    }
+    for name, failed in failures.items():
+        checks[f"opcheck_{name}"] = not failed
+    details["opcheck_failures"] = {k: v for k, v in failures.items() if v}
+
+    def clamp_twice(t):
+        u = t.clone()
+        ops.clamp_abs_inplace(u, 1.0)
+        return ops.scaled_add(u, t, 0.25)
+
+    t = torch.randn(8, 3) * 3
+    compiled = torch.compile(clamp_twice, fullgraph=True)
+    checks["compile_inplace"] = torch.allclose(compiled(t), clamp_twice(t))
+
+    tables = {}
+    for line in torch._C._dispatch_dump("stableops::scaled_add").splitlines():
+        key, _, rest = line.partition(": ")
+        tables[key] = rest
+    details["keys"] = sorted(k for k in tables if k in ("CPU", "CUDA", "Autograd"))
+    if "CUDA" not in tables:
+        details["cuda"] = "absent"
+    elif not torch.cuda.is_available():
+        details["cuda"] = "registered"
+    else:
+        details["cuda"] = "ran"
+        xc, yc = x.cuda(), y.cuda()
+        checks["cuda_scaled_add"] = torch.allclose(ops.scaled_add(xc, yc, 0.5).cpu(), x + 0.5 * y)
+        checks["cuda_strided"] = torch.allclose(
+            ops.scaled_add(xc.t(), yc.t(), 2.0).cpu(), x.t() + 2 * y.t()
+        )
+        checks["cuda_mulcat"] = torch.allclose(ops.mulcat(xc, yc).cpu(), torch.cat([x * y, x]))
+        checks["cuda_opcheck"] = not opcheck(ops.scaled_add.default, (xc, yc, 2.0))
+    print(json.dumps({"checks": checks, "details": details}, sort_keys=True))
+    return 0 if all(checks.values()) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1]))

@@ -1,0 +1,343 @@
+"""aten_codegen(abi = "stable"): an operator library that uses only LibTorch's stable ABI.
+
+Such a library is built once, against the installed torch, and loads into every torch release
+from `torch_target` on. Two actions run `atengen stable` and write, under `<package>/<name>_codegen/`:
+
+  cpu.cc/    StableSchema_<ns>_<shard>.cpp (STABLE_TORCH_LIBRARY_FRAGMENT) and
+             RegisterStable<Key>_<ns>_<shard>.cpp (STABLE_TORCH_LIBRARY_IMPL, TORCH_BOX) of the
+             CPU-side keys;
+  cuda.cc/   the same for the CUDA keys (plain C++: only compiled when there are CUDA kernels);
+  include/   <ns>/ops/<root>_native.h, the kernels' declarations in stable types;
+  call_api/  atengen/stable/ops/<root>.h, atengen::stable::<op>(...) for every aten operator of
+             @torch//:native_functions.yaml the target's stable ABI can carry (through
+             torch_call_dispatcher), and call_api_coverage.txt beside it, what it left out.
+
+Every C++ source is compiled with -DTORCH_TARGET_VERSION of the target (carried by the headers'
+CcInfo), under which torch's headers hide, or refuse with an #error, what is not stable. The
+library links libtorch_cpu alone (the C shim), and for CUDA kernels the static CUDA runtime;
+lib<name>.so is the linked library copied once the link check (tool/stable_link_check.py) finds
+no undefined symbol outside the shim and the C/C++/CUDA runtimes.
+"""
+
+load("@local_cuda//:defs.bzl", "HAS_CUDA", "NVCC", "TORCH_CUDA_ARCH_LIST_GENCODE")
+load("@rules_cc//cc:defs.bzl", "cc_binary", "cc_library")
+load("@torch//:defs.bzl", "CUDA_ARCH_LIST", "TORCH_RELEASE", "TORCH_VERSION")
+load(":cc_targets.bzl", "aten_archive_library", "codegen_outputs", "labels", "torch_deps")
+load(":cuda.bzl", "aten_cuda_objects", "aten_cuda_unavailable")
+load(":generator_attrs.bzl", "generator_attrs", "selection_args", "shards_attr", "shards_flag")
+load(":providers.bzl", "AtenCodegenInfo", "AtenOpsInfo")
+
+# The oldest release a stable library can target: the generated sources call what the C shim
+# has since 2.11 (tool/atengen/stable/releases.py, OLDEST_TARGET).
+OLDEST_STABLE_TARGET = "2.11"
+
+def _release_number(release):
+    """(2, 11) for "2.11", or None when it is not major.minor."""
+    parts = release.split(".")
+    if len(parts) != 2 or not all([p.isdigit() and (p == "0" or not p.startswith("0")) for p in parts]):
+        return None
+    return (int(parts[0]), int(parts[1]))
+
+def check_torch_target(torch_target):
+    """Fails with one line unless torch_target is a release from 2.11 to the build's torch.
+
+    Args:
+      torch_target: aten_codegen's torch_target.
+
+    Returns:
+      The value of -DTORCH_TARGET_VERSION: 0x020B000000000000 for "2.11".
+    """
+    allowed = "a torch release from {} to {} (the build's torch {}), as major.minor".format(
+        OLDEST_STABLE_TARGET,
+        TORCH_RELEASE,
+        TORCH_VERSION,
+    )
+    number = _release_number(torch_target) if type(torch_target) == "string" else None
+    if number == None or number < _release_number(OLDEST_STABLE_TARGET):
+        fail("rules_aten: torch_target = {} is not {}".format(repr(torch_target), allowed))
+    build = _release_number(TORCH_RELEASE)
+    if build != None and number > build:
+        fail(("rules_aten: torch_target = {} is newer than the build's torch {}: the headers " +
+              "cannot target a later release; use {}").format(repr(torch_target), TORCH_VERSION, allowed))
+
+    # torch/headeronly/version.h: major, minor, patch and tweak in the top bytes.
+    return "0x{}{}000000000000".format(_hex2(number[0]), _hex2(number[1]))
+
+def _hex2(n):
+    digits = "0123456789ABCDEF"
+    return digits[(n // 16) % 16] + digits[n % 16]
+
+def _aten_stable_sources_impl(ctx):
+    prefix = ctx.label.name + "/"
+    cpu = ctx.actions.declare_directory(prefix + "cpu.cc")
+    cuda = ctx.actions.declare_directory(prefix + "cuda.cc")
+    headers = ctx.actions.declare_directory(prefix + "include")
+    call_api = ctx.actions.declare_directory(prefix + "call_api")
+    coverage = ctx.actions.declare_file(prefix + "call_api_coverage.txt")
+    target = "--target=" + ctx.attr.torch_target
+
+    selection, selection_inputs = selection_args(ctx)
+    args = ctx.actions.args()
+    args.add("stable")
+    args.add("--op_yaml=" + ctx.file.op_yaml.path)
+    args.add("--tags_yaml=" + ctx.file.tags_yaml.path)
+    args.add_all(selection)
+    args.add(target)
+    args.add(shards_flag(ctx))
+    args.add("--output_dir=" + cpu.path)
+    args.add("--cuda_output_dir=" + cuda.path)
+    args.add("--header_output_dir=" + headers.path)
+    ctx.actions.run(
+        executable = ctx.executable.tool,
+        arguments = [args],
+        inputs = [ctx.file.op_yaml, ctx.file.tags_yaml] + selection_inputs,
+        outputs = [cpu, cuda, headers],
+        mnemonic = "AtenStableCodegen",
+        progress_message = "Generating stable-ABI registrations %s" % ctx.label,
+    )
+
+    # Its own action: it reads only torch's YAML, so an edit of the op YAML does not re-run it,
+    # and its headers, unchanged, recompile nothing. Its one-line coverage summary goes to the
+    # file with the rest rather than into every build's output.
+    api_args = ctx.actions.args()
+    api_args.add("stable")
+    api_args.add("--op_yaml=" + ctx.file.torch_op_yaml.path)
+    api_args.add("--tags_yaml=" + ctx.file.tags_yaml.path)
+    api_args.add(target)
+    api_args.add("--call_api_dir=" + call_api.path)
+    api_args.add("--report=" + coverage.path)
+    ctx.actions.run_shell(
+        command = '"$@" >/dev/null',
+        arguments = [ctx.executable.tool.path, api_args],
+        tools = [ctx.attr.tool[DefaultInfo].files_to_run],
+        inputs = [ctx.file.torch_op_yaml, ctx.file.tags_yaml],
+        outputs = [call_api, coverage],
+        mnemonic = "AtenStableCallApi",
+        progress_message = "Generating the stable-ABI call API of aten %s" % ctx.label,
+    )
+
+    # buildifier: disable=native-cc-common
+    compilation_context = cc_common.create_compilation_context(
+        headers = depset([headers, call_api]),
+        includes = depset([headers.path, call_api.path]),
+        defines = depset(["TORCH_TARGET_VERSION=" + ctx.attr.target_version]),
+    )
+    return [
+        DefaultInfo(files = depset([cpu, cuda, headers, call_api, coverage])),
+        OutputGroupInfo(
+            cpu_srcs = depset([cpu]),
+            cuda_srcs = depset([cuda]),
+            headers = depset([headers, call_api]),
+            call_api_coverage = depset([coverage]),
+        ),
+        CcInfo(compilation_context = compilation_context),  # buildifier: disable=native-cc-info
+        AtenCodegenInfo(
+            autograd_srcs = None,
+            cpu_srcs = cpu,
+            cuda_srcs = cuda,
+            headers = headers,
+            include_dir = headers.path,
+        ),
+    ]
+
+aten_stable_sources = rule(
+    implementation = _aten_stable_sources_impl,
+    doc = """Runs `atengen stable` for the op YAML and for torch's (the call API); see the file's doc.
+
+Returns DefaultInfo (all trees), output groups `cpu_srcs`, `cuda_srcs`, `headers` and
+`call_api_coverage`, AtenCodegenInfo, and a CcInfo with the headers and the call API on the
+include path and TORCH_TARGET_VERSION defined. Use aten_codegen(abi = "stable").""",
+    attrs = dict(generator_attrs(default_to_torch = False), **{
+        "ops": attr.string_list(
+            default = ["all"],
+            doc = "Op roots or overload names to generate, or [\"all\"]. Ignored with ops_file.",
+        ),
+        "ops_file": attr.label(
+            allow_single_file = True,
+            doc = "A file with the selection: op names, comma- or line-separated; # comments.",
+        ),
+        "ops_setting": attr.label(
+            providers = [AtenOpsInfo],
+            doc = "An aten_ops_flag; when its value is non-empty it overrides ops and ops_file.",
+        ),
+        "shards": shards_attr(default = "auto"),
+        "target_version": attr.string(
+            mandatory = True,
+            doc = "The value of -DTORCH_TARGET_VERSION (check_torch_target).",
+        ),
+        "torch_op_yaml": attr.label(
+            default = Label("@torch//:native_functions.yaml"),
+            allow_single_file = [".yaml"],
+            doc = "The op YAML of the call API: the build's torch's.",
+        ),
+        "torch_target": attr.string(mandatory = True, doc = "The target release, \"2.11\"."),
+    }),
+)
+
+def _aten_stable_checked_library_impl(ctx):
+    library = ctx.actions.declare_file(ctx.label.name)
+    ctx.actions.run(
+        executable = ctx.executable._check,
+        arguments = [str(ctx.label), ctx.file.linked.path, library.path],
+        inputs = [ctx.file.linked],
+        outputs = [library],
+        mnemonic = "AtenStableLinkCheck",
+        progress_message = "Checking that %s uses only torch's stable ABI" % ctx.label,
+    )
+    return [DefaultInfo(files = depset([library]))]
+
+aten_stable_checked_library = rule(
+    implementation = _aten_stable_checked_library_impl,
+    doc = """The linked library, copied once its undefined symbols are all torch's C shim's or
+the C/C++/CUDA runtimes' (tool/stable_link_check.py): else the build fails, one line per
+offending symbol group, and there is no lib<name>.so to load.""",
+    attrs = {
+        "linked": attr.label(mandatory = True, allow_single_file = [".so"]),
+        "_check": attr.label(
+            default = Label("//tool:stable_link_check"),
+            executable = True,
+            cfg = "exec",
+        ),
+    },
+)
+
+def aten_stable_library(
+        name,
+        op_yaml,
+        tags_yaml,
+        ops,
+        ops_file,
+        ops_setting,
+        shards,
+        deps,
+        srcs,
+        cuda,
+        cuda_srcs,
+        cuda_gencode,
+        cuda_copts,
+        copts,
+        torch_target,
+        visibility,
+        tags):
+    """aten_codegen(abi = "stable"): the targets aten_codegen documents, for the stable ABI.
+
+    Args:
+      name: see aten_codegen.
+      op_yaml: see aten_codegen.
+      tags_yaml: see aten_codegen.
+      ops: see aten_codegen.
+      ops_file: see aten_codegen.
+      ops_setting: see aten_codegen.
+      shards: see aten_codegen.
+      deps: see aten_codegen.
+      srcs: see aten_codegen.
+      cuda: see aten_codegen.
+      cuda_srcs: see aten_codegen.
+      cuda_gencode: see aten_codegen.
+      cuda_copts: see aten_codegen.
+      copts: see aten_codegen.
+      torch_target: see aten_codegen.
+      visibility: see aten_codegen.
+      tags: see aten_codegen.
+    """
+    target_version = check_torch_target(torch_target)
+    use_cuda = cuda and HAS_CUDA
+    codegen = name + "_codegen"
+    aten_stable_sources(
+        name = codegen,
+        op_yaml = op_yaml,
+        tags_yaml = tags_yaml,
+        ops = ops,
+        ops_file = ops_file,
+        ops_setting = ops_setting,
+        shards = str(shards),
+        torch_target = torch_target,
+        target_version = target_version,
+        visibility = visibility,
+        tags = tags,
+    )
+    codegen_outputs(name, codegen, ["cpu_srcs", "cuda_srcs"], visibility, tags)
+
+    # No //rules/runtime: its release guard would refuse every release but the build's, and the
+    # generated sources include torch's stable headers only.
+    headers = [":" + name + "_headers"]
+    aten_archive_library(
+        name = name,
+        generated_srcs = [":{}_cpu_srcs".format(codegen)],
+        srcs = srcs,
+        deps = torch_deps() + headers + deps,
+        copts = copts,
+        visibility = visibility,
+        tags = tags,
+    )
+
+    linkopts = ["$(locations {})".format(labels(["@torch//:shim_library"])[0])]
+    linker_inputs = labels(["@torch//:shim_library"])
+    if use_cuda:
+        cuda_libraries = []
+        if cuda_srcs:
+            aten_cuda_objects(
+                name = name + "_cuda_kernels",
+                srcs = cuda_srcs,
+                deps = torch_deps() + labels(["@local_cuda//:cuda_headers"]) + headers + deps,
+                gencode = cuda_gencode or [],
+                gencode_given = cuda_gencode != None,
+                env_gencode = TORCH_CUDA_ARCH_LIST_GENCODE,
+                wheel_arch_list = CUDA_ARCH_LIST,
+                wheel_version = TORCH_VERSION,
+                copts = cuda_copts,
+                nvcc = NVCC,
+                visibility = ["//visibility:private"],
+                tags = tags,
+            )
+            cuda_libraries.append(":" + name + "_cuda_kernels")
+
+        # The CUDA keys' registrations are plain C++ over the stable headers.
+        aten_archive_library(
+            name = name + "_cuda",
+            generated_srcs = [":{}_cuda_srcs".format(codegen)],
+            srcs = [],
+            deps = torch_deps() + headers + deps,
+            copts = copts,
+            visibility = visibility,
+            tags = tags,
+            extra_libraries = cuda_libraries,
+        )
+
+        # The static CUDA runtime (nvcc's default), not torch's libcudart.so: the library then
+        # needs no CUDA library at load time, loads into a CPU torch (where its CUDA kernels are
+        # never called) and into every CUDA torch of the toolkit's major version, and still
+        # needs no RUNPATH. libcudart_static.a wants libdl, libpthread and librt.
+        cudart = labels(["@local_cuda//:cudart_static"])[0]
+        linkopts += ["$(locations {})".format(cudart), "-ldl", "-lpthread", "-lrt"]
+        linker_inputs.append(cudart)
+    elif cuda:
+        aten_cuda_unavailable(
+            name = name + "_cuda",
+            note = ", and lib{}.so registers no CUDA kernel{}".format(
+                name,
+                "; cuda_srcs are not compiled" if cuda_srcs else "",
+            ),
+            visibility = visibility,
+            tags = tags,
+        )
+    else:
+        cc_library(name = name + "_cuda", visibility = visibility, tags = tags)
+
+    # Linked under a private name; lib<name>.so is the copy the link check makes.
+    linked = "_{}_linked/lib{}.so".format(name, name)
+    cc_binary(
+        name = linked,
+        linkshared = True,
+        deps = [":" + name] + ([":" + name + "_cuda"] if cuda else []),
+        linkopts = linkopts,
+        additional_linker_inputs = linker_inputs,
+        visibility = ["//visibility:private"],
+        tags = tags,
+    )
+    aten_stable_checked_library(
+        name = "lib{}.so".format(name),
+        linked = ":" + linked,
+        visibility = visibility,
+        tags = tags,
+    )

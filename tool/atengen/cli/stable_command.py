@@ -1,0 +1,87 @@
+"""`atengen stable`: sources that use only the LibTorch stable ABI (the stable pipeline)."""
+
+from __future__ import annotations
+
+import argparse
+
+from atengen.cli.common import add_shards_flag, add_yaml_flags, template_options, yaml_inputs
+
+
+def add_stable_command(commands) -> None:
+    p = commands.add_parser(
+        "stable",
+        help="stable-ABI registrations of custom namespaces, and a stable call API for aten",
+    )
+    add_yaml_flags(p)
+    selection = p.add_mutually_exclusive_group()
+    selection.add_argument(
+        "--ops",
+        default="all",
+        help="`all`, or comma-separated op roots (add) or names (add.Tensor).",
+    )
+    selection.add_argument(
+        "--ops_file", help="A file with the op selection, one or more per line; # comments."
+    )
+    p.add_argument(
+        "--target",
+        type=_target,
+        default="2.11",
+        help="The oldest torch release (major.minor, 2.11 or newer) the library must load "
+        "into; build with -DTORCH_TARGET_VERSION of the same release. Default: 2.11.",
+    )
+    add_shards_flag(p, default="auto")  # generate's default
+    p.add_argument(
+        "--output_dir",
+        help="Directory for the custom namespaces' schema and registration sources.",
+    )
+    p.add_argument(
+        "--cuda_output_dir",
+        help="Directory for the CUDA keys' registration sources (default: --output_dir).",
+    )
+    p.add_argument(
+        "--header_output_dir", help="Directory for custom namespaces' <ns>/ops/<root>_native.h."
+    )
+    p.add_argument(
+        "--call_api_dir",
+        help="Directory for atengen/stable/ops/<root>.h, the call API of the aten operators.",
+    )
+    p.add_argument(
+        "--report", help="File for the call API's coverage: counts, and each overload left out."
+    )
+    p.set_defaults(run=_run)
+
+
+def _target(text: str):
+    # Checked while parsing: a bad --target is one line and exit 2, like every bad flag.
+    from atengen.stable.releases import parse_target
+
+    try:
+        return parse_target(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
+def _run(args: argparse.Namespace):
+    from atengen.pipelines.inputs import read_text
+    from atengen.pipelines.stable import StableOptions, stable_outputs
+
+    ops = args.ops
+    if args.ops_file is not None:  # as `generate` reads it
+        lines = [
+            line.split("#", 1)[0] for line in read_text(args.ops_file, "--ops_file").splitlines()
+        ]
+        ops = ",".join(x for line in lines for x in line.split(",") if x.strip())
+    return stable_outputs(
+        StableOptions(
+            inputs=yaml_inputs(args),
+            ops=ops,
+            target=args.target,  # argparse converts the default too
+            shards=args.shards,
+            output_dir=args.output_dir,
+            header_output_dir=args.header_output_dir,
+            call_api_dir=args.call_api_dir,
+            report_path=args.report,
+            cuda_output_dir=args.cuda_output_dir,
+            templates=template_options(),
+        )
+    )

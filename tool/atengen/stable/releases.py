@@ -1,0 +1,105 @@
+"""What the stable ABI of each torch release carries, and the ``--target`` release.
+
+A stable-ABI library passes every argument and result through a ``StableIValue`` (a 64-bit
+word): ``torch::stable::detail::from``/``to`` in ``torch/csrc/stable/stableivalue_conversions.h``
+convert each C++ type, and libtorch turns the word into an IValue by the schema's type. A type
+is carried when the header specializes a conversion for it (``FromImpl<T>``/``ToImpl<T>``) under
+a gate the target release passes (``#if TORCH_FEATURE_VERSION >= TORCH_VERSION_2_x_0``);
+trivially copyable scalars (``int64_t``, ``double``, ``bool``) take the catch-all conversion of
+every release. CONVERSIONS_BY_RELEASE keeps those specializations, by the names the header gives
+them, per target release; tests/test_stable_releases.py reads the header of every installed
+wheel and checks the table against it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from atengen import torch_facts
+
+# Below 2.11 the shim lacks what the generated sources call (torch_call_dispatcher with a
+# version, torch_library_impl), and rules_aten supports no older torch anyway.
+OLDEST_TARGET = "2.11"
+
+_CARRIED_SINCE_2_10 = frozenset(
+    {
+        "DeviceType",
+        "Layout",
+        "MemoryFormat",
+        "ScalarType",
+        "std::nullopt_t",
+        "std::optional<T>",
+        "std::string",
+        "std::vector<T>",
+        "torch::headeronly::HeaderOnlyArrayRef<T>",
+        "torch::stable::Device",
+        "torch::stable::Tensor",
+    }
+)
+
+# The conversions a library built for each target release may use (the names of the
+# specializations in stableivalue_conversions.h). A new release is a new entry, read off its
+# header (tests/test_stable_releases.py names what differs).
+CONVERSIONS_BY_RELEASE = {
+    "2.11": _CARRIED_SINCE_2_10,
+    "2.12": _CARRIED_SINCE_2_10 | {"Tag"},
+    "2.13": _CARRIED_SINCE_2_10 | {"Tag", "torch::stable::Generator"},
+}
+NEWEST_KNOWN = max(CONVERSIONS_BY_RELEASE, key=torch_facts.release_number)
+
+
+@dataclass(frozen=True)
+class StableTarget:
+    """The release a stable-ABI library is built for: it loads into that release and later."""
+
+    release: str  # as asked: "2.11"
+    known: str  # the release whose conversions apply (NEWEST_KNOWN for a newer target)
+
+    @property
+    def number(self) -> tuple[int, int]:
+        number = torch_facts.release_number(self.release)
+        assert number is not None  # parse_target checked it
+        return number
+
+    @property
+    def version_macro(self) -> str:
+        """The value of -DTORCH_TARGET_VERSION for this target: 0x020B000000000000 for 2.11."""
+        major, minor = self.number
+        return f"0x{major:02X}{minor:02X}000000000000"
+
+    @property
+    def conversions(self) -> frozenset[str]:
+        return CONVERSIONS_BY_RELEASE[self.known]
+
+    @property
+    def warning(self) -> str | None:
+        if self.known == self.release:
+            return None
+        return (
+            f"warning: stable ABI target {self.release} is newer than the releases whose "
+            f"conversions rules_aten knows (up to {NEWEST_KNOWN}): generating with those of "
+            f"{NEWEST_KNOWN} (tool/atengen/stable/releases.py)"
+        )
+
+    def first_release_carrying(self, conversions: frozenset[str]) -> str | None:
+        """The oldest known release after this target whose conversions include all of
+        ``conversions``; None when no known release has them."""
+        later = sorted(
+            (r for r in CONVERSIONS_BY_RELEASE if torch_facts.release_number(r) > self.number),
+            key=torch_facts.release_number,
+        )
+        return next((r for r in later if conversions <= CONVERSIONS_BY_RELEASE[r]), None)
+
+
+def parse_target(text: str) -> StableTarget:
+    """``--target``: a major.minor release, 2.11 or newer. ValueError with one line otherwise."""
+    number = torch_facts.release_number(text)
+    if number is None or text != f"{number[0]}.{number[1]}":
+        raise ValueError(f"not a torch release such as {OLDEST_TARGET}: {text!r}")
+    if number < torch_facts.release_number(OLDEST_TARGET):
+        raise ValueError(
+            f"the stable ABI target must be torch {OLDEST_TARGET} or newer, got {text}"
+        )
+    if number > torch_facts.release_number(NEWEST_KNOWN):
+        return StableTarget(text, NEWEST_KNOWN)
+    return StableTarget(text, text)
