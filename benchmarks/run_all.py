@@ -58,6 +58,7 @@ TARGETS = {
     "functionalization_edit": Target("functionalization, add a mutating op: compile CPU s", None),
     "functionalization_full": Target("functionalization, full compile: CPU s", None),
     "P10": Target("P10 kernel edit to loadable library: Bazel/cpp_extension.load(), wall", 0.5),
+    "stable_call": Target("stable-ABI op per call (boxed) / release-bound (unboxed)", None),
 }
 
 # In run order, with the targets each prints (the full-compile ones are left out by --tiny).
@@ -70,6 +71,7 @@ BENCHMARKS = {
     "bench_derivatives": ["derivatives"],
     "bench_functionalization": ["functionalization_edit", "functionalization_full"],
     "bench_edit_loop": ["P10"],
+    "bench_stable_call": ["stable_call"],
 }
 NOT_IN_TINY = {
     "P2_add",
