@@ -128,6 +128,7 @@ def script_bundle(directory: Path, torch_version: str) -> Path:
     """run_gpu.py beside a manifest listing one library file."""
     directory.mkdir()
     shutil.copy(RUN_SCRIPT, directory / "run_gpu.py")
+    shutil.copy(RUN_SCRIPT.with_name("opinfo_records.py"), directory / "opinfo_records.py")
     (directory / "lib.so").write_bytes(b"library")
     files = {"lib.so": {"sha256": hashlib.sha256(b"library").hexdigest(), "bytes": 7}}
     (directory / "manifest.json").write_text(json.dumps({"torch": torch_version, "files": files}))

@@ -68,7 +68,7 @@ def bundle(tmp_path_factory: pytest.TempPathFactory, summary: list[str]) -> Path
 
 def test_the_bundle_holds_both_libraries_the_script_and_a_true_manifest(bundle: Path) -> None:
     manifest = json.loads((bundle / "manifest.json").read_text())
-    names = {"libaten_generated.so", "libcudaops.so", "run_gpu.py"}
+    names = {"libaten_generated.so", "libcudaops.so", "run_gpu.py", "opinfo_records.py"}
     assert set(manifest["files"]) == names
     assert {p.name for p in bundle.iterdir()} == names | {"manifest.json"}
     for name, entry in manifest["files"].items():
@@ -81,7 +81,8 @@ def test_the_bundle_holds_both_libraries_the_script_and_a_true_manifest(bundle: 
     assert ["CUDA", "abs.out"] in manifest["cuda_registrations"]
     assert ["CUDA", "add.out"] in manifest["cuda_registrations"]
     assert {op.split(".")[0].rstrip("_") for _, op in manifest["cuda_registrations"]} <= set(OPS)
-    assert (bundle / "run_gpu.py").read_bytes() == (BUNDLER.parent / "run_gpu.py").read_bytes()
+    for script in ("run_gpu.py", "opinfo_records.py"):
+        assert (bundle / script).read_bytes() == (BUNDLER.parent / script).read_bytes()
     assert bundler("--verify", str(bundle)).returncode == 0
 
 

@@ -20,8 +20,8 @@ With the interpreter PY (default: $RULES_ATEN_PYTHON, else the venv of torch 2.1
    had no CUDA toolkit);
 4. writes into DIR (default dist/gpu-bundle; replaced if it is a bundle, refused if it is
    anything else): both libraries stripped of their symbol tables (`strip --strip-unneeded`),
-   run_gpu.py, and manifest.json (torch version, op selection, OpInfos, CUDA registrations,
-   sha256 and size of each file). A bundle over 64 MiB, what can travel to a GPU machine, is
+   run_gpu.py and the module it imports, opinfo_records.py, and manifest.json (torch version,
+   op selection, OpInfos, CUDA registrations, sha256 and size of each file). A bundle over 64 MiB, what can travel to a GPU machine, is
    refused;
 5. unless --no-check, runs DIR/run_gpu.py with PY: both libraries load and their dispatch tables
    check here, and with no GPU the script exits 77.
@@ -47,6 +47,8 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent.parent
 RUN_SCRIPT = Path(__file__).resolve().parent / "run_gpu.py"
+# What the bundle carries of this directory: the script and the module it imports.
+SCRIPTS = (RUN_SCRIPT, RUN_SCRIPT.with_name("opinfo_records.py"))
 EXAMPLE = REPO / "examples" / "cuda_ops"
 # What can travel to a GPU machine beside the working tree (the device tool's carry limit).
 LIMIT_BYTES = 64 * 1024 * 1024
@@ -247,7 +249,8 @@ def make(args: argparse.Namespace) -> int:
         for library in (aten, example):
             dest = staging / library.name
             subprocess.run(["strip", "--strip-unneeded", "-o", str(dest), str(library)], check=True)
-        shutil.copy(RUN_SCRIPT, staging / RUN_SCRIPT.name)
+        for script in SCRIPTS:
+            shutil.copy(script, staging / script.name)
         files = {
             p.name: {"sha256": sha256(p), "bytes": p.stat().st_size}
             for p in sorted(staging.iterdir())
