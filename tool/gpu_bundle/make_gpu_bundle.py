@@ -1,8 +1,9 @@
-"""Builds the GPU run kit (`./dev gpu-bundle`): two libraries built here against the torch of the
-GPU machines, and a standalone script that checks them there.
+"""Builds the GPU run kit (`./dev gpu-bundle`): three libraries built here, two against the torch
+of the GPU machines and one stable-ABI library against another release, and a standalone script
+that checks them there.
 
-    make_gpu_bundle.py [--out DIR] [--ops auto|ROOT,...] [--python PY] [--cuda_archs 9.0]
-        [--no-check]
+    make_gpu_bundle.py [--out DIR] [--ops auto|ROOT,...] [--python PY] [--stable_python SPY]
+        [--cuda_archs 9.0] [--no-check]
     make_gpu_bundle.py --verify DIR
 
 With the interpreter PY (default: $RULES_ATEN_PYTHON, else the venv of torch 2.11.0+cu130 that
@@ -15,15 +16,18 @@ With the interpreter PY (default: $RULES_ATEN_PYTHON, else the venv of torch 2.1
    linked against libtorch_cuda) and examples/cuda_ops' //:libcudaops.so (custom op with a CPU
    kernel, an nvcc-compiled CUDA kernel and generated autograd; its kernels for --cuda_archs,
    the GPU machines' 9.0 by default), each in its own output base with the shared disk cache,
-   RULES_ATEN_PYTHON=PY;
+   RULES_ATEN_PYTHON=PY; and examples/stable_ops' //:libstableops.so (abi = "stable", target
+   2.11, its CUDA kernel for --cuda_archs) with RULES_ATEN_PYTHON=SPY (default: the checkout's
+   .venv, torch 2.13.0), which must not need torch's CUDA libraries;
 3. reads the (CUDA key, op) pairs the generated CUDA tree registers (at least one, or the build
    had no CUDA toolkit);
 4. writes into DIR (default dist/gpu-bundle; replaced if it is a bundle, refused if it is
-   anything else): both libraries stripped of their symbol tables (`strip --strip-unneeded`),
-   run_gpu.py and the module it imports, opinfo_records.py, and manifest.json (torch version,
-   op selection, OpInfos, CUDA registrations, sha256 and size of each file). A bundle over 64 MiB, what can travel to a GPU machine, is
+   anything else): the libraries stripped of their symbol tables (`strip --strip-unneeded`),
+   run_gpu.py and the module it imports, opinfo_records.py, the stable example's demo.py as
+   stable_demo.py, and manifest.json (torch version, op selection, OpInfos, CUDA registrations,
+   sha256 and size of each file). A bundle over 64 MiB, what can travel to a GPU machine, is
    refused;
-5. unless --no-check, runs DIR/run_gpu.py with PY: both libraries load and their dispatch tables
+5. unless --no-check, runs DIR/run_gpu.py with PY: the libraries load and their dispatch tables
    check here, and with no GPU the script exits 77.
 
 --verify DIR checks an existing bundle: every file's sha256 and size, and the size limit.
@@ -50,6 +54,12 @@ RUN_SCRIPT = Path(__file__).resolve().parent / "run_gpu.py"
 # What the bundle carries of this directory: the script and the module it imports.
 SCRIPTS = (RUN_SCRIPT, RUN_SCRIPT.with_name("opinfo_records.py"))
 EXAMPLE = REPO / "examples" / "cuda_ops"
+# The stable-ABI example, built against the checkout's own torch (.venv, another release than the
+# GPU machines'): one file that loads into every torch from its target on, there too. Its demo
+# checks it, its CUDA kernel included where there is a GPU.
+STABLE_EXAMPLE = REPO / "examples" / "stable_ops"
+STABLE_LIBRARY, STABLE_DEMO = "libstableops.so", "stable_demo.py"
+DEFAULT_STABLE_PYTHON = REPO / ".venv" / "bin" / "python"
 # What can travel to a GPU machine beside the working tree (the device tool's carry limit).
 LIMIT_BYTES = 64 * 1024 * 1024
 DEFAULT_VENV = (
@@ -134,6 +144,17 @@ def interpreter(given: str | None) -> Path:
             f"2.11.0+cu130 at {DEFAULT_VENV}, or pass --python"
         )
     return Path(python)
+
+
+def torch_version(python: Path) -> str:
+    proc = subprocess.run(
+        [str(python), "-c", "import torch; print(torch.__version__)"],
+        capture_output=True,
+        text=True,
+    )
+    if proc.returncode != 0:
+        raise BundleError(f"{python} cannot import torch: {proc.stderr.strip()[-300:]}")
+    return proc.stdout.strip()
 
 
 def selection(python: Path, ops: str) -> dict:
@@ -241,16 +262,26 @@ def make(args: argparse.Namespace) -> int:
     for library in (aten, example):
         if "libtorch_cuda.so" not in needed(library):
             raise BundleError(f"{library} is not linked against libtorch_cuda.so")
+    t = time.monotonic()
+    stable_python = Path(args.stable_python)
+    stable = build(STABLE_EXAMPLE, bases / "stable", f"//:{STABLE_LIBRARY}", archs, stable_python)
+    log(
+        f"built examples/stable_ops //:{STABLE_LIBRARY} with {stable_python} in "
+        f"{time.monotonic() - t:.0f} s"
+    )
+    if any(n.startswith(("libtorch_cuda", "libc10_cuda")) for n in needed(stable)):
+        raise BundleError(f"{stable} needs torch's CUDA libraries: a stable library must not")
     pairs = cuda_registrations(aten.parent / "aten_generated_codegen" / "cuda.cc")
     out.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=".gpu-bundle-", dir=out.parent))
     staging.chmod(0o755)  # (mkdtemp makes it private)
     try:
-        for library in (aten, example):
+        for library in (aten, example, stable):
             dest = staging / library.name
             subprocess.run(["strip", "--strip-unneeded", "-o", str(dest), str(library)], check=True)
         for script in SCRIPTS:
             shutil.copy(script, staging / script.name)
+        shutil.copy(STABLE_EXAMPLE / "demo.py", staging / STABLE_DEMO)
         files = {
             p.name: {"sha256": sha256(p), "bytes": p.stat().st_size}
             for p in sorted(staging.iterdir())
@@ -263,6 +294,9 @@ def make(args: argparse.Namespace) -> int:
             "aten_library": ATEN_LIBRARY,
             "example_library": EXAMPLE_LIBRARY,
             "example_op": "cudaops::mul_add_scalar",
+            "stable_library": STABLE_LIBRARY,
+            "stable_demo": STABLE_DEMO,
+            "stable_built_with": torch_version(stable_python),
             "markers": MARKERS,
             "ops": chosen["ops"],
             "opinfos": chosen["opinfos"],
@@ -318,6 +352,11 @@ def main(argv: list[str]) -> int:
         "--cuda_archs",
         default=GPU_MACHINE_ARCHS,
         help="TORCH_CUDA_ARCH_LIST syntax, for the example's kernels (default: the GPU machines')",
+    )
+    parser.add_argument(
+        "--stable_python",
+        default=str(DEFAULT_STABLE_PYTHON),
+        help="the interpreter whose torch the stable example is built against (default: .venv's)",
     )
     parser.add_argument("--no-check", action="store_true", help="do not run the script here")
     parser.add_argument("--verify", metavar="DIR", help="check an existing bundle, build nothing")

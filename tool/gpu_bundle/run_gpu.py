@@ -21,7 +21,10 @@ b. with a GPU: runs PyTorch's OpInfo samples (op_db) of the selected ops on devi
    bytes: an output that changes with it is one torch leaves unwritten (the RNG state that the
    attention kernels return without dropout), compared as equal and listed apart;
 c. runs the example's custom op (cudaops::mul_add_scalar) on CPU against a plain torch
-   expression with gradcheck, and with a GPU on CUDA against its CPU kernel, with gradcheck;
+   expression with gradcheck, and with a GPU on CUDA against its CPU kernel, with gradcheck; and
+   the stable example's demo (stable_demo.py, in a process of its own) on its library, built
+   against another torch release: values, opcheck, torch.compile, and with a GPU its CUDA
+   kernel, which must have run;
 d. prints the counts and `RESULT ok` or `RESULT mismatches`, writes the summary to --json.
 
 `--device cpu` runs b. on the CPU instead (the CPU-side registrations against torch's): a check of
@@ -192,6 +195,30 @@ def example_checks(op_name: str, cuda: bool) -> dict[str, bool]:
     empty = torch.empty(0, 4, dtype=torch.float32, device="cuda")
     checks["cuda_empty_input"] = op(empty, empty, 1.0).shape == (0, 4)
     return checks
+
+
+def stable_example(manifest: dict) -> dict:
+    """The stable example's demo (examples/stable_ops/demo.py) on its library, in a process of
+    its own: its checks, and what its CUDA half did ("ran" with a GPU)."""
+    proc = subprocess.run(
+        [
+            sys.executable,
+            str(HERE / manifest["stable_demo"]),
+            str(HERE / manifest["stable_library"]),
+        ],
+        capture_output=True,
+        text=True,
+    )
+    lines = proc.stdout.strip().splitlines()
+    try:
+        report = json.loads(lines[-1])
+    except (IndexError, ValueError):
+        return {
+            "checks": {"demo_ran": False},
+            "details": {"log": (proc.stdout + proc.stderr)[-2000:]},
+        }
+    report["details"]["built_with"] = manifest["stable_built_with"]
+    return report
 
 
 # ---------------------------------------------------------------------------
@@ -670,6 +697,7 @@ def run(args: argparse.Namespace) -> int:
     )
     gpu = torch.cuda.is_available()
     summary["example"] = example_checks(manifest["example_op"], cuda=False)
+    summary["stable_example"] = stable_example(manifest)
     roots = set(manifest["ops"])
     if args.ops:
         wanted = {w.strip() for w in args.ops.split(",") if w.strip()}
@@ -697,6 +725,8 @@ def run(args: argparse.Namespace) -> int:
     write("running")
     summary["example"] = example_checks(manifest["example_op"], cuda=gpu)
     print(f"example: {summary['example']}")
+    stable = summary["stable_example"]
+    print(f"stable example (built with torch {manifest['stable_built_with']}): {stable}")
     write("running")
     with tempfile.TemporaryDirectory() as work:
         summary["opinfo"] = run_sides(args, manifest, keys, Path(work))
@@ -720,6 +750,12 @@ def failures(summary: dict) -> list[str]:
     if not dispatch["example_cuda_generated"] or not dispatch["example_autograd_generated"]:
         found.append("the example's kernels are not the generated ones")
     found += [f"example check failed: {k}" for k, ok in summary["example"].items() if not ok]
+    stable = summary["stable_example"]
+    found += [f"stable example check failed: {k}" for k, ok in stable["checks"].items() if not ok]
+    if summary.get("device", "cpu") != "cpu" and stable["details"].get("cuda") != "ran":
+        found.append(
+            f"the stable example's CUDA kernel did not run: {stable['details'].get('cuda')}"
+        )
     opinfo = summary.get("opinfo", {})
     if "failed_side" in opinfo or opinfo.get("mismatches"):
         found.append("OpInfo samples differ")
