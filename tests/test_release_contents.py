@@ -228,7 +228,12 @@ def test_the_bcr_templates_are_in_the_registry_s_form() -> None:
     (task,) = module["tasks"].values()
     built = set(task["build_targets"])
     examples = sorted(p.parent for p in module_dir.glob("*/BUILD.bazel"))
-    assert [p.name for p in examples] == ["cuda_ops", "lazy_backend", "privateuse1_backend"]
+    assert [p.name for p in examples] == [
+        "cuda_ops",
+        "lazy_backend",
+        "privateuse1_backend",
+        "stable_ops",
+    ]
     expected = {
         f"//{example.name}:lib{name}.so"
         for example in examples
