@@ -130,7 +130,9 @@ def test_torch_repository_exposes_the_cuda_libraries(toolkit: Path) -> None:
 
 def test_library_links_the_cuda_keys_with_no_undefined(library: Path) -> None:
     needed = _needed(library)
-    assert {"libtorch_cuda.so", "libc10_cuda.so", "libtorch_cpu.so"} <= set(needed), needed
+    # The CUDA registrations call libtorch_cuda's kernels; the CUDA libraries are linked as
+    # needed, so which others it names depends on the selection.
+    assert {"libtorch_cuda.so", "libtorch_cpu.so"} <= set(needed), needed
     actions = _bazel(
         REPO, "cuda_main", "aquery", 'mnemonic("CppLink", //:libaten_generated.so)'
     ).stdout
@@ -231,7 +233,8 @@ def test_example_builds_loads_and_runs_where_it_can(toolkit: Path, summary: list
     _bazel(EXAMPLE, "cuda_example", "build", *flags, "//:libcudaops.so")
     bin_dir = Path(_bazel(EXAMPLE, "cuda_example", "info", *flags, "bazel-bin").stdout.strip())
     library = bin_dir / "libcudaops.so"
-    assert "libtorch_cuda.so" in _needed(library)
+    # Linked as needed: the kernel launches through the CUDA runtime, its guard is c10_cuda's.
+    assert {"libc10_cuda.so", "libcudart.so.13"} <= set(_needed(library)), _needed(library)
     assert list((bin_dir / "_objs" / "cudaops_cuda_kernels").glob("kernels.pic.o"))
     report = run_demo(EXAMPLE / "demo.py", library)
     expected = "ran" if torch.cuda.is_available() else "registered"

@@ -81,6 +81,7 @@ MARKERS = {
 BLOCK = re.compile(r"ATENGEN_LIBRARY_IMPL\(\s*aten\s*,\s*(\w+)\s*,\s*m\s*\)")
 IMPL = re.compile(r'm\.impl\(\s*"([^"]+)"')
 NO_GPU = 77
+CUDA_LIBRARIES = ("libtorch_cuda.so", "libc10_cuda.so", "libcudart.so")
 # The GPU machines' H100 and H200 are both compute capability 9.0.
 GPU_MACHINE_ARCHS = "9.0"
 
@@ -259,9 +260,11 @@ def make(args: argparse.Namespace) -> int:
     archs = [f"--@rules_aten//:cuda_archs={args.cuda_archs}"]
     example = build(EXAMPLE, bases / "example", f"//:{EXAMPLE_LIBRARY}", archs, python)
     log(f"built examples/cuda_ops //:{EXAMPLE_LIBRARY} in {time.monotonic() - t:.0f} s")
+    # Linked as needed: each depends on the CUDA libraries its code uses (the example's kernel on
+    # the CUDA runtime), and on at least one.
     for library in (aten, example):
-        if "libtorch_cuda.so" not in needed(library):
-            raise BundleError(f"{library} is not linked against libtorch_cuda.so")
+        if not any(n.startswith(CUDA_LIBRARIES) for n in needed(library)):
+            raise BundleError(f"{library} is not linked against any of {', '.join(CUDA_LIBRARIES)}")
     t = time.monotonic()
     stable_python = Path(args.stable_python)
     stable = build(STABLE_EXAMPLE, bases / "stable", f"//:{STABLE_LIBRARY}", archs, stable_python)

@@ -481,12 +481,18 @@ POISONS = (0x5A, 0xA5)
 
 
 def poison_allocator(device: str, byte: int) -> None:
-    """Hands the allocator blocks of every small size class filled with `byte`, so that the next
-    allocations are likely to reuse them (CUDA's caching allocator does; on the CPU it is
-    malloc's choice)."""
+    """Hands the allocator memory filled with `byte`, so that the next allocations are likely to
+    reuse it. On CUDA the caching allocator's free blocks are released first, then whole
+    segments of its small pool (blocks up to 1 MiB, carved from 2 MiB segments) and blocks of
+    the large one are filled and freed: an allocation finds no free block but poisoned ones. On
+    the CPU it is malloc's choice."""
     import torch
 
-    blocks = [
+    blocks = []
+    if device == "cuda":
+        torch.cuda.empty_cache()
+        blocks += [torch.full((512,), byte, dtype=torch.uint8, device=device) for _ in range(8192)]
+    blocks += [
         torch.full((1 << n,), byte, dtype=torch.uint8, device=device) for n in range(4, 25, 2)
     ]
     synchronize(device)
