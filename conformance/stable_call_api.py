@@ -54,6 +54,11 @@ from stable_call_build import CallFunction, build_library, read_call_api, run_at
 
 SEED = 20261127
 DTYPES = ("float32", "float64", "int64", "bool")
+# Their values are whatever the allocator returned: compared by dtype, shape and strides only,
+# as opinfo_forward.py does.
+UNINITIALIZED = frozenset(
+    {"empty", "empty_like", "new_empty", "empty_strided", "new_empty_strided", "empty_permuted"}
+)
 # A handful of overloads with distinct stable types (view, Tensor[], int[], optional int[],
 # bool, double, a tuple result, a random op), for CI: one shard, well under a minute.
 TINY_OPS = "neg,narrow,cat,sum,permute,max,clamp,bernoulli,split"
@@ -224,7 +229,8 @@ def clone_sample(sample):
     return sample.transform(copy)
 
 
-def call(fn, sample):
+def call(fn, sample, shim_error=None):
+    """("value", result) or ("error", exception, torch's message where the shim kept one)."""
     import torch
 
     torch.manual_seed(SEED)
@@ -232,17 +238,36 @@ def call(fn, sample):
         with quiet():
             return ("value", fn(sample.input, *sample.args, **sample.kwargs))
     except Exception as e:  # noqa: BLE001 - an error is a result to compare
-        return ("error", e)
+        return ("error", e, shim_error() if shim_error else "")
 
 
-def compare(ours, theirs) -> tuple[str, str]:
-    """("equal" | "close" | "error_equal" | "mismatch", detail)."""
+def shim_error_reader(torch_dir: Path):
+    """A function returning the message of the last error torch's stable shim caught in this
+    thread: the call API's TORCH_ERROR_CODE_CHECK throws only "torch_call_dispatcher(...) API
+    call failed at <file>, line <n>", so a mismatch would not say what went wrong."""
+    import ctypes
+
+    lib = ctypes.CDLL(str(torch_dir / "lib" / "libtorch_cpu.so"))
+    what = getattr(lib, "torch_exception_get_what_without_backtrace", None)
+    if what is None:
+        return None
+    what.restype = ctypes.c_char_p
+
+    def read() -> str:
+        message = what()
+        return message.decode(errors="replace") if message else ""
+
+    return read
+
+
+def compare(ours, theirs, uninitialized: bool = False) -> tuple[str, str]:
+    """("equal" | "close" | "error_equal" | "metadata_equal" | "mismatch", detail)."""
     if ours[0] == "error" or theirs[0] == "error":
         if ours[0] == theirs[0] and type(ours[1]) is type(theirs[1]):
             return "error_equal", type(ours[1]).__name__
         return "mismatch", f"stablecall {_short(ours)}; aten {_short(theirs)}"
     try:
-        verdict = _same(ours[1], theirs[1])
+        verdict = _same(ours[1], theirs[1], uninitialized)
     except AssertionError as e:
         return "mismatch", (str(e).strip().splitlines() or [""])[0][:300]
     except Exception as e:  # noqa: BLE001 - a result the comparison cannot read, reported
@@ -251,15 +276,19 @@ def compare(ours, theirs) -> tuple[str, str]:
 
 
 def _short(result) -> str:
-    kind, value = result
+    kind, value = result[:2]
     if kind == "error":
         first = (str(value).strip().splitlines() or [""])[0]
-        return f"raised {type(value).__name__}: {first[:200]}"
+        shim = (result[2].strip().splitlines() or [""])[0] if result[2] else ""
+        return f"raised {type(value).__name__}: {first[:200]}" + (
+            f" (the shim: {shim[:200]})" if shim else ""
+        )
     return f"returned {type(value).__name__}"
 
 
-def _same(a, b) -> str:
-    """ "equal" or "close"; AssertionError saying where they differ otherwise."""
+def _same(a, b, uninitialized: bool = False) -> str:
+    """ "equal", "close" or (``uninitialized``) "metadata_equal"; AssertionError saying where
+    they differ otherwise."""
     import torch
 
     if isinstance(a, torch.Tensor) or isinstance(b, torch.Tensor):
@@ -267,6 +296,9 @@ def _same(a, b) -> str:
         assert (a.dtype, a.shape, a.layout) == (b.dtype, b.shape, b.layout), (
             f"{a.dtype}{list(a.shape)} {a.layout} vs {b.dtype}{list(b.shape)} {b.layout}"
         )
+        if uninitialized:
+            assert a.stride() == b.stride(), f"strides {a.stride()} vs {b.stride()}"
+            return "metadata_equal"
         if a.layout != torch.strided:  # sparse results: their values, densified
             a, b = a.to_dense(), b.to_dense()
         if a.stride() == b.stride() and _bytes(a) == _bytes(b):
@@ -275,8 +307,8 @@ def _same(a, b) -> str:
         return "close"
     if isinstance(a, list | tuple):
         assert isinstance(b, list | tuple) and len(a) == len(b), f"{a!r:.80} vs {b!r:.80}"
-        verdicts = [_same(x, y) for x, y in zip(a, b, strict=True)]
-        return "close" if "close" in verdicts else "equal"
+        verdicts = {_same(x, y, uninitialized) for x, y in zip(a, b, strict=True)}
+        return next((v for v in ("close", "metadata_equal") if v in verdicts), "equal")
     if isinstance(a, float) and isinstance(b, float) and a != a and b != b:
         return "equal"  # both NaN
     assert type(a) is type(b) and a == b, f"{a!r:.80} vs {b!r:.80}"
@@ -327,6 +359,7 @@ def check_values(args) -> dict:
     )
     build_seconds = time.monotonic() - built
     load_library_quietly(str(lib))
+    shim_error = shim_error_reader(torch_dir)
     verdicts = Counter()
     mismatches = []
     for op, reason in refused.items():
@@ -336,9 +369,9 @@ def check_values(args) -> dict:
         ours_fn = getattr(torch.ops.stablecall, f.custom_name).default
         theirs_fn = getattr(getattr(torch.ops.aten, f.name), f.overload)
         for opinfo, dtype, sample in chosen[key]:
-            ours = call(ours_fn, clone_sample(sample))
+            ours = call(ours_fn, clone_sample(sample), shim_error)
             theirs = call(theirs_fn, clone_sample(sample))
-            verdict, detail = compare(ours, theirs)
+            verdict, detail = compare(ours, theirs, f.name in UNINITIALIZED)
             verdicts[verdict] += 1
             if verdict == "mismatch":
                 mismatches.append(f"aten::{key} ({opinfo}, {dtype}): {detail}")

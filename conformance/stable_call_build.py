@@ -97,9 +97,16 @@ def op_yaml(functions: list[CallFunction]) -> str:
     # stable registrations check no devices, so every op gets both, whatever its name.
     return "".join(
         f"- func: {f.custom_schema}\n  device_check: NoCheck\n"
-        f"  tags: nondeterministic_seeded\n  dispatch:\n    CPU: {f.custom_name}_cpu\n\n"
+        f"  tags: nondeterministic_seeded\n  dispatch:\n    {_key(f)}: {f.custom_name}_cpu\n\n"
         for f in functions
     )
+
+
+def _key(f: CallFunction) -> str:
+    # A call without Tensor arguments (a factory: zeros, randint) has no backend key to
+    # dispatch on: its kernel is registered for every backend, as ATen registers factories.
+    arguments = f.schema.partition("(")[2].rpartition(") ->")[0]
+    return "CPU" if "Tensor" in arguments else "CompositeExplicitAutograd"
 
 
 def kernel_source(functions: list[CallFunction], header_dir: Path) -> str:
