@@ -374,11 +374,15 @@ def check_values(args) -> dict:
             verdict, detail = compare(ours, theirs, f.name in UNINITIALIZED)
             verdicts[verdict] += 1
             if verdict == "mismatch":
+                if f.mixed_returns:
+                    detail += " [returns of mixed types: see CallFunction.mixed_returns]"
                 mismatches.append(f"aten::{key} ({opinfo}, {dtype}): {detail}")
     return {
         "torch": torch.__version__,
         "target": target,
         "call_api": generated.stdout.strip(),
+        # Calls torch_call_dispatcher cannot return (CallFunction.mixed_returns), checked or not.
+        "call_api_overloads_with_mixed_returns": sum(f.mixed_returns for f in api.values()),
         "overloads_checked": len(chosen),
         "roots_checked": len({api[k].root for k in chosen}),
         "samples_checked": sum(verdicts.values()),

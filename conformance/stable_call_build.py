@@ -62,6 +62,18 @@ class CallFunction:
         return f"{self.name}_{self.overload}"
 
     @property
+    def mixed_returns(self) -> bool:
+        """Whether its returns are of more than one type (`(Tensor hist, Tensor[] bin_edges)`).
+        torch_call_dispatcher (torch/csrc/shim_common.cpp, 2.11 to 2.15) pops the returns last
+        first but converts each with the type of the return counted from the first, so such a
+        call fails ("Expected Tensor but got GenericList") or misreads a value."""
+        returns = self.schema.rpartition(") -> ")[2].strip()
+        if not returns.startswith("("):
+            return False
+        types = {_ALIAS.sub("Tensor", r.strip()).split(" ")[0] for r in returns[1:-1].split(",")}
+        return len(types) > 1
+
+    @property
     def custom_schema(self) -> str:
         _, paren, rest = self.schema.partition("(")
         return f"{NAMESPACE}::{self.custom_name}{paren}{_ALIAS.sub('Tensor', rest)}"
