@@ -165,19 +165,22 @@ def names_of(op) -> set[str]:
 
 
 def collect_samples(api: dict[str, CallFunction], roots: set[str] | None, max_samples: int):
-    """(overload -> [(OpInfo name, dtype, sample)], counts of the samples not checked)."""
+    """(overload -> [(OpInfo name, dtype, sample)], counts of the samples not checked, the aten
+    names some OpInfo names)."""
     import torch
     from torch.testing._internal.common_methods_invocations import op_db
 
     names = {f.name for f in api.values()}
     chosen: dict[str, list] = {}
     skipped = Counter()
+    named: set[str] = set()
     for op in op_db:
         candidates = sorted(n for n in names_of(op) if n in names)
         if roots is not None:
             candidates = [n for n in candidates if n in roots]
         if not candidates:
             continue
+        named.update(candidates)
         supported = op.supported_dtypes("cpu")
         for dtype in (getattr(torch, d) for d in DTYPES):
             if dtype not in supported:
@@ -195,7 +198,7 @@ def collect_samples(api: dict[str, CallFunction], roots: set[str] | None, max_sa
                     chosen.setdefault(key, []).append((op.name, str(dtype), sample))
                 else:
                     skipped[key] += 1
-    return chosen, skipped
+    return chosen, skipped, named
 
 
 def _resolve(api: dict[str, CallFunction], candidates: list[str], sample) -> str:
@@ -342,7 +345,7 @@ def check_values(args) -> dict:
         f"--call_api_dir={api_dir}",
     )
     api = read_call_api(api_dir)
-    chosen, skipped = collect_samples(api, roots, args.max_samples)
+    chosen, skipped, named = collect_samples(api, roots, args.max_samples)
     functions = [api[k] for k in sorted(chosen)]
     if not functions:
         sys.exit("no OpInfo sample selects an overload of the call API")
@@ -385,6 +388,11 @@ def check_values(args) -> dict:
         "call_api_overloads_with_mixed_returns": sum(f.mixed_returns for f in api.values()),
         "overloads_checked": len(chosen),
         "roots_checked": len({api[k].root for k in chosen}),
+        # Call functions of the names OpInfos name that no sample of theirs reaches (out=,
+        # in-place and other overloads the function variant does not call).
+        "overloads_of_opinfo_names_not_reached": sum(
+            1 for k, f in api.items() if f.name in named and k not in chosen
+        ),
         "samples_checked": sum(verdicts.values()),
         "verdicts": dict(sorted(verdicts.items())),
         "samples_not_checked": dict(skipped.most_common()),
