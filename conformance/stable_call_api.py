@@ -159,15 +159,11 @@ def coverage_table() -> tuple[list[str], dict]:
 # Values on OpInfo samples.
 
 
-def names_of(op) -> set[str]:
-    """The aten op names an OpInfo's function may call (as opinfo_grads.names_of)."""
-    return {(op.aten_name or op.name).replace(".", "_"), op.name.split(".")[-1]}
-
-
 def collect_samples(api: dict[str, CallFunction], roots: set[str] | None, max_samples: int):
     """(overload -> [(OpInfo name, dtype, sample)], counts of the samples not checked, the aten
     names some OpInfo names)."""
     import torch
+    from opinfo_grads import names_of  # imports torch: here, not for --coverage
     from torch.testing._internal.common_methods_invocations import op_db
 
     names = {f.name for f in api.values()}
@@ -212,7 +208,7 @@ def _resolve(api: dict[str, CallFunction], candidates: list[str], sample) -> str
                 overload = torch._C._jit_resolve_packet(
                     f"aten::{name}", sample.input, *sample.args, **sample.kwargs
                 )
-        except Exception:  # noqa: BLE001, S112 - no overload of this name takes the arguments
+        except Exception:  # noqa: BLE001 - no overload of this name takes the arguments
             continue
         key = name if overload == "default" else f"{name}.{overload}"
         if key in api:
