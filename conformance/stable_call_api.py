@@ -324,6 +324,11 @@ def _bytes(t) -> bytes:
 
 
 def check_values(args) -> dict:
+    if args.workdir is None:
+        # Removed once the run ends: the library stays mapped after its file is gone.
+        with tempfile.TemporaryDirectory(prefix="stable_call_api_") as tmp:
+            args.workdir = tmp
+            return check_values(args)
     import torch
 
     start = time.monotonic()
@@ -331,7 +336,7 @@ def check_values(args) -> dict:
     yaml_dir = torch_dir.parent / YAML_SUBDIR
     target = args.target or ".".join(torch.__version__.split(".")[:2])
     roots = set(TINY_OPS.split(",")) if args.tiny else _roots(args.ops)
-    workdir = Path(args.workdir or tempfile.mkdtemp(prefix="stable_call_api_"))
+    workdir = Path(args.workdir)
     workdir.mkdir(parents=True, exist_ok=True)
     api_dir = workdir / "api"
     generated = run_atengen(
