@@ -44,6 +44,14 @@ from atengen.stable.types import NotCarried
 
 HEADER_DIR = "atengen/stable/ops"
 
+# torch_call_dispatcher (2.11 to 2.15) converts the results it pops from the stack, last first,
+# with the return types counted from the first: results of other types in mirrored positions,
+# `(Tensor, Tensor[])` say, fail at run time ("Expected Tensor but got GenericList").
+MIXED_RETURNS = (
+    "returns of different types in mirrored positions, which torch_call_dispatcher converts "
+    "in the wrong order"
+)
+
 
 @dataclass(frozen=True)
 class CallFunction:
@@ -108,9 +116,14 @@ def call_api(
     carried: list[tuple[NativeFunction, StableSignature]] = []
     for f in aten:
         try:
-            carried.append((f, stable_signature(f.func, target, mutable_refs=False)))
+            sig = stable_signature(f.func, target, mutable_refs=False)
         except NotCarried as e:
             left_out.append((f"aten::{f.name}", e.reason))
+            continue
+        if sig.results != sig.results[::-1]:
+            left_out.append((f"aten::{f.name}", MIXED_RETURNS))
+            continue
+        carried.append((f, sig))
     by_root: dict[str, list[CallFunction]] = {}
     for f, sig, name, overloaded in _named(carried, left_out):
         by_root.setdefault(root_name(f), []).append(_call_function(f, sig, name, overloaded))
