@@ -133,8 +133,9 @@ def test_bad_targets(text, message):
 def test_targets():
     t = parse_target("2.11")
     assert (t.known, t.version_macro, t.warning) == ("2.11", "0x020B000000000000", None)
-    newer = parse_target("2.15")
-    assert newer.known == NEWEST_KNOWN and newer.version_macro == "0x020F000000000000"
-    assert newer.warning is not None and "2.15" in newer.warning
+    assert parse_target("2.15").version_macro == "0x020F000000000000"
+    newer = parse_target("2.16")
+    assert newer.known == NEWEST_KNOWN == "2.15" and newer.version_macro == "0x0210000000000000"
+    assert newer.warning is not None and "2.16" in newer.warning
     assert t.first_release_carrying(frozenset({"torch::stable::Generator"})) == "2.13"
     assert t.first_release_carrying(frozenset({"c10::Scalar"})) is None

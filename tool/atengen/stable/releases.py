@@ -44,6 +44,9 @@ CONVERSIONS_BY_RELEASE = {
     "2.11": _CARRIED_SINCE_2_10,
     "2.12": _CARRIED_SINCE_2_10 | {"Tag"},
     "2.13": _CARRIED_SINCE_2_10 | {"Tag", "torch::stable::Generator"},
+    # Read off the 2.14.1 and 2.15.0 wheels: no conversion gated on either release.
+    "2.14": _CARRIED_SINCE_2_10 | {"Tag", "torch::stable::Generator"},
+    "2.15": _CARRIED_SINCE_2_10 | {"Tag", "torch::stable::Generator"},
 }
 NEWEST_KNOWN = max(CONVERSIONS_BY_RELEASE, key=torch_facts.release_number)
 
