@@ -138,11 +138,12 @@ def build(
         )
     write_trees([(str(src), files)])
     torch_dir = Path(torch.__file__).parent
+    runtime = REPO / "rules" / "runtime"
     flags = ["-std=c++20", "-fPIC", "-D_GLIBCXX_USE_CXX11_ABI=1"]
-    flags.append(f"-I{torch_dir / 'include'}")
+    flags += [f"-I{torch_dir / 'include'}", f"-I{runtime}"]
 
     def compile_one(source: Path) -> Path:
-        obj = source.with_suffix(".o")
+        obj = src / f"{source.stem}.o"
         cmd = ["g++", *flags, "-c", str(source), "-o", str(obj)]
         proc = subprocess.run(cmd, capture_output=True, text=True)
         if proc.returncode:
@@ -150,7 +151,10 @@ def build(
         return obj
 
     with ThreadPoolExecutor(max_workers=jobs) as pool:
-        objects = list(pool.map(compile_one, sorted(src.glob("*.cpp"))))
+        # With the torch release guard every generated registration calls first (as Bazel's
+        # //rules/runtime links it into each library).
+        sources = [*sorted(src.glob("*.cpp")), runtime / "atengen" / "torch_release_guard.cc"]
+        objects = list(pool.map(compile_one, sources))
     lib = workdir / "libaten_autograd.so"
     link = [
         "g++",

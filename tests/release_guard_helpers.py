@@ -22,7 +22,8 @@ GUARD_PYTHONS_ENV = "RULES_ATEN_GUARD_PYTHONS"
 GUARD_LINE = re.compile(
     r"^rules_aten: (?P<library>\S+) was compiled against torch (?P<built>\d+\.\d+) and cannot load "
     r"into torch (?P<running>\d+\.\d+)\S* \([^)]*\): nothing of it is registered; rebuild it "
-    r"against torch (?P=running)$"
+    r'against torch (?P=running), or with aten_codegen\(abi = "stable"\) to load into every '
+    r"release from 2\.11$"
 )
 
 # Run by each interpreter: load the library, call the op, report as JSON on the last line.

@@ -20,6 +20,10 @@ namespace {
 constexpr const char kBuildRelease[] =
     C10_STRINGIZE(TORCH_VERSION_MAJOR) "." C10_STRINGIZE(TORCH_VERSION_MINOR);
 
+// How to build once instead: aten_codegen's stable mode (rules/private/stable.bzl).
+constexpr const char kBuildOnce[] =
+    ", or with aten_codegen(abi = \"stable\") to load into every release from 2.11";
+
 // "2.13" of "2.13.0+cpu" (or of "2.13"); empty when the text does not start
 // with two dot-separated numbers.
 std::string release_of(const std::string& version) {
@@ -163,10 +167,11 @@ bool check() {
       kBuildRelease + " and cannot load into ";
   if (!running.empty() && running != kBuildRelease) {
     message += "torch " + running_version + " (" + torch_dir + "): nothing of it is registered; " +
-        "rebuild it against torch " + running;
+        "rebuild it against torch " + running + kBuildOnce;
   } else {
     message += "the torch at " + torch_dir + ", whose dispatch key " + renumbered +
-        " has another number: nothing of it is registered; rebuild it against that torch";
+        " has another number: nothing of it is registered; rebuild it against that torch" +
+        kBuildOnce;
   }
   if (!raise_in_python(message)) {
     std::fprintf(stderr, "%s\n", message.c_str());
