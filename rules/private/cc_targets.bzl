@@ -2,8 +2,11 @@
 external_backend_codegen: filegroups of its output groups, the generated headers' cc_library, the
 alwayslink archive of the compiled sources, and lib<name>.so for torch.ops.load_library."""
 
+load("@local_cuda//:defs.bzl", "NVCC", "TORCH_CUDA_ARCH_LIST_GENCODE")
 load("@rules_cc//cc:defs.bzl", "cc_binary", "cc_library")
+load("@torch//:defs.bzl", "CUDA_ARCH_LIST", "TORCH_VERSION")
 load(":cc_toolchain.bzl", "cc_toolchain_and_features")
+load(":cuda.bzl", "aten_cuda_objects")
 load(":pch.bzl", "aten_pch", "pch_defines", "pch_include_copts")
 
 def labels(names):
@@ -143,6 +146,53 @@ def aten_archive_library(name, srcs, deps, copts, visibility, tags, generated_sr
         deps = deps,
         visibility = visibility,
         tags = tags,
+    )
+
+def aten_cuda_library(name, codegen, deps, kernel_deps, cuda_srcs, cuda_gencode, cuda_copts, copts, visibility, tags):
+    """`<name>_cuda`: the archive of the generator's CUDA-key registrations and of `cuda_srcs`.
+
+    The registrations are compiled as C++ (only kernels are `.cu`); `cuda_srcs` by nvcc, into
+    `<name>_cuda_kernels` (rules/private/cuda.bzl), for the architectures cuda_archs.bzl picks.
+
+    Args:
+      name: the library's name (aten_codegen's).
+      codegen: the generator target, whose `<codegen>_cuda_srcs` filegroup holds the
+        registrations.
+      deps: what the registrations compile against, linked after the archive.
+      kernel_deps: what `cuda_srcs` compile against.
+      cuda_srcs: `.cu` kernel sources.
+      cuda_gencode: nvcc's -gencode flags, or None for cuda_archs.bzl's choice.
+      cuda_copts: extra nvcc options.
+      copts: extra compiler options of the registrations.
+      visibility: visibility of `<name>_cuda`.
+      tags: tags of the targets.
+    """
+    kernels = []
+    if cuda_srcs:
+        aten_cuda_objects(
+            name = name + "_cuda_kernels",
+            srcs = cuda_srcs,
+            deps = kernel_deps,
+            gencode = cuda_gencode or [],
+            gencode_given = cuda_gencode != None,
+            env_gencode = TORCH_CUDA_ARCH_LIST_GENCODE,
+            wheel_arch_list = CUDA_ARCH_LIST,
+            wheel_version = TORCH_VERSION,
+            copts = cuda_copts,
+            nvcc = NVCC,
+            visibility = ["//visibility:private"],
+            tags = tags,
+        )
+        kernels.append(":" + name + "_cuda_kernels")
+    aten_archive_library(
+        name = name + "_cuda",
+        generated_srcs = [":{}_cuda_srcs".format(codegen)],
+        srcs = [],
+        deps = deps,
+        copts = copts,
+        visibility = visibility,
+        tags = tags,
+        extra_libraries = kernels,
     )
 
 def _precompiled_headers(name, kinds, copts, deps, after, tags):

@@ -17,18 +17,19 @@ not declared files. Bazel compiles each file of a tree in its own action, and a 
 that operator's shards.
 """
 
-load("@local_cuda//:defs.bzl", "CUDA_DIR", "CUDA_VERSION", "HAS_CUDA", "NVCC", "TORCH_CUDA_ARCH_LIST_GENCODE")
+load("@local_cuda//:defs.bzl", "CUDA_DIR", "CUDA_VERSION", "HAS_CUDA")
 load("@rules_cc//cc:defs.bzl", "cc_library")
-load("@torch//:defs.bzl", "CUDA_ARCH_LIST", "TORCH_CUDA", "TORCH_VERSION")
+load("@torch//:defs.bzl", "TORCH_CUDA", "TORCH_VERSION")
 load(
     ":cc_targets.bzl",
     "aten_archive_library",
+    "aten_cuda_library",
     "aten_shared_library",
     "codegen_outputs",
     "labels",
     "library_deps",
 )
-load(":cuda.bzl", "aten_cuda_objects", "aten_cuda_unavailable")
+load(":cuda.bzl", "aten_cuda_unavailable")
 load(":generator_attrs.bzl", "generator_attrs", "selection_args", "shards_attr", "shards_flag")
 load(":providers.bzl", "AtenCodegenInfo", "AtenOpsInfo")
 load(":stable.bzl", "OLDEST_STABLE_TARGET", "aten_stable_library")
@@ -379,32 +380,17 @@ def aten_codegen(
 
     if use_cuda:
         cuda_deps = runtime_and_torch + labels(["@local_cuda//:cuda_headers", "@torch//:torch_cuda_headers"])
-        cuda_libraries = []
-        if cuda_srcs:
-            aten_cuda_objects(
-                name = name + "_cuda_kernels",
-                srcs = cuda_srcs,
-                deps = cuda_deps + [":" + name + "_headers"] + deps,
-                gencode = cuda_gencode or [],
-                gencode_given = cuda_gencode != None,
-                env_gencode = TORCH_CUDA_ARCH_LIST_GENCODE,
-                wheel_arch_list = CUDA_ARCH_LIST,
-                wheel_version = TORCH_VERSION,
-                copts = cuda_copts,
-                nvcc = NVCC,
-                visibility = ["//visibility:private"],
-                tags = tags,
-            )
-            cuda_libraries.append(":" + name + "_cuda_kernels")
-        aten_archive_library(
-            name = name + "_cuda",
-            generated_srcs = [":{}_cuda_srcs".format(codegen)],
-            srcs = [],
+        aten_cuda_library(
+            name = name,
+            codegen = codegen,
             deps = cuda_deps + [":" + name + "_headers"] + deps,
+            kernel_deps = cuda_deps + [":" + name + "_headers"] + deps,
+            cuda_srcs = cuda_srcs,
+            cuda_gencode = cuda_gencode,
+            cuda_copts = cuda_copts,
             copts = copts,
             visibility = visibility,
             tags = tags,
-            extra_libraries = cuda_libraries,
         )
     elif cuda:
         aten_cuda_unavailable(

@@ -19,11 +19,11 @@ lib<name>.so is the linked library copied once the link check (tool/stable_link_
 no undefined symbol outside the shim and the C/C++/CUDA runtimes.
 """
 
-load("@local_cuda//:defs.bzl", "HAS_CUDA", "NVCC", "TORCH_CUDA_ARCH_LIST_GENCODE")
+load("@local_cuda//:defs.bzl", "HAS_CUDA")
 load("@rules_cc//cc:defs.bzl", "cc_binary", "cc_library")
-load("@torch//:defs.bzl", "CUDA_ARCH_LIST", "TORCH_RELEASE", "TORCH_VERSION")
-load(":cc_targets.bzl", "aten_archive_library", "codegen_outputs", "labels", "torch_deps")
-load(":cuda.bzl", "aten_cuda_objects", "aten_cuda_unavailable")
+load("@torch//:defs.bzl", "TORCH_RELEASE", "TORCH_VERSION")
+load(":cc_targets.bzl", "aten_archive_library", "aten_cuda_library", "codegen_outputs", "labels", "torch_deps")
+load(":cuda.bzl", "aten_cuda_unavailable")
 load(":generator_attrs.bzl", "generator_attrs", "selection_args", "shards_attr", "shards_flag")
 load(":providers.bzl", "AtenCodegenInfo", "AtenOpsInfo")
 
@@ -274,34 +274,18 @@ def aten_stable_library(
     linkopts = ["$(locations {})".format(labels(["@torch//:shim_library"])[0])]
     linker_inputs = labels(["@torch//:shim_library"])
     if use_cuda:
-        cuda_libraries = []
-        if cuda_srcs:
-            aten_cuda_objects(
-                name = name + "_cuda_kernels",
-                srcs = cuda_srcs,
-                deps = torch_deps() + labels(["@local_cuda//:cuda_headers"]) + headers + deps,
-                gencode = cuda_gencode or [],
-                gencode_given = cuda_gencode != None,
-                env_gencode = TORCH_CUDA_ARCH_LIST_GENCODE,
-                wheel_arch_list = CUDA_ARCH_LIST,
-                wheel_version = TORCH_VERSION,
-                copts = cuda_copts,
-                nvcc = NVCC,
-                visibility = ["//visibility:private"],
-                tags = tags,
-            )
-            cuda_libraries.append(":" + name + "_cuda_kernels")
-
         # The CUDA keys' registrations are plain C++ over the stable headers.
-        aten_archive_library(
-            name = name + "_cuda",
-            generated_srcs = [":{}_cuda_srcs".format(codegen)],
-            srcs = [],
+        aten_cuda_library(
+            name = name,
+            codegen = codegen,
             deps = torch_deps() + headers + deps,
+            kernel_deps = torch_deps() + labels(["@local_cuda//:cuda_headers"]) + headers + deps,
+            cuda_srcs = cuda_srcs,
+            cuda_gencode = cuda_gencode,
+            cuda_copts = cuda_copts,
             copts = copts,
             visibility = visibility,
             tags = tags,
-            extra_libraries = cuda_libraries,
         )
 
         # The static CUDA runtime (nvcc's default), not torch's libcudart.so: the library then

@@ -127,6 +127,29 @@ def template_options() -> TemplateOptions:
     return TemplateOptions(code_dirs=(code_dir,), write_dir=code_dir)
 
 
+def add_selection_flags(parser: argparse.ArgumentParser) -> None:
+    """--ops or --ops_file: the operators a command generates for."""
+    selection = parser.add_mutually_exclusive_group()
+    selection.add_argument(
+        "--ops",
+        default="all",
+        help="`all`, or comma-separated op roots (add) or names (add.Tensor).",
+    )
+    selection.add_argument(
+        "--ops_file", help="A file with the op selection, one or more per line; # comments."
+    )
+
+
+def selected_ops(args: argparse.Namespace) -> str:
+    """The selection of add_selection_flags' flags, as --ops spells it."""
+    from atengen.pipelines.inputs import read_text
+
+    if args.ops_file is None:
+        return args.ops
+    lines = [line.split("#", 1)[0] for line in read_text(args.ops_file, "--ops_file").splitlines()]
+    return ",".join(x for line in lines for x in line.split(",") if x.strip())
+
+
 def add_shards_flag(parser: argparse.ArgumentParser, default: str) -> None:
     parser.add_argument(
         "--shards",

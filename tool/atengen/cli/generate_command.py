@@ -7,9 +7,11 @@ import argparse
 
 from atengen.cli.common import (
     add_jobs_flag,
+    add_selection_flags,
     add_shards_flag,
     add_torch_facts_flag,
     add_yaml_flags,
+    selected_ops,
     template_options,
     wheel_facts,
     yaml_inputs,
@@ -21,15 +23,7 @@ def add_generate_command(commands) -> None:
         "generate", help="per-dispatch-key registration sources, sharded by operator"
     )
     add_yaml_flags(p)
-    selection = p.add_mutually_exclusive_group()
-    selection.add_argument(
-        "--ops",
-        default="all",
-        help="`all`, or comma-separated op roots (add) or names (add.Tensor).",
-    )
-    selection.add_argument(
-        "--ops_file", help="A file with the op selection, one or more per line; # comments."
-    )
+    add_selection_flags(p)
     p.add_argument(
         "--keys",
         default="auto",
@@ -61,18 +55,11 @@ def add_generate_command(commands) -> None:
 
 def _run(args: argparse.Namespace):
     from atengen.pipelines.aten import AtenOptions, aten_outputs
-    from atengen.pipelines.inputs import read_text
 
-    ops = args.ops
-    if args.ops_file is not None:
-        lines = [
-            line.split("#", 1)[0] for line in read_text(args.ops_file, "--ops_file").splitlines()
-        ]
-        ops = ",".join(x for line in lines for x in line.split(",") if x.strip())
     return aten_outputs(
         AtenOptions(
             inputs=yaml_inputs(args),
-            ops=ops,
+            ops=selected_ops(args),
             keys=None if args.keys == "auto" else tuple(args.keys.split(",")),
             shards=args.shards,
             functionalize=args.functionalize,

@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import argparse
 
-from atengen.cli.common import add_shards_flag, add_yaml_flags, template_options, yaml_inputs
+from atengen.cli.common import (
+    add_selection_flags,
+    add_shards_flag,
+    add_yaml_flags,
+    selected_ops,
+    template_options,
+    yaml_inputs,
+)
 
 
 def add_stable_command(commands) -> None:
@@ -13,15 +20,7 @@ def add_stable_command(commands) -> None:
         help="stable-ABI registrations of custom namespaces, and a stable call API for aten",
     )
     add_yaml_flags(p)
-    selection = p.add_mutually_exclusive_group()
-    selection.add_argument(
-        "--ops",
-        default="all",
-        help="`all`, or comma-separated op roots (add) or names (add.Tensor).",
-    )
-    selection.add_argument(
-        "--ops_file", help="A file with the op selection, one or more per line; # comments."
-    )
+    add_selection_flags(p)
     p.add_argument(
         "--target",
         type=_target,
@@ -62,19 +61,12 @@ def _target(text: str):
 
 
 def _run(args: argparse.Namespace):
-    from atengen.pipelines.inputs import read_text
     from atengen.pipelines.stable import StableOptions, stable_outputs
 
-    ops = args.ops
-    if args.ops_file is not None:  # as `generate` reads it
-        lines = [
-            line.split("#", 1)[0] for line in read_text(args.ops_file, "--ops_file").splitlines()
-        ]
-        ops = ",".join(x for line in lines for x in line.split(",") if x.strip())
     return stable_outputs(
         StableOptions(
             inputs=yaml_inputs(args),
-            ops=ops,
+            ops=selected_ops(args),
             target=args.target,  # argparse converts the default too
             shards=args.shards,
             output_dir=args.output_dir,
