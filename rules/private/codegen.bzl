@@ -30,8 +30,8 @@ load(
     "library_deps",
 )
 load(":cuda.bzl", "aten_cuda_unavailable")
-load(":generator_attrs.bzl", "generator_attrs", "selection_args", "shards_attr", "shards_flag")
-load(":providers.bzl", "AtenCodegenInfo", "AtenOpsInfo")
+load(":generator_attrs.bzl", "generator_attrs", "selection_args", "selection_attrs", "shards_attr", "shards_flag")
+load(":providers.bzl", "AtenCodegenInfo")
 load(":stable.bzl", "OLDEST_STABLE_TARGET", "aten_stable_library")
 
 def _aten_codegen_impl(ctx):
@@ -147,7 +147,7 @@ Returns DefaultInfo (all trees), output groups `cpu_srcs`, `cuda_srcs`, `headers
 `generated` (a file of fixed contents, made after the generators ran),
 AtenCodegenInfo, and a CcInfo whose compilation context puts the header tree on the include
 path. Use the aten_codegen macro rather than this rule.""",
-    attrs = dict(generator_attrs(default_to_torch = False), **{
+    attrs = dict(generator_attrs(default_to_torch = False), **dict(selection_attrs(), **{
         "cuda": attr.bool(
             default = True,
             doc = "Also write the CUDA keys' sources (into cuda.cc/).",
@@ -164,18 +164,6 @@ path. Use the aten_codegen macro rather than this rule.""",
             default = ["auto"],
             doc = "Dispatch keys to generate, or [\"auto\"] for every key the selection uses.",
         ),
-        "ops": attr.string_list(
-            default = ["all"],
-            doc = "Op roots or overload names to generate, or [\"all\"]. Ignored with ops_file.",
-        ),
-        "ops_file": attr.label(
-            allow_single_file = True,
-            doc = "A file with the selection: op names, comma- or line-separated; # comments.",
-        ),
-        "ops_setting": attr.label(
-            providers = [AtenOpsInfo],
-            doc = "An aten_ops_flag; when its value is non-empty it overrides ops and ops_file.",
-        ),
         "shards": shards_attr(default = "auto"),
         "torch_facts": attr.label(
             default = Label("@torch//:torch_facts.json"),
@@ -183,7 +171,7 @@ path. Use the aten_codegen macro rather than this rule.""",
             doc = "The installed torch's facts (tool/torch_probe.py): kernels it does not " +
                   "export are left out.",
         ),
-    }),
+    })),
 )
 
 def _major(version):

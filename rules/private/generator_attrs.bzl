@@ -71,6 +71,23 @@ def shards_flag(ctx):
              "not \"%s\"" % shards, attr = "shards")
     return "--shards=" + shards
 
+def selection_attrs():
+    """The attributes selection_args reads: ops, ops_file and ops_setting."""
+    return {
+        "ops": attr.string_list(
+            default = ["all"],
+            doc = "Op roots or overload names to generate, or [\"all\"]. Ignored with ops_file.",
+        ),
+        "ops_file": attr.label(
+            allow_single_file = True,
+            doc = "A file with the selection: op names, comma- or line-separated; # comments.",
+        ),
+        "ops_setting": attr.label(
+            providers = [AtenOpsInfo],
+            doc = "An aten_ops_flag; when its value is non-empty it overrides ops and ops_file.",
+        ),
+    }
+
 def selection_args(ctx):
     """The tool's selection flag and the files it reads.
 

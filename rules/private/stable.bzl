@@ -24,8 +24,8 @@ load("@rules_cc//cc:defs.bzl", "cc_binary", "cc_library")
 load("@torch//:defs.bzl", "TORCH_RELEASE", "TORCH_VERSION")
 load(":cc_targets.bzl", "aten_archive_library", "aten_cuda_library", "codegen_outputs", "labels", "torch_deps")
 load(":cuda.bzl", "aten_cuda_unavailable")
-load(":generator_attrs.bzl", "generator_attrs", "selection_args", "shards_attr", "shards_flag")
-load(":providers.bzl", "AtenCodegenInfo", "AtenOpsInfo")
+load(":generator_attrs.bzl", "generator_attrs", "selection_args", "selection_attrs", "shards_attr", "shards_flag")
+load(":providers.bzl", "AtenCodegenInfo")
 
 # The oldest release a stable library can target: the generated sources call what the C shim
 # has since 2.11 (tool/atengen/stable/releases.py, OLDEST_TARGET).
@@ -147,19 +147,7 @@ aten_stable_sources = rule(
 Returns DefaultInfo (all trees), output groups `cpu_srcs`, `cuda_srcs`, `headers` and
 `call_api_coverage`, AtenCodegenInfo, and a CcInfo with the headers and the call API on the
 include path and TORCH_TARGET_VERSION defined. Use aten_codegen(abi = "stable").""",
-    attrs = dict(generator_attrs(default_to_torch = False), **{
-        "ops": attr.string_list(
-            default = ["all"],
-            doc = "Op roots or overload names to generate, or [\"all\"]. Ignored with ops_file.",
-        ),
-        "ops_file": attr.label(
-            allow_single_file = True,
-            doc = "A file with the selection: op names, comma- or line-separated; # comments.",
-        ),
-        "ops_setting": attr.label(
-            providers = [AtenOpsInfo],
-            doc = "An aten_ops_flag; when its value is non-empty it overrides ops and ops_file.",
-        ),
+    attrs = dict(generator_attrs(default_to_torch = False), **dict(selection_attrs(), **{
         "shards": shards_attr(default = "auto"),
         "target_version": attr.string(
             mandatory = True,
@@ -171,7 +159,7 @@ include path and TORCH_TARGET_VERSION defined. Use aten_codegen(abi = "stable").
             doc = "The op YAML of the call API: the build's torch's.",
         ),
         "torch_target": attr.string(mandatory = True, doc = "The target release, \"2.11\"."),
-    }),
+    })),
 )
 
 def _aten_stable_checked_library_impl(ctx):
