@@ -234,7 +234,7 @@ def _objects_library(name, srcs, deps, copts, tags):
 def aten_shared_library(name, visibility, tags, cuda = False, cuda_warning = False):
     """`lib<name>.so` of the library `name`, for torch.ops.load_library.
 
-    It links torch dynamically (through `name`'s deps) and bundles no torch code. It has no
+    It links torch's libraries dynamically, by path, and bundles no torch code. It has no
     RUNPATH: it loads into a process that has loaded torch, which has its libraries, so it loads
     from wherever it is copied.
 
