@@ -134,7 +134,10 @@ def test_library_links_the_cuda_keys_with_no_undefined(library: Path) -> None:
     # needed, so which others it names depends on the selection.
     assert {"libtorch_cuda.so", "libtorch_cpu.so"} <= set(needed), needed
     actions = _bazel(
-        REPO, "cuda_main", "aquery", 'mnemonic("CppLink", //:libaten_generated.so)'
+        REPO,
+        "cuda_main",
+        "aquery",
+        'mnemonic("CppLink", //:_aten_generated_linked/libaten_generated.so)',
     ).stdout
     assert "-Wl,--no-undefined" in actions
     assert "libaten_generated_cuda_objects" in actions

@@ -131,6 +131,50 @@ def _check_other_releases(python: Path, built: Path, summary: list[str]) -> None
     summary.append(f"quickstart built on torch {release}, refused by: {ways}")
 
 
+# The guard's line when a weak reference to torch found nothing in the release it was built for.
+UNBOUND_LINE = re.compile(
+    r"^rules_aten: \S+ was compiled against torch (?P<built>\d+\.\d+) and cannot load into torch "
+    r"\S+ \([^)]*\), which does not define (?P<symbol>\S+): nothing of it is registered; "
+    r"rebuild it against this torch$"
+)
+
+
+def test_a_reference_its_own_release_lacks_is_refused_by_the_guard(
+    quickstart_workspace: Path, tmp_path: Path, summary: list[str]
+) -> None:
+    """lib<name>.so's references to torch are weak, so that the loader leaves a release mismatch
+    to the guard; in the release it was built for, the guard makes sure each one found its
+    symbol. A torch patch release without one of them is played here by renaming one reference
+    (the same length, in the library's own string table) to a name no torch defines."""
+    library = "libmyops.so"
+    quickstart_bazel(quickstart_workspace, "build", f"//:{library}")
+    built = quickstart_workspace / "bazel-bin" / library
+    out = subprocess.run(
+        ["nm", "-D", "--undefined-only", str(built)], capture_output=True, text=True, check=True
+    ).stdout
+    weak = [line.split()[-1] for line in out.splitlines() if line.split()[-2] == "w"]
+    torch_weak = [name for name in weak if name.startswith("_ZN3c10")]
+    assert torch_weak, f"no weak reference to c10 in {built}:\n{out}"
+    name = torch_weak[0]
+    renamed = "_ZN3c1X" + name[len("_ZN3c10") :]
+    data = built.read_bytes()
+    assert data.count(name.encode() + b"\0") >= 1
+    edited = tmp_path / library
+    edited.write_bytes(data.replace(name.encode() + b"\0", renamed.encode() + b"\0"))
+    report = load_copy(
+        VENV / "bin" / "python",
+        edited,
+        "torch.ops.myops.scale(torch.arange(3.0), 2.0)",
+        "myops::scale",
+    )
+    assert report.value is None and report.dump == "", report
+    root_type, root_message = report.errors[-1]
+    assert root_type == "ImportError", report.errors
+    match = UNBOUND_LINE.match(root_message)
+    assert match and match["symbol"] == renamed, root_message
+    summary.append(f"quickstart: a reference renamed to {renamed[:40]}... refused by the guard")
+
+
 # `<!-- runnable: WHERE -->`, then a fenced block, in docs/rules.md: WHERE, the language, the text.
 RUNNABLE_BLOCK = re.compile(
     r"^<!-- runnable: (\S+) -->\n```(\w*)\n(.*?)^```$", re.MULTILINE | re.DOTALL
@@ -186,8 +230,9 @@ def test_a_kernel_edit_recompiles_only_the_kernel_from_the_precompiled_header(
     )
     spawns = bazel_helpers.read_execution_log(log)
     mnemonics = sorted(s.get("mnemonic", "?") for s in spawns)
-    # The archive of the library's `srcs` objects and the shared library: both CppLink actions.
-    assert mnemonics == ["CppCompile", "CppLink", "CppLink"], mnemonics
+    # The archive of the library's `srcs` objects and the shared library: both CppLink actions;
+    # then lib<name>.so's references to torch made weak (tool/release_bound_link.py).
+    assert mnemonics == ["AtenReleaseBoundLink", "CppCompile", "CppLink", "CppLink"], mnemonics
     linked = sorted(
         Path(o).name for s in spawns if s.get("mnemonic") == "CppLink" for o in s["listedOutputs"]
     )

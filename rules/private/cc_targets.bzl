@@ -231,12 +231,52 @@ def _objects_library(name, srcs, deps, copts, tags):
     )
     return ":" + name
 
+def _aten_release_bound_library_impl(ctx):
+    library = ctx.actions.declare_file(ctx.label.name)
+    args = ctx.actions.args()
+    args.add(str(ctx.label))
+    args.add(ctx.file.linked)
+    args.add(library)
+    args.add_all(ctx.files.torch_libraries)
+    ctx.actions.run(
+        executable = ctx.executable._tool,
+        arguments = [args],
+        inputs = [ctx.file.linked] + ctx.files.torch_libraries,
+        outputs = [library],
+        mnemonic = "AtenReleaseBoundLink",
+        progress_message = "Making %s's references to torch weak" % ctx.label,
+    )
+    return [DefaultInfo(files = depset([library]))]
+
+aten_release_bound_library = rule(
+    implementation = _aten_release_bound_library_impl,
+    doc = """The linked library with its references to torch's libraries made weak
+(tool/release_bound_link.py): in another torch release the loader does not refuse it for a
+missing symbol, and its release guard (rules/runtime/atengen/torch_release_guard.h) refuses it
+instead, with one line that names both releases, before anything of it is registered.""",
+    attrs = {
+        "linked": attr.label(mandatory = True, allow_single_file = [".so"]),
+        "torch_libraries": attr.label_list(
+            mandatory = True,
+            allow_files = [".so"],
+            doc = "The torch libraries it links: their symbols are the ones made weak.",
+        ),
+        "_tool": attr.label(
+            default = Label("//tool:release_bound_link"),
+            executable = True,
+            cfg = "exec",
+        ),
+    },
+)
+
 def aten_shared_library(name, visibility, tags, cuda = False, cuda_warning = False):
     """`lib<name>.so` of the library `name`, for torch.ops.load_library.
 
     It links torch's libraries dynamically, by path, and bundles no torch code. It has no
     RUNPATH: it loads into a process that has loaded torch, which has its libraries, so it loads
-    from wherever it is copied.
+    from wherever it is copied. It is linked under a private name; lib<name>.so is that library
+    with its references to torch made weak (aten_release_bound_library), so that in another torch
+    release its guard, not the loader, refuses it.
 
     Args:
       name: the aten_archive_library to link whole.
@@ -253,6 +293,7 @@ def aten_shared_library(name, visibility, tags, cuda = False, cuda_warning = Fal
 
     # By path, in the flags Bazel puts after the archives: a cc_import would add a RUNPATH.
     cpu_libraries, cuda_libraries = labels(["@torch//:cpu_libraries", "@torch//:cuda_libraries"])
+    torch_libraries = [cpu_libraries] + ([cuda_libraries] if cuda else [])
     linkopts = ["$(locations {})".format(cpu_libraries)]
     if cuda:
         linkopts = ["-Wl,--no-undefined"] + linkopts + [
@@ -260,12 +301,20 @@ def aten_shared_library(name, visibility, tags, cuda = False, cuda_warning = Fal
             "$(locations {})".format(cuda_libraries),
             "-Wl,--pop-state",
         ]
+    linked = "_{}_linked/lib{}.so".format(name, name)
     cc_binary(
-        name = "lib{}.so".format(name),
+        name = linked,
         linkshared = True,
         deps = [":" + name] + ([":" + name + "_cuda"] if cuda or cuda_warning else []),
         linkopts = linkopts,
-        additional_linker_inputs = [cpu_libraries] + ([cuda_libraries] if cuda else []),
+        additional_linker_inputs = torch_libraries,
+        visibility = ["//visibility:private"],
+        tags = tags,
+    )
+    aten_release_bound_library(
+        name = "lib{}.so".format(name),
+        linked = ":" + linked,
+        torch_libraries = torch_libraries,
         visibility = visibility,
         tags = tags,
     )

@@ -122,6 +122,28 @@ def undefined_dynamic_symbols(path: str) -> list[UndefinedSymbol]:
     return _read(path, lambda data: _undefined(data, path))
 
 
+def with_weak_references(path: str, names: frozenset[bytes]) -> tuple[bytes, int]:
+    """The bytes of ``path`` (a shared library) with every undefined global symbol of its .dynsym
+    whose name is in ``names`` made weak, and how many it made weak.
+
+    The dynamic loader binds a weak reference that nothing defines to address 0 instead of
+    refusing the library: the library's own code runs, and can say itself why it cannot run.
+    Nothing else in the file changes (a symbol's binding is in no hash table)."""
+
+    def weaken(data: mmap.mmap) -> tuple[bytes, int]:
+        table = _dynamic_table(data, path)
+        edited = bytearray(data)
+        count = 0
+        for i, (name, info, _, shndx, _, _) in enumerate(_SYM.iter_unpack(table.entries)):
+            if i and shndx == _SHN_UNDEF and info >> 4 == _STB_GLOBAL:
+                if _name(table.strings, name, path) in names:
+                    edited[table.offset + i * _SYM.size + 4] = _STB_WEAK << 4 | info & 0xF
+                    count += 1
+        return bytes(edited), count
+
+    return _read(path, weaken)
+
+
 def _read(path: str, parse):
     try:
         # O_NONBLOCK: opening a FIFO with no writer would block before fstat could refuse it.
@@ -146,6 +168,7 @@ def _read(path: str, parse):
 class _DynamicTable:
     shoff: int
     shnum: int
+    offset: int  # .dynsym's, in the file
     entries: bytes  # .dynsym
     strings: bytes  # .dynstr
     index: int  # .dynsym's section index
@@ -181,7 +204,12 @@ def _dynamic_table(data: mmap.mmap, path: str) -> _DynamicTable:
     _within(data, path, offset, size, ".dynsym")
     _within(data, path, str_offset, str_size, ".dynstr")
     return _DynamicTable(
-        shoff, shnum, data[offset : offset + size], data[str_offset : str_offset + str_size], i
+        shoff,
+        shnum,
+        offset,
+        data[offset : offset + size],
+        data[str_offset : str_offset + str_size],
+        i,
     )
 
 

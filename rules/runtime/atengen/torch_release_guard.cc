@@ -3,10 +3,18 @@
 // Only C functions and libc10's c10::toString(DispatchKey) (unchanged since
 // long before 2.11) are called into torch here, so the check itself is safe in
 // any release.
+//
+// lib<name>.so's references to torch are weak (tool/release_bound_link.py): in
+// another release the loader binds what that release lacks to address 0
+// instead of refusing the library, so that this check, not a loader error,
+// says what is wrong. In the release it was built for, the check also makes
+// sure that every such reference found its symbol.
 #include "atengen/torch_release_guard.h"
 
 #include <c10/core/DispatchKey.h>
 #include <dlfcn.h>
+#include <elf.h>
+#include <link.h>
 #include <torch/headeronly/version.h>
 
 #include <cstdio>
@@ -62,11 +70,23 @@ std::string object_path(const void* address) {
   return info.dli_fname;
 }
 
+// c10::toString, or nullptr where this torch does not define it. Passed
+// through an empty asm: the compiler takes a function's address for non-null.
+using ToString = const char* (*)(c10::DispatchKey);
+ToString key_to_string() {
+  ToString to_string = &c10::toString;
+  __asm__ volatile("" : "+r"(to_string));
+  return to_string;
+}
+
 // The version of the torch this process loaded libc10 from: torch/version.py
 // of a wheel (lib/libc10.so beside it), or build-version at the root of a
 // libtorch archive. `torch_dir` gets the directory either lives in.
 std::string running_torch_version(std::string& torch_dir) {
-  const char* (*to_string)(c10::DispatchKey) = &c10::toString;
+  const ToString to_string = key_to_string();
+  if (to_string == nullptr) {
+    return "";  // a weak reference this torch does not define
+  }
   const std::string libc10 = object_path(reinterpret_cast<const void*>(to_string));
   if (libc10.empty()) {
     return "";
@@ -113,13 +133,80 @@ const char* first_renumbered_key() {
       {c10::DispatchKey::CompositeImplicitAutograd, "CompositeImplicitAutograd"},
       {c10::DispatchKey::CompositeExplicitAutograd, "CompositeExplicitAutograd"},
   };
+  const ToString to_string = key_to_string();
+  if (to_string == nullptr) {
+    return "CPU";  // no key can be checked
+  }
   for (const Expected& e : kExpected) {
-    const char* running = c10::toString(e.key);
+    const char* running = to_string(e.key);
     if (running == nullptr || std::strcmp(running, e.name) != 0) {
       return e.name;
     }
   }
   return nullptr;
+}
+
+// The dynamic section of the loaded object named `path`, and where it was loaded.
+struct LoadedObject {
+  const char* path;
+  const ElfW(Dyn)* dynamic = nullptr;
+  ElfW(Addr) base = 0;
+};
+
+int find_object(struct dl_phdr_info* info, size_t, void* data) {
+  auto* object = static_cast<LoadedObject*>(data);
+  if (info->dlpi_name == nullptr || std::strcmp(info->dlpi_name, object->path) != 0) {
+    return 0;
+  }
+  for (ElfW(Half) i = 0; i < info->dlpi_phnum; ++i) {
+    if (info->dlpi_phdr[i].p_type == PT_DYNAMIC) {
+      object->dynamic =
+          reinterpret_cast<const ElfW(Dyn)*>(info->dlpi_addr + info->dlpi_phdr[i].p_vaddr);
+      object->base = info->dlpi_addr;
+    }
+  }
+  return 1;
+}
+
+// The first weak C++ reference of the library at `path` that nothing loaded
+// defines, or "" if every one is bound. The undefined symbols of .dynsym are
+// the ones before the first the GNU hash table covers (all of them, with only
+// a SysV hash table).
+std::string first_unbound_reference(const std::string& path) {
+  LoadedObject object{path.c_str()};
+  dl_iterate_phdr(find_object, &object);
+  void* self = dlopen(path.c_str(), RTLD_LAZY | RTLD_NOLOAD);
+  if (object.dynamic == nullptr || self == nullptr) {
+    return "";
+  }
+  // The loader may have relocated these addresses in place, or not.
+  auto address = [&](ElfW(Addr) a) { return a < object.base ? a + object.base : a; };
+  const ElfW(Sym)* symbols = nullptr;
+  const char* names = nullptr;
+  size_t undefined_end = 0;
+  for (const ElfW(Dyn)* d = object.dynamic; d->d_tag != DT_NULL; ++d) {
+    if (d->d_tag == DT_SYMTAB) {
+      symbols = reinterpret_cast<const ElfW(Sym)*>(address(d->d_un.d_ptr));
+    } else if (d->d_tag == DT_STRTAB) {
+      names = reinterpret_cast<const char*>(address(d->d_un.d_ptr));
+    } else if (d->d_tag == DT_GNU_HASH) {
+      undefined_end = reinterpret_cast<const uint32_t*>(address(d->d_un.d_ptr))[1];
+    } else if (d->d_tag == DT_HASH && undefined_end == 0) {
+      undefined_end = reinterpret_cast<const uint32_t*>(address(d->d_un.d_ptr))[1];
+    }
+  }
+  std::string unbound;
+  for (size_t i = 1; symbols != nullptr && names != nullptr && i < undefined_end; ++i) {
+    const ElfW(Sym)& s = symbols[i];
+    const char* name = names + s.st_name;
+    if (s.st_shndx == SHN_UNDEF && ELF64_ST_BIND(s.st_info) == STB_WEAK &&
+        std::strncmp(name, "_Z", 2) == 0 && dlsym(self, name) == nullptr) {
+      unbound = name;
+      break;
+    }
+  }
+  dlclose(self);
+  return unbound;
 }
 
 // In a Python process, makes the refusal the exception of the call that is
@@ -152,20 +239,20 @@ bool check() {
   const std::string running_version = running_torch_version(torch_dir);
   const std::string running = release_of(running_version);
   const char* renumbered = first_renumbered_key();
-  if (running == kBuildRelease && renumbered == nullptr) {
-    return true;
-  }
-  if (running.empty() && renumbered == nullptr) {
-    // Not a wheel or libtorch layout, and the keys agree: nothing says otherwise.
-    return true;
-  }
-  std::string library = object_path(reinterpret_cast<const void*>(&torch_release_matches));
-  if (library.empty()) {
-    library = "this library";
-  }
+  const std::string path = object_path(reinterpret_cast<const void*>(&torch_release_matches));
+  const std::string library = path.empty() ? "this library" : path;
   std::string message = "rules_aten: " + library + " was compiled against torch " +
       kBuildRelease + " and cannot load into ";
-  if (!running.empty() && running != kBuildRelease) {
+  if ((running == kBuildRelease || running.empty()) && renumbered == nullptr) {
+    // The same release (or not a wheel or libtorch layout, and the keys agree).
+    const std::string unbound = path.empty() ? "" : first_unbound_reference(path);
+    if (unbound.empty()) {
+      return true;
+    }
+    message += "torch " + (running.empty() ? std::string("?") : running_version) + " (" +
+        torch_dir + "), which does not define " + unbound +
+        ": nothing of it is registered; rebuild it against this torch";
+  } else if (!running.empty() && running != kBuildRelease) {
     message += "torch " + running_version + " (" + torch_dir + "): nothing of it is registered; " +
         "rebuild it against torch " + running + kBuildOnce;
   } else {
