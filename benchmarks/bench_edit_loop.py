@@ -119,7 +119,8 @@ def profile_parts(path: Path) -> tuple[float, float, float, list[str]]:
         actions.append(name)
         if name.startswith("Compiling"):
             compile_s += e["dur"] / 1e6
-        elif name.startswith(("Linking", "Creating library", "Creating archive")):
+        # "Making ...'s references to torch weak": the last step of lib<name>.so.
+        elif name.startswith(("Linking", "Creating library", "Creating archive", "Making")):
             link_s += e["dur"] / 1e6
     return analysis, compile_s, link_s, actions
 

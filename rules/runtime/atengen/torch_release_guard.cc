@@ -199,8 +199,12 @@ std::string first_unbound_reference(const std::string& path) {
   for (size_t i = 1; symbols != nullptr && names != nullptr && i < undefined_end; ++i) {
     const ElfW(Sym)& s = symbols[i];
     const char* name = names + s.st_name;
+    // Not a TLS init function (_ZTH): every user of an extern thread_local
+    // refers to one weakly, and it exists only where the variable needs
+    // dynamic initialization.
     if (s.st_shndx == SHN_UNDEF && ELF64_ST_BIND(s.st_info) == STB_WEAK &&
-        std::strncmp(name, "_Z", 2) == 0 && dlsym(self, name) == nullptr) {
+        std::strncmp(name, "_Z", 2) == 0 && std::strncmp(name, "_ZTH", 4) != 0 &&
+        dlsym(self, name) == nullptr) {
       unbound = name;
       break;
     }
