@@ -291,6 +291,7 @@ def main() -> int:
     args = parser.parse_args()
     run_under(args.python)
     from atengen import torch_facts
+    from atengen.wheel_facts import parse_wheel_facts
 
     if args.library and not Path(args.library).is_file():
         parser.error(f"--library: no such file: {args.library}")
@@ -301,7 +302,7 @@ def main() -> int:
     native = torchgen_dir(args.torch_dir) / "packaged" / "ATen" / "native"
     with tempfile.TemporaryDirectory() as tmp:
         facts = wheel_facts_file(Path(tmp), args.torch_dir or "")
-        wheel = torch_facts.parse_wheel_facts(facts.read_text())
+        wheel = parse_wheel_facts(facts.read_text())
         theirs = run_torchgen(Path(tmp), args.torch_dir)
         ours = run_atengen(Path(tmp), facts, native)
     lines, differences = compare(theirs, ours, wheel, native)

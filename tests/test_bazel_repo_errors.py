@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 
+from atengen import torch_facts as tf
 from tests.bazel_helpers import REPO, VENV_PYTHON, bazel, one_fail_message, own_output_base
 from tests.quickstart_helpers import write_workspace
 
@@ -168,7 +169,8 @@ def test_a_newer_torch_release_builds_after_one_warning(workspace: Path, tmp_pat
     assert result.returncode == 0, result.stderr[-6000:]
     warning = (
         f"rules_aten: warning: torch 2.99.0+cpu at {fake} is newer than the releases rules_aten "
-        "knows (2.11 to 2.15): building it with the facts of torch 2.15"
+        f"knows ({tf.OLDEST_RELEASE} to {tf.NEWEST_RELEASE}): building it with the facts of torch "
+        f"{tf.NEWEST_RELEASE}"
     )
     assert result.stderr.count("is newer than the releases rules_aten knows") == 1, result.stderr[
         -6000:

@@ -181,6 +181,7 @@ def test_cuda_kernels_the_wheel_does_not_export_are_left_out_with_their_reason()
     from atengen.pipelines.aten import AtenOptions, aten_outputs
     from atengen.pipelines.inputs import YamlInputs
     from atengen.render.shards import ShardSetting
+    from atengen.wheel_facts import parse_wheel_facts
 
     probe = subprocess.run(
         [sys.executable, str(REPO / "tool" / "torch_probe.py")],
@@ -188,7 +189,7 @@ def test_cuda_kernels_the_wheel_does_not_export_are_left_out_with_their_reason()
         text=True,
         check=True,
     ).stdout
-    wheel = tf.parse_wheel_facts(probe)
+    wheel = parse_wheel_facts(probe)
     yaml_dir = installed_torch_yaml_dir()
     op_yaml, tags_yaml = f"{yaml_dir}/native_functions.yaml", f"{yaml_dir}/tags.yaml"
     outputs = aten_outputs(

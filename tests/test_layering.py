@@ -10,7 +10,8 @@ module reaches into another module's private (underscore) names.
 - ``pipelines``: one pure function per product, from an options object to the files to write;
 - ``cli``: flags into options, one pipeline, the write.
 
-`errors`, `cached`, `input_files`, `torch_facts` and `wheel_symbols` are shared by every layer.
+`errors`, `cached`, `input_files`, `torch_facts`, `wheel_facts` and `wheel_symbols` are shared by
+every layer.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ SHARED = {
     "atengen.errors",
     "atengen.cached",
     "atengen.torch_facts",
+    "atengen.wheel_facts",
     "atengen.input_files",
     "atengen.wheel_symbols",
 }

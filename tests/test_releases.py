@@ -25,6 +25,7 @@ import pytest
 import yaml
 
 from atengen import torch_facts as tf
+from atengen.wheel_facts import parse_wheel_facts
 from tests.model_helpers import REPO as _REPO
 
 REPO = Path(_REPO)
@@ -236,7 +237,7 @@ def test_the_probe_reads_the_releases_exports_as_nm_and_its_header_as_a_scan(ver
     declared, inline = header_names(root)
     assert set(facts["autograd_helpers_declared"]) == declared
     assert set(facts["autograd_helpers_defined"]) == inline == {"wrap_opt_if"}
-    helpers = tf.parse_wheel_facts(probe.stdout).autograd_helpers
+    helpers = parse_wheel_facts(probe.stdout).autograd_helpers
     assert helpers.callable_names == (details | inline) & declared
     assert helpers.unexported_names == declared - details - inline
 

@@ -1,5 +1,6 @@
 """atengen/torch_facts.py against the installed wheel: when torch changes, one of these fails and
-names the fact to update.
+names the fact to update. And the release blocks themselves: one per supported release, each
+later one a real change from the one before.
 
 The expected values come from torch itself (its Tag enum, its dispatch-key parser, its operator
 registry and its packaged YAML), never from the generator.
@@ -7,12 +8,19 @@ registry and its packaged YAML), never from the generator.
 
 from __future__ import annotations
 
+import ast
+from dataclasses import fields
+from pathlib import Path
+
 import pytest
 import torch
 import yaml
 
 from atengen import torch_facts as tf
 from atengen.cli.common import installed_torch_yaml_dir
+from atengen.wheel_facts import AutogradHelpers, parse_wheel_facts
+
+TESTS = Path(__file__).resolve().parent
 
 
 def _torch_yaml(name: str):
@@ -23,20 +31,92 @@ def _torch_yaml(name: str):
 RELEASE = ".".join(torch.__version__.split("+")[0].split(".")[:2])
 
 
+# Where each fact of a release block is checked against torch itself (the installed wheel, or
+# each release's torchgen, headers and libraries): a new field of ReleaseFacts fails
+# test_every_release_fact_is_checked_against_torch until its check is written and named here.
+RELEASE_FACT_CHECKS = {
+    "c10_tags": ("test_torch_facts.py", "test_c10_tags_are_the_wheels_tags"),
+    "not_functionalized": (
+        "test_releases.py",
+        "test_the_codegen_facts_kept_by_hand_are_the_releases_torchgens",
+    ),
+    "random_name_exempt_parts": (
+        "test_releases.py",
+        "test_the_codegen_facts_kept_by_hand_are_the_releases_torchgens",
+    ),
+    "release_only_schema_types": (
+        "test_torch_facts.py",
+        "test_release_only_schema_types_are_the_ones_the_wheels_parser_takes",
+    ),
+    "set_output_takes_names": (
+        "test_releases.py",
+        "test_set_output_takes_names_exactly_on_the_releases_whose_headers_declare_it",
+    ),
+    "inplace_ops_with_python_meta": (
+        "test_torch_facts.py",
+        "test_inplace_ops_with_python_meta_are_the_ones_torch_serves_so",
+    ),
+    "structured_meta_classes": (
+        "test_torch_facts.py",
+        "test_structured_meta_classes_are_the_ones_libtorch_exports",
+    ),
+    "stable_conversions": ("test_stable_releases.py", "test_table_matches_the_wheels_header"),
+}
+
+
 def test_facts_are_for_the_installed_release():
     assert RELEASE in tf.SUPPORTED_RELEASES, (
         f"torch {torch.__version__} is installed but atengen/torch_facts.py describes "
-        f"{tf.SUPPORTED_RELEASES}: review every fact there, then add {RELEASE} to "
-        "SUPPORTED_RELEASES and to each _BY_RELEASE table"
+        f"{tf.SUPPORTED_RELEASES}: review every fact there, then add a block for {RELEASE} at "
+        "the end of RELEASES (DEVELOPING.md, Adding a torch release)"
     )
-    for table in (
-        tf.WHEEL_STRUCTURED_META_CLASSES_BY_RELEASE,
-        tf.C10_TAGS_BY_RELEASE,
-        tf.NOT_FUNCTIONALIZED_BY_RELEASE,
-        tf.RANDOM_NAME_EXEMPT_PARTS_BY_RELEASE,
-    ):
-        assert set(table) == set(tf.SUPPORTED_RELEASES)
+    # Every per-release table, found by its name, has every supported release, in order.
+    tables = {name: value for name, value in vars(tf).items() if name.endswith("_BY_RELEASE")}
+    assert "C10_TAGS_BY_RELEASE" in tables
+    for name, table in tables.items():
+        assert tuple(table) == tf.SUPPORTED_RELEASES, name
     assert tf.facts_release(RELEASE, torch.__version__) == (RELEASE, None)
+
+
+def test_every_supported_release_is_one_block_and_each_change_a_real_one():
+    blocks = tf.RELEASES
+    assert isinstance(blocks[0], tf.ReleaseFacts), "the oldest release is written whole"
+    releases = [b.release for b in blocks]
+    assert tuple(releases) == tf.SUPPORTED_RELEASES == tuple(tf.FACTS_BY_RELEASE)
+    numbers = [tf.release_number(r) for r in releases]
+    assert None not in numbers, releases
+    for (major, minor), (next_major, next_minor) in zip(numbers, numbers[1:], strict=False):
+        assert (next_major, next_minor) in {(major, minor + 1), (major + 1, 0)}, (
+            f"no block between {major}.{minor} and {next_major}.{next_minor}"
+        )
+    # A change names the same facts as a whole release, and nothing else.
+    change_fields = {f.name for f in fields(tf.ReleaseChange)} - {"release", "changes_nothing"}
+    assert change_fields == set(tf.FACT_NAMES)
+    for before, change in zip(releases, blocks[1:], strict=False):
+        assert isinstance(change, tf.ReleaseChange), change.release
+        previous = tf.FACTS_BY_RELEASE[before]
+        changed = change.changed_facts()
+        # A release that changed nothing says so; one that says so changes nothing.
+        assert bool(changed) != change.changes_nothing, (
+            f"{change.release}: changes {changed or 'nothing'}, and changes_nothing="
+            f"{change.changes_nothing}"
+        )
+        for fact in tf.FACT_NAMES:
+            value, old = getattr(change, fact), getattr(previous, fact)
+            if isinstance(value, tf.Change):
+                assert value.added or value.removed, f"{change.release}.{fact}: an empty Change"
+                assert not value.added & old, (change.release, fact, value.added & old)
+                assert value.removed <= old, (change.release, fact, value.removed - old)
+            elif value is not None:
+                assert value != old, f"{change.release}.{fact}: {value!r} as in {before}"
+
+
+def test_every_release_fact_is_checked_against_torch():
+    assert set(RELEASE_FACT_CHECKS) == set(tf.FACT_NAMES)
+    for fact, (module, test) in RELEASE_FACT_CHECKS.items():
+        tree = ast.parse((TESTS / module).read_text())
+        defined = {n.name for n in tree.body if isinstance(n, ast.FunctionDef)}
+        assert test in defined, f"{fact}: no {test} in tests/{module}"
 
 
 def _probe() -> dict:
@@ -68,10 +148,11 @@ def test_the_probe_reads_the_installed_wheel():
     else:
         assert facts["arch_list"] == [] and set(facts["native_kernels"]) == {"libtorch_cpu"}
     assert facts["headers"]["torch/csrc/lazy/core/shape_inference.h"]
+    assert facts["release_support"]["verdict"] == "supported"
     assert "wrap_opt_if" in facts["autograd_helpers_defined"]
     assert "wrap_opt_if" in facts["autograd_helpers_declared"]
     assert "copy_range" in facts["autograd_helpers_exported"]
-    wheel = tf.parse_wheel_facts(__import__("json").dumps(facts))
+    wheel = parse_wheel_facts(__import__("json").dumps(facts))
     for kernel in sorted(tf.NATIVE_KERNELS_NOT_EXPORTED):
         assert wheel.unexported_kernel(kernel, cuda_key=False), kernel
     assert wheel.unexported_kernel("abs_sparse", cuda_key=False) is None
@@ -86,12 +167,12 @@ def test_a_release_below_the_floor_is_one_line_and_a_newer_one_a_warning():
         match=r"^torch 2\.10\.0 is older than torch 2\.11, the oldest release rules_aten "
         r"supports; install torch 2\.11 or newer$",
     ):
-        tf.parse_wheel_facts('{"release": "2.10", "version": "2.10.0"}')
+        parse_wheel_facts('{"release": "2.10", "version": "2.10.0"}')
     with pytest.raises(ValueError, match=r"^torch 1\.13\.1 is older than torch 2\.11"):
-        tf.parse_wheel_facts('{"release": "1.13", "version": "1.13.1"}')
+        parse_wheel_facts('{"release": "1.13", "version": "1.13.1"}')
     with pytest.raises(ValueError, match=r"^torch 2\.x: cannot read its release from '2\.x'$"):
-        tf.parse_wheel_facts('{"release": "2.x", "version": "2.x"}')
-    newer = tf.parse_wheel_facts('{"release": "2.99", "version": "2.99.0"}')
+        parse_wheel_facts('{"release": "2.x", "version": "2.x"}')
+    newer = parse_wheel_facts('{"release": "2.99", "version": "2.99.0"}')
     assert (newer.release, newer.facts_release) == ("2.99", tf.NEWEST_RELEASE)
     assert newer.warning == (
         f"torch 2.99.0 is newer than the releases rules_aten knows ({tf.OLDEST_RELEASE} to "
@@ -99,12 +180,34 @@ def test_a_release_below_the_floor_is_one_line_and_a_newer_one_a_warning():
         "(tool/atengen/torch_facts.py)"
     )
     # The @torch repository warned once already and says so: no second warning.
-    warned = tf.parse_wheel_facts(
+    warned = parse_wheel_facts(
         f'{{"release": "3.0", "version": "3.0.0", "facts_release": "{tf.NEWEST_RELEASE}"}}'
     )
     assert (warned.facts_release, warned.warning) == (tf.NEWEST_RELEASE, None)
-    known = tf.parse_wheel_facts('{"release": "2.11", "version": "2.11.0+cu130"}')
+    known = parse_wheel_facts('{"release": "2.11", "version": "2.11.0+cu130"}')
     assert (known.facts_release, known.warning) == ("2.11", None)
+
+
+def test_the_probe_tells_the_torch_rule_the_release_policy():
+    """@torch applies the policy through the probe's release_support (rules/private/torch.bzl)."""
+    from torch_probe import support_of
+
+    supported = list(tf.SUPPORTED_RELEASES)
+    major, minor = tf.release_number(tf.NEWEST_RELEASE)
+    expected = {
+        tf.OLDEST_RELEASE: ("supported", tf.OLDEST_RELEASE),
+        tf.NEWEST_RELEASE: ("supported", tf.NEWEST_RELEASE),
+        f"{major}.{minor + 1}": ("newer", tf.NEWEST_RELEASE),
+        "3.0": ("newer", tf.NEWEST_RELEASE),
+        "2.10": ("older", ""),
+        "1.13": ("older", ""),
+        "unknown": ("unreadable", ""),
+        "2.013": ("unreadable", ""),
+    }
+    for release, (verdict, facts) in expected.items():
+        got = support_of(release)
+        assert got == {"verdict": verdict, "supported_releases": supported, "facts_release": facts}
+        assert verdict in tf.RELEASE_SUPPORT
 
 
 def test_c10_tags_are_the_wheels_tags():
@@ -263,7 +366,7 @@ def test_autograd_helpers_are_split_by_what_libtorch_exports():
     declared, inline = header_names(root)
     _, _, exported = nm_names(root / "lib" / "libtorch_cpu.so")
     assert inline == {"wrap_opt_if"}
-    expected = tf.AutogradHelpers.of(frozenset(exported), frozenset(declared), frozenset(inline))
+    expected = AutogradHelpers.of(frozenset(exported), frozenset(declared), frozenset(inline))
     assert expected.callable_names == (exported | inline) & declared
     assert expected.unexported_names == declared - exported - inline
     # Helpers the tests and the README name as callable and as not exported.
@@ -271,7 +374,7 @@ def test_autograd_helpers_are_split_by_what_libtorch_exports():
     assert {"handle_r_to_c", "maybe_multiply"} <= expected.unexported_names
     assert read_autograd_helpers(str(root)) == expected
     assert autograd_helpers(None, None) == expected
-    wheel = tf.parse_wheel_facts(__import__("json").dumps(_probe()))
+    wheel = parse_wheel_facts(__import__("json").dumps(_probe()))
     assert wheel.autograd_helpers == expected
 
 
@@ -328,7 +431,9 @@ def test_inplace_ops_with_python_meta_are_the_ones_torch_serves_so(installed_mod
         if meta and "_meta_registrations.py" in meta[0]:
             python_meta.add(str(f.name))
     assert len(candidates) > 30
-    # The list is every release's: the names of this release's YAML.
-    names = {str(f.name) for f in installed_model.functions if f.namespace == "aten"}
-    listed = tf.INPLACE_OPS_WITH_PYTHON_META & names
+    listed = tf.INPLACE_OPS_WITH_PYTHON_META_BY_RELEASE[RELEASE]
     assert listed == python_meta, sorted(listed ^ python_meta)
+    # The generator leaves out the union of every release's list: what other releases list is
+    # not an op of this one, so it leaves out nothing more here.
+    names = {str(f.name) for f in installed_model.functions if f.namespace == "aten"}
+    assert not (tf.INPLACE_OPS_WITH_PYTHON_META - listed) & names

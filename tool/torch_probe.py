@@ -8,7 +8,8 @@ interpreter imports) torch is imported, which adds what only the running module 
 release, the CUDA version and arch list, the C++ ABI, the dispatch keys). The @torch repository
 rule (rules/private/torch.bzl) runs it with the interpreter it found and writes the result to
 @torch//:torch_facts.json, which `atengen generate --torch_facts` reads. Standard library and
-torch only: it runs on the user's interpreter, not the generator's.
+torch only (with atengen/torch_facts.py and atengen/wheel_symbols.py beside it, which are too): it
+runs on the user's interpreter, not the generator's.
 
 Fields:
   version, release ("2.14"), cuda ("13.0", or "" for a CPU wheel), arch_list (the CUDA
@@ -22,7 +23,11 @@ Fields:
   autograd_helpers_exported (the names libtorch_cpu exports in torch::autograd::generated::details,
   the namespace of torch/csrc/autograd/FunctionsManual.h), autograd_helpers_declared and
   autograd_helpers_defined (the functions and variables that header declares there, and the ones
-  it defines inline), abi_source, import_error.
+  it defines inline), abi_source, import_error, and release_support: how rules_aten treats the
+  release (atengen/torch_facts.py's policy, which the @torch rule applies from here instead of
+  keeping a copy): {"verdict": "supported", "newer" (built with the newest supported release's
+  facts, after one warning), "older" (refused) or "unreadable"; "supported_releases": oldest
+  first; "facts_release": the release whose facts apply, "" when none does}.
 
 The exports are read from each library's dynamic symbol table by atengen/wheel_symbols.py
 (standard library only, beside this file), so binutils are not needed; a library or header that
@@ -37,6 +42,7 @@ import os
 import re
 import sys
 
+from atengen.torch_facts import NEWEST_RELEASE, SUPPORTED_RELEASES, release_support
 from atengen.wheel_symbols import exported_names, functions_manual_names
 
 # Headers some rules need and some wheels lack, by the path under include/.
@@ -118,11 +124,22 @@ def probe(override: str) -> dict:
     lib = os.path.join(torch_dir, "lib")
     info["libraries"] = [name for name in LIBRARIES if os.path.exists(os.path.join(lib, name))]
     info["cuda_include_dirs"], info["cuda_runtime"] = cuda_packages(site)
+    info["release_support"] = support_of(info["release"])
     try:
         info.update(wheel_exports(torch_dir))
     except ValueError as e:
         sys.exit(str(e))
     return info
+
+
+def support_of(release: str) -> dict:
+    """The release_support field: the verdict on `release`, with what the messages name."""
+    verdict = release_support(release)
+    return {
+        "verdict": verdict,
+        "supported_releases": list(SUPPORTED_RELEASES),
+        "facts_release": {"supported": release, "newer": NEWEST_RELEASE}.get(verdict, ""),
+    }
 
 
 def wheel_exports(torch_dir: str) -> dict:

@@ -17,12 +17,13 @@ TORCH_DIR_ENV = "RULES_ATEN_TORCH_DIR"
 # tool/torch_probe.py prints a JSON object describing the torch installation (see its doc).
 _PROBE = Label("//tool:torch_probe.py")
 
-# The module the probe reads the wheel's symbol tables and FunctionsManual.h with: named here so
-# that a change to it sets the repository up again.
-_PROBE_MODULE = Label("//tool:atengen/wheel_symbols.py")
-
-# Where tool/atengen/torch_facts.py lists the releases it has facts for, one line.
-_FACTS = Label("//tool:atengen/torch_facts.py")
+# The modules the probe imports, named here so that a change to one sets the repository up
+# again: wheel_symbols.py reads the wheel's symbol tables and FunctionsManual.h, and
+# torch_facts.py holds the supported releases and the policy the probe's release_support applies.
+_PROBE_MODULES = [
+    Label("//tool:atengen/torch_facts.py"),
+    Label("//tool:atengen/wheel_symbols.py"),
+]
 
 # The facts the generator reads (`atengen generate --torch_facts`): the probe's, without the
 # machine's paths, so that an action reading them is keyed the same in every checkout.
@@ -226,41 +227,26 @@ cc_library(name = "torch_cuda_headers")
 filegroup(name = "cuda_libraries")
 """
 
-def _supported_releases(rctx):
-    """The releases tool/atengen/torch_facts.py has facts for (its SUPPORTED_RELEASES line), oldest first."""
-    for line in rctx.read(rctx.path(_FACTS)).split("\n"):
-        if line.startswith("SUPPORTED_RELEASES = "):
-            return [r.strip().strip("\"") for r in line.split("(")[1].split(")")[0].split(",") if r.strip()]
-    fail("rules_aten: no SUPPORTED_RELEASES line in {}".format(_FACTS))
-
-def _release_number(release):
-    """2014 for "2.14", or None when it is not two numbers."""
-    parts = release.split(".")
-    if len(parts) != 2 or not parts[0].isdigit() or not parts[1].isdigit():
-        return None
-    return int(parts[0]) * 1000 + int(parts[1])
-
-def _facts_release(rctx, info, torch_dir):
+def _facts_release(info, torch_dir):
     """(the release whose facts the generator uses, the one-line error or None).
 
-    A release older than the oldest supported one is an error; one newer than the newest is
-    built with the newest one's facts, after one warning (printed when the repository is
-    fetched; torch_facts.json names that release, so the generator does not warn again)."""
-    supported = _supported_releases(rctx)
-    release = info["release"]
-    number = _release_number(release)
-    if release == "unknown" or number == None:
-        return release, None
-    if number < _release_number(supported[0]):
-        return release, ("rules_aten: torch {} at {} is older than torch {}, the oldest release " +
-                         "rules_aten supports; install torch {} or newer, or point {} at one").format(
+    The verdict is the probe's (its release_support field, from tool/atengen/torch_facts.py): a
+    release older than the oldest supported one is an error; one newer than the newest is built
+    with the newest one's facts, after one warning (printed when the repository is fetched;
+    torch_facts.json names that release, so the generator does not warn again). An unreadable
+    release is left to the generator, which says so at its first action."""
+    support = info["release_support"]
+    supported = support["supported_releases"]
+    if support["verdict"] == "older":
+        return info["release"], ("rules_aten: torch {} at {} is older than torch {}, the oldest release " +
+                                 "rules_aten supports; install torch {} or newer, or point {} at one").format(
             info["version"],
             torch_dir,
             supported[0],
             supported[0],
             TORCH_DIR_ENV,
         )
-    if number > _release_number(supported[-1]):
+    if support["verdict"] == "newer":
         # buildifier: disable=print
         print(("rules_aten: warning: torch {} at {} is newer than the releases rules_aten knows " +
                "({} to {}): building it with the facts of torch {} (tool/atengen/torch_facts.py)").format(
@@ -268,14 +254,14 @@ def _facts_release(rctx, info, torch_dir):
             torch_dir,
             supported[0],
             supported[-1],
-            supported[-1],
+            support["facts_release"],
         ))
-        return supported[-1], None
-    return release, None
+        return support["facts_release"], None
+    return info["release"], None
 
-def _check_release(rctx, info, torch_dir):
+def _check_release(info, torch_dir):
     """The one-line error when the release is not supported or a library is missing, or None."""
-    facts_release, error = _facts_release(rctx, info, torch_dir)
+    facts_release, error = _facts_release(info, torch_dir)
     if error:
         return error
     if facts_release != info["release"]:
@@ -366,7 +352,7 @@ def _torch_repo_impl(rctx):
     # Every label the function reads, resolved before anything runs: Bazel restarts a repository
     # function from the top at the first label it has not resolved yet, and a restart after the
     # probe would run the probe (seconds: it imports torch) a second time in every new output base.
-    for label in (_PROBE, _PROBE_MODULE, _FACTS):
+    for label in [_PROBE] + _PROBE_MODULES:
         rctx.path(label)
     python = find_python(rctx)
     if python.error:
@@ -400,7 +386,7 @@ def _set_up(rctx, python):
         if not torch_dir.get_child(sub).exists:
             return "rules_aten: {} has no {}/ (is it a torch package directory?); point {} at one".format(torch_dir, sub, TORCH_DIR_ENV)
         rctx.symlink(torch_dir.get_child(sub), sub)
-    error = _check_release(rctx, info, torch_dir)
+    error = _check_release(info, torch_dir)
     if error:
         return error
     for name, rel in _YAML.items():

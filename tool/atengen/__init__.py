@@ -17,7 +17,9 @@ The package is layered; each folder imports only the ones below it (tests/test_l
 - ``pipelines/``: one pure function per product, from an options object to the files to write;
 - ``cli/``: the thin command line: flags into options, one pipeline, the write.
 
-``errors``, ``cached``, ``torch_facts`` (what is specific to the torch release) and
-``wheel_symbols`` (what a torch wheel's libraries export and its FunctionsManual.h declares,
-read from the files) are shared by all layers. The C++ text is in ``templates/``.
+``errors``, ``cached``, ``torch_facts`` (what rules_aten keeps about torch: one block of facts
+per supported release, and what holds in every one), ``wheel_facts`` (what the @torch repository
+read from the installed wheel, --torch_facts) and ``wheel_symbols`` (what a torch wheel's
+libraries export and its FunctionsManual.h declares, read from the files) are shared by all
+layers. The C++ text is in ``templates/``.
 """

@@ -221,7 +221,7 @@ def structured_wrapper(
 
     The impl class is the one the op YAML's dispatch table names for key, or
     ``impl_class_name`` (an external backend's). ``output_names``: the base classes' set_output
-    methods take `DimnameList names` (torch_facts.set_output_takes_names)."""
+    methods take `DimnameList names` (wheel_facts.set_output_takes_names)."""
     out = g.out
     variant = {
         SchemaKind.functional: "functional",

@@ -32,11 +32,10 @@ from atengen.model.operator_model import OperatorModel
 from atengen.render.output import GeneratedFile
 from atengen.render.shards import ShardSetting
 from atengen.render.templates import Templates
+from atengen.wheel_facts import WheelFacts
 
 
-def check_supported(
-    functions: list[NativeFunction], wheel: torch_facts.WheelFacts | None = None
-) -> None:
+def check_supported(functions: list[NativeFunction], wheel: WheelFacts | None = None) -> None:
     """Refuses what the target torch (`wheel`'s release; None: every supported one) cannot take:
     ufunc kernels outside aten, and schema types its runtime parser does not know."""
     release = wheel.facts_release if wheel is not None else None

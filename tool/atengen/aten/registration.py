@@ -40,10 +40,11 @@ from atengen.render.output import GeneratedFile
 from atengen.render.parallel import map_items
 from atengen.render.shards import ShardSetting
 from atengen.render.templates import Templates
+from atengen.wheel_facts import WheelFacts, set_output_takes_names
 
 
 def wrappers_for(
-    model: OperatorModel, f: NativeFunction, key: str, wheel: tf.WheelFacts | None = None
+    model: OperatorModel, f: NativeFunction, key: str, wheel: WheelFacts | None = None
 ) -> Wrapper | None:
     """The wrapper f gets for key, or None. ``wheel``: the installed torch's facts (which
     kernels it exports); None: the fallback list of torch_facts."""
@@ -57,7 +58,7 @@ def wrappers_for(
             return make_wrapper(f, key, "view_copy", fz=view_copy_call(f, view_group))
     group = model.group_of.get(id(f))
     if group is not None and group.structured and f is not group.mutable:
-        names = tf.set_output_takes_names(wheel)
+        names = set_output_takes_names(wheel)
         if key == "Meta":
             return structured_wrapper(f, group, key, "meta", output_names=names)
         out_kernel = group.out.dispatch.get(key)
@@ -91,16 +92,14 @@ def _needs_inplace_meta(f: NativeFunction) -> bool:
     )
 
 
-def calls_unexported_kernel(
-    f: NativeFunction, key: str, wheel: tf.WheelFacts | None = None
-) -> bool:
+def calls_unexported_kernel(f: NativeFunction, key: str, wheel: WheelFacts | None = None) -> bool:
     """Would f's kernel for key be an at::native function the wheel does not export? Such a
     registration is left out (torch's own stays): it would not load."""
     return unexported_kernel_reason(f, key, wheel) is not None
 
 
 def unexported_kernel_reason(
-    f: NativeFunction, key: str, wheel: tf.WheelFacts | None = None
+    f: NativeFunction, key: str, wheel: WheelFacts | None = None
 ) -> str | None:
     """Why f's registration for key is left out because the wheel does not export its kernel
     (from ``wheel``, the facts @torch read from the wheel; without them, torch_facts' list of
@@ -119,7 +118,7 @@ def unexported_kernel_reason(
 
 
 def _functionalize_wrapper(
-    model: OperatorModel, f: NativeFunction, wheel: tf.WheelFacts | None
+    model: OperatorModel, f: NativeFunction, wheel: WheelFacts | None
 ) -> Wrapper | None:
     plan = functionalize_plan(model, f)
     if plan is None:
@@ -145,7 +144,7 @@ def registration_files(
     sharding: ShardSetting,
     templates: Templates,
     jobs: int = 1,
-    wheel: tf.WheelFacts | None = None,
+    wheel: WheelFacts | None = None,
     left_out: list[str] | None = None,
 ) -> list[GeneratedFile]:
     """One file per (key, namespace, shard) that registers at least one kernel (none for a key
@@ -194,7 +193,7 @@ def _key_files(
     key: str,
     sharding: ShardSetting,
     templates: Templates,
-    wheel: tf.WheelFacts | None,
+    wheel: WheelFacts | None,
 ) -> tuple[list[GeneratedFile], set[str], list[str]]:
     """The shards of one key, the C++ signatures of the wrappers they register, and a line for
     each registration left out because the wheel does not export its kernel."""
@@ -257,7 +256,7 @@ def _functions_naming_keys(
 
 
 def _wrapper(
-    model: OperatorModel, f: NativeFunction, key: str, wheel: tf.WheelFacts | None
+    model: OperatorModel, f: NativeFunction, key: str, wheel: WheelFacts | None
 ) -> Wrapper | None:
     try:
         return wrappers_for(model, f, key, wheel)

@@ -22,7 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cached_property
 
-from atengen import torch_facts
+from atengen import torch_facts, wheel_facts
 from atengen.backend.spec import BackendYaml, OpEntry
 from atengen.errors import AtengenError, did_you_mean, shown
 from atengen.model.groups import NativeFunctionsGroup
@@ -67,7 +67,7 @@ class ExternalBackend:
     functional: bool  # functional-backend mode (see torch_facts.FUNCTIONAL_BACKEND_EXTRA_OPS)
     structured: tuple[StructuredClaim, ...] = ()
     # The wheel's structured set_output methods take `DimnameList names`
-    # (torch_facts.set_output_takes_names): the impl wrappers' overrides must too.
+    # (wheel_facts.set_output_takes_names): the impl wrappers' overrides must too.
     output_names: bool = False
 
     @cached_property
@@ -111,7 +111,7 @@ def resolve_backend(
     model: OperatorModel,
     *,
     functional: bool = False,
-    wheel: torch_facts.WheelFacts | None = None,
+    wheel: wheel_facts.WheelFacts | None = None,
 ) -> ExternalBackend:
     """The backend YAML resolved against the model; `wheel` (the facts @torch read of the
     installed wheel) says which structured meta classes it exports."""
@@ -143,7 +143,7 @@ def resolve_backend(
         tuple(kernels),
         functional,
         tuple(claims),
-        output_names=torch_facts.set_output_takes_names(wheel),
+        output_names=wheel_facts.set_output_takes_names(wheel),
     )
     _check_structured_not_listed(backend)
     _check_not_mixed(backend)
@@ -179,7 +179,7 @@ def _structured_claim(
     model: OperatorModel,
     functional: bool,
     suggest: bool,
-    wheel: torch_facts.WheelFacts | None,
+    wheel: wheel_facts.WheelFacts | None,
 ) -> StructuredClaim:
     f = by_name.get(e.name)
     if f is None:

@@ -16,7 +16,7 @@ from atengen.render.shards import AUTO, AUTO_OPERATORS_PER_BUCKET, ShardSetting
 if TYPE_CHECKING:
     from atengen.pipelines.inputs import YamlInputs
     from atengen.render.templates import TemplateOptions
-    from atengen.torch_facts import AutogradHelpers, WheelFacts
+    from atengen.wheel_facts import AutogradHelpers, WheelFacts
 
 # Where //tool:atengen_template_code puts the compiled templates, beside the package in the
 # generator's runfiles. The source tree has no such directory.
@@ -207,12 +207,12 @@ def wheel_facts(path: str | None) -> WheelFacts | None:
     """--torch_facts read; one `file:1: error:` when it is not for a supported release."""
     if path is None:
         return None
-    from atengen import torch_facts
     from atengen.errors import Location
     from atengen.pipelines.inputs import read_text
+    from atengen.wheel_facts import parse_wheel_facts
 
     try:
-        wheel = torch_facts.parse_wheel_facts(read_text(path, "--torch_facts"))
+        wheel = parse_wheel_facts(read_text(path, "--torch_facts"))
     except ValueError as e:
         raise AtengenError(Location(path, 1), str(e)) from None
     if wheel.warning:
@@ -249,7 +249,7 @@ def read_autograd_helpers(torch_dir: str) -> AutogradHelpers:
     lib/libtorch_cpu.so and its header; one-line errors when either cannot be read."""
     from atengen import wheel_symbols
     from atengen.pipelines.inputs import read_text
-    from atengen.torch_facts import AutogradHelpers
+    from atengen.wheel_facts import AutogradHelpers
 
     header = os.path.join(torch_dir, "include", "torch", "csrc", "autograd", "FunctionsManual.h")
     try:

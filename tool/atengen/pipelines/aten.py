@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from atengen import torch_facts
+from atengen import torch_facts, wheel_facts
 from atengen.aten.custom_ops import check_supported, native_headers, schema_files
 from atengen.aten.registration import registration_files
 from atengen.errors import AtengenError
@@ -33,7 +33,7 @@ class AtenOptions:
     jobs: int | None = None  # processes; None: automatic (render/parallel.py)
     templates: TemplateOptions = TemplateOptions()
     # What @torch read from the installed wheel (--torch_facts); None: torch_facts' fallback.
-    wheel: torch_facts.WheelFacts | None = None
+    wheel: wheel_facts.WheelFacts | None = None
 
 
 def aten_outputs(opts: AtenOptions) -> Outputs:
@@ -60,7 +60,7 @@ def aten_outputs(opts: AtenOptions) -> Outputs:
     files = registration_files(
         model, functions, keys, opts.shards, templates, jobs, opts.wheel, left_out
     )
-    files += schema_files(functions, opts.shards, templates, torch_facts.c10_tags(opts.wheel))
+    files += schema_files(functions, opts.shards, templates, wheel_facts.c10_tags(opts.wheel))
     headers = native_headers(model, functions, templates)
     if headers and opts.header_output_dir is None:
         raise AtengenError(None, "custom-namespace ops need --header_output_dir for their headers")

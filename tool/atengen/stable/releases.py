@@ -7,8 +7,9 @@ is carried when the header specializes a conversion for it (``FromImpl<T>``/``To
 a gate the target release passes (``#if TORCH_FEATURE_VERSION >= TORCH_VERSION_2_x_0``);
 trivially copyable scalars (``int64_t``, ``double``, ``bool``) take the catch-all conversion of
 every release. CONVERSIONS_BY_RELEASE keeps those specializations, by the names the header gives
-them, per target release; tests/test_stable_releases.py reads the header of every installed
-wheel and checks the table against it.
+them, per target release (each release's `stable_conversions` in atengen/torch_facts.py);
+tests/test_stable_releases.py reads the header of every installed wheel and checks the table
+against it.
 """
 
 from __future__ import annotations
@@ -21,33 +22,10 @@ from atengen import torch_facts
 # version, torch_library_impl), and rules_aten supports no older torch anyway.
 OLDEST_TARGET = "2.11"
 
-_CARRIED_SINCE_2_10 = frozenset(
-    {
-        "DeviceType",
-        "Layout",
-        "MemoryFormat",
-        "ScalarType",
-        "std::nullopt_t",
-        "std::optional<T>",
-        "std::string",
-        "std::vector<T>",
-        "torch::headeronly::HeaderOnlyArrayRef<T>",
-        "torch::stable::Device",
-        "torch::stable::Tensor",
-    }
-)
-
 # The conversions a library built for each target release may use (the names of the
-# specializations in stableivalue_conversions.h). A new release is a new entry, read off its
-# header (tests/test_stable_releases.py names what differs).
-CONVERSIONS_BY_RELEASE = {
-    "2.11": _CARRIED_SINCE_2_10,
-    "2.12": _CARRIED_SINCE_2_10 | {"Tag"},
-    "2.13": _CARRIED_SINCE_2_10 | {"Tag", "torch::stable::Generator"},
-    # Read off the 2.14.1 and 2.15.0 wheels: no conversion gated on either release.
-    "2.14": _CARRIED_SINCE_2_10 | {"Tag", "torch::stable::Generator"},
-    "2.15": _CARRIED_SINCE_2_10 | {"Tag", "torch::stable::Generator"},
-}
+# specializations in stableivalue_conversions.h): kept in each release's block of
+# atengen/torch_facts.py, with its other facts (tests/test_stable_releases.py names what differs).
+CONVERSIONS_BY_RELEASE = torch_facts.STABLE_CONVERSIONS_BY_RELEASE
 NEWEST_KNOWN = max(CONVERSIONS_BY_RELEASE, key=torch_facts.release_number)
 
 
