@@ -141,6 +141,8 @@ external_backend_codegen macro rather than this rule.""",
     })),
 )
 
+# The docstring's first paragraph and Args are docs/rules.md's (Markdown, written there by
+# `./dev docs`): edit them here.
 def external_backend_codegen(
         name,
         backend_yaml,
@@ -165,7 +167,7 @@ def external_backend_codegen(
         shape_inference_hdr = None,
         shape_inference_file = None,
         ts_lowerings = None):
-    """Generates and compiles the registrations of an out-of-tree backend.
+    """An out-of-tree backend's kernel class header and registrations from a `gen_backend_stubs` YAML, compiled like `aten_codegen`'s.
 
     A backend YAML with `full_codegen`, `ir_gen` or `non_native` ops is a lazy-tensor (LTC)
     backend: N then also holds the generated kernels of the full_codegen ops, and N_headers
@@ -179,39 +181,49 @@ def external_backend_codegen(
       libN.so: shared library of N for torch.ops.load_library; links torch dynamically.
 
     Args:
-      name: base name of the targets.
-      backend_yaml: the backend YAML.
+      name: base name of the targets (`N` above).
+      backend_yaml: the backend YAML, in `gen_backend_stubs`' format
+        ([The backend YAML](docs/rules.md#the-backend-yaml)).
       derivatives: a derivatives YAML with formulas for operators that the backend YAML lists
-        under `autograd:`. Their Autograd<Backend> kernels are generated from the formulas, and
-        their kernel in `srcs` computes the forward pass only (it is registered for the backend
-        key). `autograd:` operators without formulas keep their hand-written autograd kernel.
-      srcs: kernel sources (they define the class's static methods), compiled into N.
-      deps: more kernel cc_libraries, linked into N (give them alwayslink = True if they
+        under `autograd:`. Their `Autograd<Backend>` kernels are generated from the formulas,
+        and their kernel in `srcs` computes the forward pass only (it is registered for the
+        backend key). `autograd:` operators without formulas keep their hand-written autograd
+        kernel ([Generated autograd kernels for a
+        backend](docs/rules.md#generated-autograd-kernels-for-a-backend)).
+      srcs: kernel sources (they define the class's static methods), compiled into `N`.
+      deps: more kernel `cc_library`s, linked into `N` (give them `alwayslink = True` if they
         register anything themselves).
-      op_yaml: the op YAML; default: the installed torch's native_functions.yaml.
-      tags_yaml: its tags YAML; default: the installed torch's.
-      shards: "auto", or a bucket count: 0 = one source per operator and key (the default);
-        N > 0 = N hash buckets per key.
-      functional: functional-backend mode (only functional and view_copy ops are listed;
-        functionalization runs above the backend; no out=/inplace wrappers).
-      check_kernels: scan `srcs` for every kernel definition (a validation action).
+      op_yaml: the operators' YAML; by default the installed torch's `native_functions.yaml`.
+      tags_yaml: its tags YAML; by default the installed torch's.
+      shards: `"auto"` (as `aten_codegen`'s), or a bucket count: `0` (the default): one source
+        per operator and key; `N > 0`: N crc32 buckets per key.
+      functional: functional-backend mode: only functional and `view_copy` ops may be listed,
+        functionalization runs above the backend, and no out= or in-place wrappers are
+        generated ([Functional-backend mode](docs/rules.md#functional-backend-mode)).
+      check_kernels: scan `srcs` for a definition of every kernel, in an action of its own
+        ([The missing-kernel check](docs/rules.md#the-missing-kernel-check)).
       copts: extra compiler options.
       visibility: visibility of the targets.
       tags: tags of the targets.
-      node_base: LTC: base class of the IR nodes; default `torch::lazy::TsNode`.
-      node_base_hdr: LTC: its include path; default `torch/csrc/lazy/ts_backend/ts_node.h`.
-        Put the cc_library of a custom one in `deps`.
-      tensor_class: LTC: the lazy tensor class; default `torch::lazy::LazyTensor`.
-      tensor_class_hdr: LTC: its include path; default `torch/csrc/lazy/core/tensor.h`.
-      backend_namespace: LTC: namespace of GetTensorList, TryGetLtcTensor and
-        GetLtcTensorOrCreateForWrappedNumber; default `torch::lazy`.
-      get_device_fn: LTC: the device getter; default `torch::lazy::GetBackendDevice`.
-      lazy_value_class: LTC: the IR value class; default `torch::lazy::Value`.
-      shape_inference_hdr: LTC: include path of the compute_shape_* declarations; default
-        `shape_inference_file`'s workspace-relative path.
-      shape_inference_file: LTC: label of the header the full_codegen kernels' compute_shape_*
-        calls are checked against; default the wheel's torch/csrc/lazy/core/shape_inference.h.
-      ts_lowerings: LTC: TorchScript Lower()/CanBeReused() in the nodes; default True.
+      node_base: LTC: base class of the IR nodes. Default: `torch::lazy::TsNode`.
+      node_base_hdr: LTC: its include path (put the `cc_library` of a custom one in `deps`).
+        Default: `torch/csrc/lazy/ts_backend/ts_node.h`.
+      tensor_class: LTC: the lazy tensor class. Default: `torch::lazy::LazyTensor`.
+      tensor_class_hdr: LTC: its include path. Default: `torch/csrc/lazy/core/tensor.h`.
+      backend_namespace: LTC: namespace of `GetTensorList`, `TryGetLtcTensor` and
+        `GetLtcTensorOrCreateForWrappedNumber`. Default: `torch::lazy`.
+      get_device_fn: LTC: the device getter of the kernels. Default:
+        `torch::lazy::GetBackendDevice`.
+      lazy_value_class: LTC: the IR value (operand) class. Default: `torch::lazy::Value`.
+      shape_inference_hdr: LTC: the include path, in the kernels, of the header that declares
+        the `compute_shape_*` functions. Default: `shape_inference_file`'s workspace-relative
+        path.
+      shape_inference_file: LTC: the label of the header every `compute_shape_*` that the
+        `full_codegen` kernels call must be declared in: checked at generation time, so a
+        missing one fails the generator action with the declaration to add, not the compile.
+        Default: `@torch//:include/torch/csrc/lazy/core/shape_inference.h`, the wheel's.
+      ts_lowerings: LTC: TorchScript `Lower()`/`CanBeReused()` in the node classes; `False` for
+        backends with their own lowering (torch_xla). Default: `True`.
     """
     given = {
         "backend_namespace": backend_namespace,

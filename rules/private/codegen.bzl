@@ -141,7 +141,9 @@ def _aten_codegen_impl(ctx):
 
 aten_codegen_sources = rule(
     implementation = _aten_codegen_impl,
-    doc = """Runs `atengen generate` once; see the file's doc for the trees it writes.
+    doc = """The generator rule behind `aten_codegen` (its `N_codegen` target): runs `atengen
+generate` once, writing the trees that [`aten_codegen`](docs/rules.md#aten_codegen) lists. Its
+`shards` is a string (`"auto"`, `"0"`, `"N"`); the macro also takes a number.
 
 Returns DefaultInfo (all trees), output groups `cpu_srcs`, `cuda_srcs`, `headers` and
 `generated` (a file of fixed contents, made after the generators ran),
@@ -150,7 +152,7 @@ path. Use the aten_codegen macro rather than this rule.""",
     attrs = dict(generator_attrs(default_to_torch = False), **dict(selection_attrs(), **{
         "cuda": attr.bool(
             default = True,
-            doc = "Also write the CUDA keys' sources (into cuda.cc/).",
+            doc = "Also write the CUDA keys' sources (into `cuda.cc/`).",
         ),
         "derivatives": attr.label(
             allow_single_file = [".yaml"],
@@ -158,17 +160,17 @@ path. Use the aten_codegen macro rather than this rule.""",
         ),
         "functionalize": attr.bool(
             default = True,
-            doc = "With keys = [\"auto\"], also generate the Functionalize-key kernels.",
+            doc = "With `keys = [\"auto\"]`, also generate the Functionalize-key kernels.",
         ),
         "keys": attr.string_list(
             default = ["auto"],
-            doc = "Dispatch keys to generate, or [\"auto\"] for every key the selection uses.",
+            doc = "Dispatch keys to generate, or `[\"auto\"]` for every key the selection uses.",
         ),
         "shards": shards_attr(default = "auto"),
         "torch_facts": attr.label(
             default = Label("@torch//:torch_facts.json"),
             allow_single_file = [".json"],
-            doc = "The installed torch's facts (tool/torch_probe.py): kernels it does not " +
+            doc = "The installed torch's facts (`tool/torch_probe.py`): kernels it does not " +
                   "export are left out.",
         ),
     })),
@@ -202,6 +204,8 @@ def _check_stable_arguments(derivatives, keys):
         fail(("rules_aten: keys = {} needs abi = \"release\": abi = \"stable\" registers " +
               "every dispatch key the op YAML names").format(repr(keys)))
 
+# The docstring's first paragraph and Args are docs/rules.md's (Markdown, written there by
+# `./dev docs`): edit them here.
 def aten_codegen(
         name,
         op_yaml,
@@ -225,7 +229,7 @@ def aten_codegen(
         torch_target = None,
         visibility = None,
         tags = []):
-    """Generates ATen registration sources for an op YAML and compiles them.
+    """Kernel registrations for a `native_functions.yaml`-format op YAML, compiled into a C++ and a shared library.
 
     Targets (`name` = N):
       N_codegen: the generator action (aten_codegen_sources); trees under N_codegen/.
@@ -245,62 +249,83 @@ def aten_codegen(
         was built against (rules/runtime/atengen/torch_release_guard.h).
 
     Args:
-      name: base name of the targets.
-      op_yaml: op YAML (native_functions.yaml format).
-      tags_yaml: tags YAML.
-      ops: op roots or overload names to generate, or ["all"].
-      ops_file: a file with the selection (overrides `ops`).
-      ops_setting: an aten_ops_flag whose non-empty value overrides ops and ops_file.
-      keys: dispatch keys, or ["auto"] for all the selection uses.
-      shards: "auto" (the default): per dispatch key, the fewest hash buckets (a power of two)
-        that hold at most 48 operators on average, so sources stay small whatever the
-        selection; 0: one source per operator and key; N > 0: N hash buckets per key.
-      functionalize: generate Functionalize-key kernels (mutations and views rewritten to
-        functional and view_copy ops; see the README) into the CPU-side library.
-      derivatives: a derivatives YAML (README, "Autograd"); the Autograd and ADInplaceOrView
-        kernels of its operators are generated, sharded like the registrations, and compiled
-        into N.
-      deps: kernel cc_libraries (for custom namespaces), linked into N.
-      srcs: kernel sources compiled into N, starting from the precompiled header of kind
-        `kernels` (see `pch`): the fast place for a custom namespace's kernels.
-      cuda: generate and compile the CUDA keys' registrations (when a toolkit exists).
-      cuda_srcs: `.cu` kernel sources, compiled with the toolkit's nvcc into N_cuda (with the
-        flags of torch's extension builder: rules/private/cuda.bzl). They include the
-        generated `<ns>/ops/<root>_native.h` like `srcs` do.
-      cuda_gencode: nvcc's -gencode flags for this target's cuda_srcs. None (the default):
-        those of --@rules_aten//:cuda_archs if set, else of $TORCH_CUDA_ARCH_LIST if set (both
-        in torch's syntax, "8.0;9.0+PTX"), else of the wheel's torch.cuda.get_arch_list()
-        (machine code for each sm_, PTX for the newest; a line names them): cuda_archs.bzl.
-      cuda_copts: extra nvcc options for cuda_srcs.
-      copts: extra compiler options for N and N_cuda.
-      pch: compile N's sources (`srcs` too) with GCC precompiled headers of the headers the
-        generated sources start with, each built once: `full` (ATen/core/Tensor.h,
-        torch/library.h, atengen/runtime.h), `light` (the same without torch/library.h, for the
-        registration sources that need no dispatcher) and, for `srcs`, `kernels` (ATen/ATen.h
-        too, what a kernel starts with: a kernel edit recompiles in about 1.5 s instead of 5).
-        With no `copts`, they are the targets @rules_aten//rules/pch:atengen_pch_<kind>, which
-        every such library shares; with copts, N_pch_<kind>, built with them: see
-        rules/private/pch.bzl. Tested with GCC; set False to compile without them.
-      abi: "release" (the default): the library uses torch's full C++ API (ATen, autograd,
-        functionalization) and loads into the build's torch release only. "stable": it uses
-        only LibTorch's stable ABI and loads into every torch release from `torch_target` on
-        (rules/private/stable.bzl): N_codegen runs `atengen stable`, whose registrations
-        (STABLE_TORCH_LIBRARY_IMPL) call kernels declared in stable types
-        (torch::stable::Tensor) in <ns>/ops/<root>_native.h, and whose call API
-        (atengen/stable/ops/<root>.h: atengen::stable::<op>(...)) reaches aten's operators
-        of @torch//:native_functions.yaml (an operator newer than the target fails when
-        called in an older torch); every source, `srcs`, `deps` (through N_headers) and
-        `cuda_srcs` is compiled with -DTORCH_TARGET_VERSION of the target, so
-        <ATen/ATen.h> and other unstable headers are an #error; libN.so links libtorch_cpu
-        (the C shim) and, for cuda_srcs, the static CUDA runtime, and is built only when no
-        undefined symbol of it is outside the shim and the C/C++/CUDA runtimes (one line per
-        offending group otherwise: at::, c10::, torch::, ...). Refused: `derivatives` (no C++
-        autograd: use torch.library.register_autograd in Python) and `keys`; ignored:
-        `functionalize` (torch.compile functionalizes mutable custom ops itself) and `pch`.
-        No torch release guard: the library must load into later releases.
-      torch_target: with abi = "stable", the oldest torch release the library loads into, as
-        major.minor, from "2.11" (the default) to the build's torch release; -DTORCH_TARGET_VERSION
-        is its value (0x020B000000000000 for "2.11"). Anything else fails with one line.
+      name: base name of the targets (`N` above).
+      op_yaml: the op YAML, in the `native_functions.yaml` format.
+      tags_yaml: its tags YAML. Custom libraries usually take `@torch//:tags.yaml`.
+      ops: op roots (`add`) or overload names (`add.Tensor`) to generate, or `["all"]`.
+      ops_file: a selection file: names separated by commas or newlines, with `#` comments. It
+        replaces `ops`.
+      ops_setting: the label of an `aten_ops_flag`. When its value is non-empty, it replaces
+        `ops` and `ops_file`.
+      keys: dispatch keys to generate; `["auto"]`: every key the selection has kernels for.
+      shards: `"auto"`: for each dispatch key (and for the autograd sources), the fewest crc32
+        buckets, a power of two, that hold at most 48 operators on average; so a source stays
+        small, and a one-operator edit cheap, whether the selection has ten operators or all of
+        them ([design.md](docs/design.md#sharding-and-build-time)). `0`: one source per
+        (operator, key). `N > 0`: N crc32 buckets per key. Empty buckets are not written. A
+        number or its string.
+      functionalize: generate the Functionalize-key kernels (mutations and views rewritten to
+        functional and `view_copy` ops: [Functionalization](docs/design.md#functionalization))
+        into the CPU-side library.
+      derivatives: a derivatives YAML ([Autograd](docs/rules.md#autograd)). The Autograd and
+        ADInplaceOrView kernels of its operators are generated by a second action into
+        `N_codegen/autograd.cc/` (`Autograd_<shard>.cpp`, sharded by `shards` like the
+        registrations) and compiled into `N`.
+      deps: kernel `cc_library`s (for custom namespaces), linked into `N`. Give them
+        `alwayslink = True` if they register anything themselves.
+      srcs: extra kernel sources, compiled into `N`, starting from the precompiled header of
+        kind `kernels` (see `pch`): the fast place for a custom namespace's kernels.
+      cuda: generate and compile the CUDA keys' registrations, when there is a toolkit.
+      cuda_srcs: `.cu` kernel sources, compiled with the toolkit's nvcc into `N_cuda` (target
+        `N_cuda_kernels`), with torch's extension-builder flags (`--expt-relaxed-constexpr`, no
+        implicit half/bfloat16 conversions; `rules/private/cuda.bzl`), `-std=c++20 -Xcompiler
+        -fPIC`, the wheel's `_GLIBCXX_USE_CXX11_ABI`, and the include paths of torch, the
+        toolkit, the wheel's `nvidia/*/include` and the generated headers: they include the
+        generated `<ns>/ops/<root>_native.h` as `srcs` do. Without a toolkit they are not
+        compiled (a warning says so).
+      cuda_gencode: the `-gencode` flags of nvcc for this target's `cuda_srcs`, e.g.
+        `["-gencode=arch=compute_90,code=sm_90"]`; they win over the build setting and the
+        variable below. `None`: the architectures of `--@rules_aten//:cuda_archs` if set, else
+        of `$TORCH_CUDA_ARCH_LIST` if set (both in torch's syntax, `"8.0;9.0+PTX"`), else of the
+        wheel's `torch.cuda.get_arch_list()` (machine code for each `sm_`, PTX for the newest; a
+        line names them): see [CUDA architectures](docs/rules.md#cuda-architectures).
+      cuda_copts: extra nvcc options for `cuda_srcs`.
+      copts: extra compiler options for `N` and `N_cuda`.
+      pch: compile `N`'s sources (generated and `srcs`) with GCC precompiled headers of the
+        headers the generated sources start with, each built once: `full`
+        (`ATen/core/Tensor.h`, `torch/library.h`, `atengen/runtime.h`), `light` (the same
+        without `torch/library.h`, for the registration sources that need no dispatcher) and,
+        with `srcs`, `kernels` (`ATen/ATen.h` too, what a kernel starts with: a kernel edit
+        recompiles in about 1.5 s instead of 5). A library without `copts` uses the ones every
+        such library of the build shares, `@rules_aten//rules/pch:atengen_pch_<kind>`; one with
+        `copts` gets its own, `N_pch_<kind>`, built with them (`rules/private/pch.bzl`;
+        [design.md](docs/design.md#precompiled-headers)). Tested with GCC; `False` compiles
+        without them.
+      abi: `"release"`: the library uses torch's full C++ API (ATen, generated autograd,
+        functionalization) and loads into the build's torch release only
+        ([One torch release per library](docs/rules.md#one-torch-release-per-library)).
+        `"stable"`: it uses only LibTorch's stable ABI and loads into every torch release from
+        `torch_target` on ([Stable ABI](docs/rules.md#stable-abi-abi--stable),
+        `rules/private/stable.bzl`): `N_codegen` runs `atengen stable`, whose registrations
+        (`STABLE_TORCH_LIBRARY_IMPL`) call kernels declared in stable types
+        (`torch::stable::Tensor`) in `<ns>/ops/<root>_native.h`, and whose call API
+        (`atengen/stable/ops/<root>.h`: `atengen::stable::<op>(...)`) reaches aten's operators
+        of `@torch//:native_functions.yaml` (an operator newer than the target fails when called
+        in an older torch); every source, `srcs`, `deps` (through `N_headers`) and `cuda_srcs`
+        is compiled with `-DTORCH_TARGET_VERSION` of the target, so `<ATen/ATen.h>` and other
+        unstable headers are an `#error`; `libN.so` links `libtorch_cpu` (the C shim) and, for
+        `cuda_srcs`, the static CUDA runtime, and is built only when no undefined symbol of it
+        is outside the shim and the C/C++/CUDA runtimes (one line per offending group
+        otherwise: `at::`, `c10::`, `torch::`, ...). Refused: `derivatives` (no C++ autograd:
+        use `torch.library.register_autograd` in Python) and `keys`; ignored: `functionalize`
+        (`torch.compile` functionalizes mutable custom ops itself) and `pch`. No torch release
+        guard: the library must load into later releases. Any other value fails with one line.
+      torch_target: with `abi = "stable"`, the oldest torch release the library loads into,
+        `"major.minor"` from `"2.11"` (what `None` means) to the build's torch release
+        (`TORCH_RELEASE` of `@torch//:defs.bzl`); `-DTORCH_TARGET_VERSION` is its value
+        (`0x020B000000000000` for `"2.11"`). Anything else (`"2.10"`, `"2.99"` with torch 2.13,
+        `"abc"`, `"2.11.0"`) fails the analysis with one `rules_aten:` line naming the value and
+        that range. Refused with `abi = "release"`.
       visibility: visibility of the targets.
       tags: tags of the targets.
     """

@@ -148,9 +148,11 @@ def _cuda_archs_flag_impl(ctx):
 cuda_archs_flag = rule(
     implementation = _cuda_archs_flag_impl,
     build_setting = config.string(flag = True),
-    doc = """A string build setting: the architectures nvcc compiles `cuda_srcs` for.
+    doc = """A string build setting: the architectures nvcc compiles `cuda_srcs` for, in
+`TORCH_CUDA_ARCH_LIST`'s syntax; `//:cuda_archs` is one
+([CUDA architectures](docs/rules.md#cuda-architectures)).
 
-TORCH_CUDA_ARCH_LIST's syntax (`8.0;9.0+PTX`, `8.0 9.0`, `Hopper`); empty (the default): the
-variable's value, else the wheel's list. An aten_codegen's `cuda_gencode` still wins. A value
-that does not parse fails the build with one line.""",
+The syntax: `8.0;9.0+PTX`, `8.0 9.0`, `Hopper`. Empty (the default): the variable's value, else
+the wheel's list. An aten_codegen's `cuda_gencode` still wins. A value that does not parse fails
+the build with one line.""",
 )

@@ -18,13 +18,13 @@ def generator_attrs(default_to_torch):
             default = Label("@torch//:native_functions.yaml") if default_to_torch else None,
             mandatory = not default_to_torch,
             allow_single_file = [".yaml"],
-            doc = "Op YAML in the native_functions.yaml format.",
+            doc = "Op YAML in the `native_functions.yaml` format.",
         ),
         "tags_yaml": attr.label(
             default = Label("@torch//:tags.yaml") if default_to_torch else None,
             mandatory = not default_to_torch,
             allow_single_file = [".yaml"],
-            doc = "Tags YAML that goes with op_yaml.",
+            doc = "Tags YAML that goes with `op_yaml`.",
         ),
         "tool": attr.label(
             default = Label("//tool:atengen"),
@@ -51,9 +51,9 @@ def shards_attr(default):
     """
     return attr.string(
         default = default,
-        doc = "\"auto\": per file set (a dispatch key's registrations, ...), the fewest hash " +
-              "buckets (a power of two) that hold at most 48 operators on average; \"0\": one " +
-              "source per operator; \"N\": N hash buckets. Default: \"%s\"." % default,
+        doc = "`\"auto\"`: per file set (a dispatch key's registrations, ...), the fewest hash " +
+              "buckets (a power of two) that hold at most 48 operators on average; `\"0\"`: " +
+              "one source per operator; `\"N\"`: N hash buckets.",
     )
 
 def shards_flag(ctx):
@@ -76,15 +76,15 @@ def selection_attrs():
     return {
         "ops": attr.string_list(
             default = ["all"],
-            doc = "Op roots or overload names to generate, or [\"all\"]. Ignored with ops_file.",
+            doc = "Op roots or overload names to generate, or `[\"all\"]`. Ignored with `ops_file`.",
         ),
         "ops_file": attr.label(
             allow_single_file = True,
-            doc = "A file with the selection: op names, comma- or line-separated; # comments.",
+            doc = "A file with the selection: op names, comma- or line-separated; `#` comments.",
         ),
         "ops_setting": attr.label(
             providers = [AtenOpsInfo],
-            doc = "An aten_ops_flag; when its value is non-empty it overrides ops and ops_file.",
+            doc = "An `aten_ops_flag`; when its value is non-empty it overrides `ops` and `ops_file`.",
         ),
     }
 

@@ -23,7 +23,7 @@ def _aten_model_check_impl(ctx):
 
 aten_model_check = rule(
     implementation = _aten_model_check_impl,
-    doc = """Loads operator YAML with `atengen check` and writes the counts it prints to <name>.txt.
+    doc = """Runs `atengen check` on an op YAML and writes the counts it prints to `<name>.txt`.
 
 The action sees only the YAML files and the tool's runfiles, by relative paths.""",
     attrs = generator_attrs(default_to_torch = True),

@@ -6,7 +6,7 @@ AtenCodegenInfo = provider(
         "autograd_srcs": "Tree artifact of the generated autograd sources, or None without derivatives.",
         "cpu_srcs": "Tree artifact: registration sources of the CPU-side keys (and schemas).",
         "cuda_srcs": "Tree artifact of the CUDA keys' sources, or None when CUDA is off.",
-        "headers": "Tree artifact: <ns>/ops/<root>_native.h of custom namespaces.",
+        "headers": "Tree artifact: `<ns>/ops/<root>_native.h` of custom namespaces.",
         "include_dir": "Execroot-relative include directory of `headers`.",
     },
 )

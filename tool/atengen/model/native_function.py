@@ -326,7 +326,7 @@ def native_function_from_entry(
 def new_native_function(**values: object) -> NativeFunction:
     """``NativeFunction(**values)``, filled in one step; fields left out take their defaults.
 
-    The frozen dataclass's __init__ sets each of the 21 fields with its own
+    The frozen dataclass's __init__ sets each of its fields with its own
     object.__setattr__ call, a tenth of the time parsing an entry takes.
     """
     if not (_REQUIRED_FIELDS <= values.keys() <= _FIELD_DEFAULTS.keys()):

@@ -1,7 +1,7 @@
 """The C++ templates of atengen/templates/, and a cache of their compiled code.
 
 Jinja compiles a template to Python before it renders it, and that is most of what loading a
-template costs: about 60 ms for the fifteen templates a whole ``generate`` run renders, paid by
+template costs: about 60 ms for the templates a whole ``generate`` run renders, paid by
 every generator process, i.e. every Bazel action. So a ``Templates`` object looks for each
 template's compiled code (a marshalled Python code object) in ``TemplateOptions.code_dirs`` first:
 
