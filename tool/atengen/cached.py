@@ -14,7 +14,7 @@ from collections.abc import Callable
 # Type checkers read this as True; at run time `typing` (~2 ms to import) stays unimported.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from functools import cached_property
+    from functools import cached_property as cached_property
     from typing import ParamSpec, TypeVar
 
     P = ParamSpec("P")

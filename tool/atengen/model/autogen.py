@@ -12,7 +12,7 @@ from __future__ import annotations
 from types import MappingProxyType
 
 from atengen import torch_facts
-from atengen.errors import AtengenError
+from atengen.errors import AtengenError, SchemaError
 from atengen.model.groups import add_to_buckets
 from atengen.model.native_function import BackendMetadata, NativeFunction, new_native_function
 from atengen.model.schema import (
@@ -23,7 +23,6 @@ from atengen.model.schema import (
     FunctionSchema,
     OperatorName,
     Return,
-    SchemaError,
     SchemaKind,
     check_schema,
 )
