@@ -48,7 +48,16 @@ CONVERSIONS_BY_RELEASE = {
     "2.14": _CARRIED_SINCE_2_10 | {"Tag", "torch::stable::Generator"},
     "2.15": _CARRIED_SINCE_2_10 | {"Tag", "torch::stable::Generator"},
 }
-NEWEST_KNOWN = max(CONVERSIONS_BY_RELEASE, key=torch_facts.release_number)
+
+
+def _number(release: str) -> tuple[int, int]:
+    """torch_facts.release_number of a release this module names, or has checked."""
+    number = torch_facts.release_number(release)
+    assert number is not None, release
+    return number
+
+
+NEWEST_KNOWN = max(CONVERSIONS_BY_RELEASE, key=_number)
 
 
 @dataclass(frozen=True)
@@ -60,9 +69,7 @@ class StableTarget:
 
     @property
     def number(self) -> tuple[int, int]:
-        number = torch_facts.release_number(self.release)
-        assert number is not None  # parse_target checked it
-        return number
+        return _number(self.release)  # parse_target checked it
 
     @property
     def version_macro(self) -> str:
@@ -88,8 +95,8 @@ class StableTarget:
         """The oldest known release after this target whose conversions include all of
         ``conversions``; None when no known release has them."""
         later = sorted(
-            (r for r in CONVERSIONS_BY_RELEASE if torch_facts.release_number(r) > self.number),
-            key=torch_facts.release_number,
+            (r for r in CONVERSIONS_BY_RELEASE if _number(r) > self.number),
+            key=_number,
         )
         return next((r for r in later if conversions <= CONVERSIONS_BY_RELEASE[r]), None)
 
@@ -99,10 +106,10 @@ def parse_target(text: str) -> StableTarget:
     number = torch_facts.release_number(text)
     if number is None or text != f"{number[0]}.{number[1]}":
         raise ValueError(f"not a torch release such as {OLDEST_TARGET}: {text!r}")
-    if number < torch_facts.release_number(OLDEST_TARGET):
+    if number < _number(OLDEST_TARGET):
         raise ValueError(
             f"the stable ABI target must be torch {OLDEST_TARGET} or newer, got {text}"
         )
-    if number > torch_facts.release_number(NEWEST_KNOWN):
+    if number > _number(NEWEST_KNOWN):
         return StableTarget(text, NEWEST_KNOWN)
     return StableTarget(text, text)
