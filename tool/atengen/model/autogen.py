@@ -185,6 +185,7 @@ def _out_schema(base: NativeFunction) -> FunctionSchema:
     if func.kind is SchemaKind.inplace:
         # zero_(Tensor(a!) self) -> Tensor(a!)  =>  zero.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
         self_arg = func.arguments.self_arg
+        assert self_arg is not None  # an in-place op's schema has one (check_schema)
         out = Argument("out", self_arg.type, None, self_arg.annotation)
         arguments = func.arguments.without_self_annotation().with_out_args([out])
         return FunctionSchema(_out_overload(func), arguments, func.returns)

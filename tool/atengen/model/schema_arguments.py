@@ -306,6 +306,7 @@ class Arguments:
 
     def without_self_annotation(self) -> Arguments:
         a = self.self_arg
+        assert a is not None, "only for arguments with a self argument"
         return Arguments(
             self.pre_self_positional,
             Argument(a.name, a.type, a.default, None),

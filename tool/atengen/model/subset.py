@@ -107,7 +107,7 @@ class _Item:
         self.end = 0  # set once the next item is found
         self.line = line
         self.family = family  # None: not recognized from its first line, always read
-        self.entry = None  # the parsed entry, once read
+        self.entry: object = None  # the parsed entry, once read
         self.entry_line = 0
         self.read = False
 
