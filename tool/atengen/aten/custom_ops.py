@@ -59,7 +59,7 @@ def check_supported(
 
 
 def _uses_type(f: NativeFunction, name: str) -> bool:
-    def named(t) -> bool:
+    def named(t: object) -> bool:
         inner = getattr(t, "elem", None)
         return named(inner) if inner is not None else getattr(t, "name", None) == name
 

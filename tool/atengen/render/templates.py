@@ -31,6 +31,7 @@ import jinja2
 
 TEMPLATE_DIR = os.path.join(os.path.dirname(os.path.dirname(__file__)), "templates")
 
+
 # The environment every template is compiled and rendered in. Part of the cache key: code
 # compiled under other options would render other text.
 class _EnvironmentOptions(TypedDict):
