@@ -62,7 +62,7 @@ def cuda_packages(site: str) -> tuple[list[str], str]:
     return includes, (runtimes[0] if runtimes else "")
 
 
-def version_file(torch_dir: str) -> dict:
+def version_file(torch_dir: str) -> dict[str, str]:
     """version, release and cuda from torch/version.py, without importing torch."""
     try:
         with open(os.path.join(torch_dir, "version.py"), encoding="utf-8") as f:
@@ -82,8 +82,8 @@ def version_file(torch_dir: str) -> dict:
     }
 
 
-def probe(override: str) -> dict:
-    info: dict = {"abi_source": "default", "cxx11_abi": True, "version": "unknown"}
+def probe(override: str) -> dict[str, object]:
+    info: dict[str, object] = {"abi_source": "default", "cxx11_abi": True, "version": "unknown"}
     info.update(release="unknown", cuda="", arch_list=[], dispatch_keys=[])
     torch_dir = ""
     if override:
@@ -125,10 +125,10 @@ def probe(override: str) -> dict:
     return info
 
 
-def wheel_exports(torch_dir: str) -> dict:
+def wheel_exports(torch_dir: str) -> dict[str, object]:
     """What the wheel's libraries export and FunctionsManual.h declares (the fields of each
     library or header it has); ValueError with one line for one that cannot be read."""
-    found: dict = {}
+    found: dict[str, object] = {}
     kernels = {}
     for name in ("libtorch_cpu", "libtorch_cuda"):
         path = os.path.join(torch_dir, "lib", name + ".so")

@@ -25,6 +25,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+# Type checkers read this as True; at run time `typing` (~2 ms to import) stays unimported.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import TypeVar
+
+    T = TypeVar("T")
+    D = TypeVar("D")
+
 # One line: rules/private/torch.bzl reads it to refuse older releases and warn of newer ones.
 SUPPORTED_RELEASES = ("2.11", "2.12", "2.13", "2.14", "2.15")
 OLDEST_RELEASE = SUPPORTED_RELEASES[0]
@@ -49,12 +57,14 @@ def facts_release(release: str, version: str) -> tuple[str, str | None]:
     number = release_number(release)
     if number is None:
         raise ValueError(f"torch {version}: cannot read its release from '{release}'")
-    if number < release_number(OLDEST_RELEASE):
+    oldest, newest = release_number(OLDEST_RELEASE), release_number(NEWEST_RELEASE)
+    assert oldest is not None and newest is not None
+    if number < oldest:
         raise ValueError(
             f"torch {version} is older than torch {OLDEST_RELEASE}, the oldest release "
             f"rules_aten supports; install torch {OLDEST_RELEASE} or newer"
         )
-    if number > release_number(NEWEST_RELEASE):
+    if number > newest:
         return NEWEST_RELEASE, (
             f"torch {version} is newer than the releases rules_aten knows "
             f"({OLDEST_RELEASE} to {NEWEST_RELEASE}): building it with the facts of torch "
@@ -630,10 +640,10 @@ AUTOGRAD_HELPER_FACTS = (
 )
 
 
-_JSON_TYPE_NAMES = {str: "a string", list: "a list", dict: "an object"}
+_JSON_TYPE_NAMES: dict[type, str] = {str: "a string", list: "a list", dict: "an object"}
 
 
-def _fact(data: dict, key: str, kind: type, default):
+def _fact(data: dict[str, object], key: str, kind: type[T], default: D) -> T | D:
     value = data.get(key)
     if value is None:
         return default
@@ -642,7 +652,7 @@ def _fact(data: dict, key: str, kind: type, default):
     return value
 
 
-def _strings(values, key: str) -> list[str]:
+def _strings(values: object, key: str) -> list[str]:
     if not isinstance(values, list) or not all(isinstance(v, str) for v in values):
         raise ValueError(f"torch facts: '{key}' must be a list of strings")
     return values
