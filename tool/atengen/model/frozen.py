@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-# Type checkers read this as True; at run time `typing` (~2 ms to import) stays unimported.
-TYPE_CHECKING = False
+from atengen.cached import TYPE_CHECKING
+
 if TYPE_CHECKING:
     from typing import TypeVar
 
