@@ -14,37 +14,42 @@ from collections.abc import Callable
 # Type checkers read this as True; at run time `typing` (~2 ms to import) stays unimported.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import TypeVar
+    from functools import cached_property as cached_property
+    from typing import ParamSpec, TypeVar
 
+    P = ParamSpec("P")
     R = TypeVar("R")
+else:
 
+    class cached_property:  # noqa: N801 - a drop-in for functools.cached_property
+        """Computes an attribute on first access and stores it in the instance.
 
-class cached_property:  # noqa: N801 - a drop-in for functools.cached_property
-    """Computes an attribute on first access and stores it in the instance.
+        Python 3.11's functools.cached_property takes a class-wide lock on every
+        first access; the model makes ~20,000 such accesses while loading torch's
+        YAML, and the locking was a tenth of the time. Nothing here is shared
+        between threads, so the lock buys nothing. Works on frozen dataclasses
+        (without slots), as functools' does: it sets the attribute with object.__setattr__.
 
-    Python 3.11's functools.cached_property takes a class-wide lock on every
-    first access; the model makes ~20,000 such accesses while loading torch's
-    YAML, and the locking was a tenth of the time. Nothing here is shared
-    between threads, so the lock buys nothing. Works on frozen dataclasses
-    (without slots), as functools' does: it sets the attribute with object.__setattr__.
-    """
+        Type checkers see functools.cached_property instead (above), whose behaviour this
+        class has, so that each property has its function's return type.
+        """
 
-    def __init__(self, func: Callable[[object], object]):
-        self.func = func
-        self.name = func.__name__
-        self.__doc__ = func.__doc__
+        def __init__(self, func):
+            self.func = func
+            self.name = func.__name__
+            self.__doc__ = func.__doc__
 
-    def __set_name__(self, owner: type, name: str) -> None:
-        self.name = name
+        def __set_name__(self, owner, name):
+            self.name = name
 
-    def __get__(self, obj: object, objtype: type | None = None):
-        if obj is None:
-            return self
-        value = self.func(obj)
-        # Not obj.__dict__[...]: that makes Python 3.11 build the instance's dict, which it
-        # otherwise keeps as an inline array of values (one object less for the collector).
-        _set_attribute(obj, self.name, value)
-        return value
+        def __get__(self, obj, objtype=None):
+            if obj is None:
+                return self
+            value = self.func(obj)
+            # Not obj.__dict__[...]: that makes Python 3.11 build the instance's dict, which it
+            # otherwise keeps as an inline array of values (one object less for the collector).
+            _set_attribute(obj, self.name, value)
+            return value
 
 
 _set_attribute = object.__setattr__  # also past a frozen dataclass's __setattr__
@@ -55,10 +60,12 @@ _set_attribute = object.__setattr__  # also past a frozen dataclass's __setattr_
 _INTERNED_PER_FUNCTION = 32768
 
 
-def interned(func: Callable[..., R]) -> Callable[..., R]:
+def interned(func: Callable[P, R]) -> Callable[P, R]:
     """A bounded memo for a pure function of text (or of other interned values) whose results
     are immutable: one object per distinct input, shared by every model that reads it."""
-    return functools.lru_cache(maxsize=_INTERNED_PER_FUNCTION)(func)
+    # lru_cache's wrapper is typed as taking any hashable arguments; it passes on exactly the
+    # ones it is given, so it has func's signature.
+    return functools.lru_cache(maxsize=_INTERNED_PER_FUNCTION)(func)  # type: ignore[return-value]
 
 
 def cached_on_first_argument(func: Callable[..., R]) -> Callable[..., R]:
@@ -73,9 +80,10 @@ def cached_on_first_argument(func: Callable[..., R]) -> Callable[..., R]:
     if func.__code__.co_argcount == 1:
         # The common case, as cheap as cached_property: the value itself in the slot.
         @functools.wraps(func)
-        def one_argument(obj):
+        def one_argument(obj: object) -> R:
             try:
-                return obj.__dict__[slot]
+                cached: R = obj.__dict__[slot]
+                return cached
             except KeyError:
                 value = obj.__dict__[slot] = func(obj)
                 return value
@@ -83,8 +91,8 @@ def cached_on_first_argument(func: Callable[..., R]) -> Callable[..., R]:
         return one_argument
 
     @functools.wraps(func)
-    def wrapper(obj, *args):
-        memo = obj.__dict__.get(slot)
+    def wrapper(obj: object, *args: object) -> R:
+        memo: dict[tuple[object, ...], R] | None = obj.__dict__.get(slot)
         if memo is None:
             memo = obj.__dict__[slot] = {}
         try:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 
@@ -71,7 +72,7 @@ def bounded(message: str) -> str:
     return f"{head} ... ({left_out} characters left out) ... {tail}"
 
 
-def format_warnings(warnings) -> list[str]:
+def format_warnings(warnings: Sequence[str]) -> list[str]:
     """The lines to print for ``warnings`` (each one ``file:line: warning: ...``): the first
     MAX_SHOWN_ERRORS, each bounded, then one line counting the rest."""
     lines = [bounded(w) for w in warnings[:MAX_SHOWN_ERRORS]]
@@ -81,7 +82,7 @@ def format_warnings(warnings) -> list[str]:
     return lines
 
 
-def shown(errors_so_far: list) -> bool:
+def shown(errors_so_far: Sequence[object]) -> bool:
     """Whether the next error after ``errors_so_far`` (in the order they are combined) will be
     printed."""
     return len(errors_so_far) < MAX_SHOWN_ERRORS
@@ -91,7 +92,7 @@ class SchemaError(ValueError):
     """A malformed schema string; the model layer adds the entry's location."""
 
 
-def did_you_mean(name: str, candidates) -> str:
+def did_you_mean(name: str, candidates: Iterable[str]) -> str:
     """' (did you mean 'X'?)' naming the closest candidate, or '' — for error messages."""
     if len(name) > 200:
         return ""  # no candidate is that long; comparing would take seconds

@@ -120,7 +120,21 @@ class GeneratedCall:
     copies: tuple[tuple[str, str], ...] = ()  # (out arg, result expr) for out variants
 
 
-def make_wrapper(f: NativeFunction, key: str, kind: str, **kw) -> Wrapper:
+def make_wrapper(
+    f: NativeFunction,
+    key: str,
+    kind: str,
+    *,
+    call: str = "",
+    kernel_decl: tuple[str, str] | None = None,
+    device_check: tuple[str, ...] = (),
+    device_guard: str = "",
+    structured: StructuredCall | None = None,
+    generated: GeneratedCall | None = None,
+    fz: MutationCall | ViewCall | ViewCopyCall | None = None,
+    backend_select: BackendSelectCall | None = None,
+) -> Wrapper:
+    """The Wrapper of ``f`` for ``key``; the keyword arguments are its kind-specific fields."""
     returns, params, signature = wrapper_declaration(f)
     return Wrapper(
         kind=kind,
@@ -129,7 +143,14 @@ def make_wrapper(f: NativeFunction, key: str, kind: str, **kw) -> Wrapper:
         returns=returns,
         params=params,
         signature=signature,
-        **kw,
+        call=call,
+        kernel_decl=kernel_decl,
+        device_check=device_check,
+        device_guard=device_guard,
+        structured=structured,
+        generated=generated,
+        fz=fz,
+        backend_select=backend_select,
     )
 
 
@@ -191,6 +212,7 @@ def backend_select_wrapper(f: NativeFunction) -> Wrapper:
     name (joined with its tensor arguments' keys, past BackendSelect), then a redispatch."""
     op = op_ref(f)
     options = f.func.arguments.tensor_options
+    assert options is not None, "only for factory ops (needs_backend_select)"
     call = BackendSelectCall(
         op=op,
         redispatch=op.aten_call.removesuffix("::call") + "::redispatch" if op.aten_call else "",
@@ -323,22 +345,24 @@ def generated_wrapper(f: NativeFunction, g: NativeFunctionsGroup, key: str) -> W
     """Kernels for generated variants: out= via the functional op, functional via
     the (non-generated) inplace or mutable op applied to clones."""
     if f.kind is SchemaKind.out:
-        target = g.functional
+        functional = g.functional
         # The functional op returns the out= results first, then the new values
         # of the inputs the op mutates in place (a mutable op's positionals).
         targets = [a.name for a in f.func.arguments.out] + [
             a.name for a in f.func.arguments.flat_positional if a.is_write
         ]
-        tensor_results = [i for i, r in enumerate(target.func.returns) if r.type.is_tensor_like()]
+        tensor_results = [
+            i for i, r in enumerate(functional.func.returns) if r.type.is_tensor_like()
+        ]
         if len(targets) != len(tensor_results):
-            raise CannotGenerate(f"{target.name} returns do not match the outputs of {f.name}")
+            raise CannotGenerate(f"{functional.name} returns do not match the outputs of {f.name}")
         copies = tuple(
-            (name, _result_part(i, len(target.func.returns)))
+            (name, _result_part(i, len(functional.func.returns)))
             for name, i in zip(targets, tensor_results, strict=True)
         )
         gen = GeneratedCall(
-            target=op_ref(target),
-            call_args=tuple(functional_call_args(f, target, {})),
+            target=op_ref(functional),
+            call_args=tuple(functional_call_args(f, functional, {})),
             return_expr=_out_return(f),
             bind_result=True,
             copies=copies,

@@ -58,7 +58,7 @@ def check_supported(functions: list[NativeFunction], wheel: WheelFacts | None = 
 
 
 def _uses_type(f: NativeFunction, name: str) -> bool:
-    def named(t) -> bool:
+    def named(t: object) -> bool:
         inner = getattr(t, "elem", None)
         return named(inner) if inner is not None else getattr(t, "name", None) == name
 

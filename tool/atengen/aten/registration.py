@@ -54,7 +54,7 @@ def wrappers_for(
         return backend_select_wrapper(f) if needs_backend_select(f) else None
     if key == "CompositeExplicitAutogradNonFunctional":
         view_group = model.view_group_of.get(id(f))
-        if is_generated_view_copy(f, view_group):
+        if view_group is not None and is_generated_view_copy(f, view_group):
             return make_wrapper(f, key, "view_copy", fz=view_copy_call(f, view_group))
     group = model.group_of.get(id(f))
     if group is not None and group.structured and f is not group.mutable:
@@ -165,7 +165,7 @@ def registration_files(
         for key in keys
     }
 
-    def key_files(key: str) -> tuple[list[GeneratedFile], set[str]]:
+    def key_files(key: str) -> tuple[list[GeneratedFile], set[str], list[str]]:
         return _key_files(model, candidates[key], key, sharding, templates, wheel)
 
     # Largest first: no process is left with a large key at the end.

@@ -6,6 +6,7 @@ from atengen.api.cpp_types import TypeOptions, argument_type, return_type
 from atengen.autograd.model import DiffArgument
 from atengen.cached import cached_on_first_argument
 from atengen.model.native_function import NativeFunction
+from atengen.model.schema import Argument
 
 
 def api_options(f: NativeFunction) -> TypeOptions:
@@ -23,7 +24,7 @@ def api_arguments(f: NativeFunction) -> tuple[DiffArgument, ...]:
     opts = api_options(f)
     args = f.func.arguments
 
-    def one(a) -> DiffArgument:
+    def one(a: Argument) -> DiffArgument:
         return DiffArgument(a.name, argument_type(a.type, mutable=a.is_write, opts=opts), a)
 
     packed = (DiffArgument("options", "at::TensorOptions", None),) if args.tensor_options else ()

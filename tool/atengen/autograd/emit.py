@@ -33,6 +33,7 @@ outside aten returning several tensors.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from atengen.api.calls import OpRef, op_ref
@@ -141,11 +142,13 @@ class _Shard:
     views: bool = False
 
 
-def _functional_infos(derivatives: DerivativesModel, model: OperatorModel) -> dict[int, dict]:
+def _functional_infos(
+    derivatives: DerivativesModel, model: OperatorModel
+) -> dict[int, dict[str, DifferentiabilityInfo]]:
     """id(out= function) -> the infos of its group's functional op: what torch checks an out=
     op's arguments against (generated out= ops are matched to nothing themselves)."""
     by_id = {id(fd.func): fd for fd in derivatives.functions}
-    result = {}
+    result: dict[int, dict[str, DifferentiabilityInfo]] = {}
     for fd in derivatives.functions:
         f = fd.func
         group = model.group_of.get(id(f))
@@ -167,7 +170,9 @@ class LeftOut:
     functions: dict[tuple[str, bool], set[str]] = field(default_factory=dict)
     entries: dict[tuple[str, bool], set[str]] = field(default_factory=dict)
 
-    def add(self, f: NativeFunction, info: DifferentiabilityInfo, helpers) -> None:
+    def add(
+        self, f: NativeFunction, info: DifferentiabilityInfo, helpers: Iterable[tuple[str, bool]]
+    ) -> None:
         for helper in helpers:
             self.functions.setdefault(helper, set()).add(f"{f.namespace}::{f.name}")
             self.entries.setdefault(helper, set()).add(str(info.loc))
@@ -261,7 +266,7 @@ def _info_for_key(fd: FunctionDerivatives, target: AutogradTarget) -> Differenti
 def _add_function(
     shard: _Shard,
     fd: FunctionDerivatives,
-    out_infos: dict | None,
+    out_infos: dict[str, DifferentiabilityInfo] | None,
     target: AutogradTarget,
     model: OperatorModel,
     left_out: LeftOut | None,
@@ -307,8 +312,8 @@ def _add_function(
         shard.views = True
     shard.helpers |= manual_helpers(info, forward, helpers)
     shard.ops[op.name + "." + op.overload] = op
-    if info.has_derivatives and info.op not in shard.nodes:
-        shard.nodes[info.op] = backward_node(info, target.namespace)
+    if info.has_derivatives and info.node not in shard.nodes:
+        shard.nodes[info.node] = backward_node(info, target.namespace)
     # auto_linear formulas call the op itself; a view_copy op's (the view's formulas) the view.
     group = model.view_group_of.get(id(info.func))
     linear_ops = [info.func] + ([group.view] if group and group.view_copy is info.func else [])

@@ -19,6 +19,7 @@ by all elements).
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -54,7 +55,7 @@ class ElementForward:
     in_place: bool
 
 
-def _unique(names) -> list[str]:
+def _unique(names: Iterable[str]) -> list[str]:
     return list(dict.fromkeys(names))
 
 
@@ -166,7 +167,7 @@ def foreach_inplace_kernel(
         signature=kernel_signature(f, op, "autograd"),
         list_arg=list_arg,
         size_checks=tuple(n for n in lists if n != list_arg),
-        node=info.op if info.has_derivatives else "",
+        node=info.node if info.has_derivatives else "",
         differentiable_inputs=tuple(ref_to_mine[n] for n in diff),
         element_inputs=tuple(names[n] for n in diff),
         saved_inputs=tuple(saved_inputs),

@@ -81,8 +81,14 @@ def postprocess(
 
 
 def _element_wise(
-    key, f, entry_name, args, derivatives, forward_derivatives, args_with_derivatives
-):
+    key: str,
+    f: NativeFunction,
+    entry_name: str,
+    args: tuple[DiffArgument, ...],
+    derivatives: list[Derivative],
+    forward_derivatives: list[tuple[str, ForwardDerivative]],
+    args_with_derivatives: tuple[DiffArgument, ...],
+) -> tuple[str, tuple[str, ...]]:
     """For an element-wise op the Jacobian is diagonal, so J v is the backward
     formula with the gradient replaced by the tangent (conjugated both ways for
     complex numbers) and inputs by their primals."""
@@ -113,7 +119,14 @@ def _element_wise(
     return f"({formula}).conj()", tuple(a.name for a in args)
 
 
-def _linear(key, f, entry_name, args, forward_derivatives, args_with_derivatives):
+def _linear(
+    key: str,
+    f: NativeFunction,
+    entry_name: str,
+    args: tuple[DiffArgument, ...],
+    forward_derivatives: list[tuple[str, ForwardDerivative]],
+    args_with_derivatives: tuple[DiffArgument, ...],
+) -> tuple[str, tuple[str, ...]]:
     """A linear op's Jacobian is the op itself: J v = op(v) with every
     differentiable input replaced by its tangent."""
     if len(forward_derivatives) > 1 or len(forward_derivatives[0][1].var_names) > 1:

@@ -118,7 +118,7 @@ def autograd_kernel(
         signature=kernel_signature(f, op, "autograd"),
         base_name=str(f.func.name.name),
         in_place=inplace,
-        node=info.op if info.has_derivatives else "",
+        node=info.node if info.has_derivatives else "",
         differentiable_inputs=tuple(diff),
         list_inputs=tuple(n for n in diff if types[n] == "at::TensorList"),
         saved_inputs=tuple(

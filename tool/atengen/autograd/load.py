@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import gc
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from atengen.autograd import forward
@@ -108,6 +109,7 @@ def build_derivatives(
         except AtengenError as e:
             errors.append(e)
             continue
+        assert isinstance(entry, YamlMap)  # _entry_infos refuses anything else
         if key in first_line:
             errors.append(
                 AtengenError(
@@ -212,18 +214,22 @@ def _entry_infos(
         if extra:
             raise entry.err(extra[0], f"'{extra[0]}': with 'dispatch:', formulas go inside it")
         per_key = raw["dispatch"]
-        if not isinstance(per_key, YamlMap) or not all(
-            isinstance(v, YamlMap) for v in per_key.values()
-        ):
+        tables = (
+            [(k, v) for k, v in per_key.items() if isinstance(v, YamlMap)]
+            if isinstance(per_key, YamlMap)
+            else []
+        )
+        if not isinstance(per_key, YamlMap) or len(tables) != len(per_key):
             raise entry.err("dispatch", "'dispatch' must map autograd keys to formula mappings")
-        tables = list(per_key.items())
+        key_table = per_key
     else:
         tables = [(DEFAULT_KEY, raw)]
+        key_table = raw  # (DEFAULT_KEY is an autograd key)
     result = {}
     for key, table in tables:
         if key not in AUTOGRAD_KEYS:
             raise AtengenError(
-                per_key.key_location(key),
+                key_table.key_location(key),
                 f"invalid dispatch key '{key}'; use one of {', '.join(sorted(AUTOGRAD_KEYS))}",
             )
         result[key] = _info(entry, key, table, op_counter, index.operators)
@@ -428,13 +434,19 @@ def _scopes(
     )
 
 
-def _check_names(formula: str, scope: frozenset[str], operators: OperatorNames, what: str, err):
+def _check_names(
+    formula: str,
+    scope: frozenset[str],
+    operators: OperatorNames,
+    what: str,
+    err: Callable[[str], AtengenError],
+) -> None:
     name = undeclared_name(formula, scope, operators)
     if name is not None:
         raise err(undeclared_message(name, what, scope))
 
 
-def _key_error(table: YamlMap, key: str):
+def _key_error(table: YamlMap, key: str) -> Callable[[str], AtengenError]:
     def make(message: str) -> AtengenError:
         return AtengenError(table.key_location(key), message)
 

@@ -217,7 +217,10 @@ def _foreach_info(
     mine_by_name = {a.name: a for a, _ in pairs}
     api_types = {a.name: a.cpp_type for a in api_arguments(f)}
 
-    derivatives, all_in, all_out, var_names_all = [], [], [], []
+    derivatives: list[Derivative] = []
+    all_in: list[SavedAttribute] = []
+    all_out: list[SavedAttribute] = []
+    var_names_all: list[str] = []
     for d in ref.derivatives:
         formula = d.formula.replace("grad", "grads[i]").replace("result", "result[i]")
         saved_in = []

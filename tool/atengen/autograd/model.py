@@ -96,6 +96,12 @@ class DifferentiabilityInfo:
     def has_derivatives(self) -> bool:
         return bool(self.args_with_derivatives)
 
+    @property
+    def node(self) -> str:
+        """``op`` of an info with derivatives (which always names its backward node)."""
+        assert self.op is not None, "an info without derivatives has no backward node"
+        return self.op
+
 
 @dataclass(frozen=True, eq=False)
 class FunctionDerivatives:

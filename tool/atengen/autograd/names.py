@@ -63,26 +63,27 @@ class OperatorNames:
         self._names: frozenset[str] | None = None
         self._namespaces: frozenset[str] | None = None
 
-    def _gather(self) -> None:
-        names, namespaces = set(), set()
+    def _gather(self) -> tuple[frozenset[str], frozenset[str]]:
+        """The aten operators' names and the namespaces, gathered on first use."""
+        names: set[str] = set()
+        namespaces: set[str] = set()
         for f in self._model.functions:
             namespaces.add(f.namespace)
             if f.namespace == "aten":
                 name = str(f.name.name)
                 names.update((name, name + "_symint"))
         self._names, self._namespaces = frozenset(names), frozenset(namespaces)
+        return self._names, self._namespaces
 
     def may_call(self, name: str) -> bool:
         """An aten operator, or anything where the op YAML has none (then which names argument-
         dependent lookup finds is unknown)."""
-        if self._names is None:
-            self._gather()
-        return name in self._names or not self._names
+        names = self._names if self._names is not None else self._gather()[0]
+        return name in names or not names
 
     def is_namespace(self, name: str) -> bool:
-        if self._namespaces is None:
-            self._gather()
-        return name in _NAMESPACES or name in self._namespaces
+        namespaces = self._namespaces if self._namespaces is not None else self._gather()[1]
+        return name in _NAMESPACES or name in namespaces
 
 
 def backward_scope(

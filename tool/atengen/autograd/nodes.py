@@ -193,8 +193,8 @@ def backward_node(info: DifferentiabilityInfo, namespace: str) -> BackwardNode:
             if not r.is_list:
                 raise unsupported(info, f"a foreach op's gradient of the single tensor '{r.name}'")
     return BackwardNode(
-        name=info.op,
-        qualified_name=f"{namespace}::{info.op}",
+        name=info.node,
+        qualified_name=f"{namespace}::{info.node}",
         entry=f"{info.func.namespace}::{info.func.func.name}",
         location=str(info.loc),
         saved=saved,

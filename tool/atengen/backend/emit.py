@@ -195,16 +195,32 @@ def _kernel_call(backend: ExternalBackend, k: BackendKernel, args: Sequence[str]
     return f"{spec.cpp_namespace}::{spec.class_name}::{k.kernel}({', '.join(args)})"
 
 
-def _wrapper(backend: ExternalBackend, f: NativeFunction, key: str, **kw) -> BackendWrapper:
+def _wrapper(
+    backend: ExternalBackend,
+    f: NativeFunction,
+    key: str,
+    *,
+    call: str,
+    copy_op: str = "",
+    copies: tuple[tuple[str, str], ...] = (),
+    copy_list: str = "",
+    return_expr: str = "",
+    structured: StructuredCall | None = None,
+) -> BackendWrapper:
     check, guard = _device_handling(backend, f)
     return BackendWrapper(
         op_name=str(f.name),
         cpp_name=wrapper_name(key, f),
         returns=wrapper_returns(f),
         params=wrapper_params(f),
+        call=call,
         device_check=check,
         device_guard=guard,
-        **kw,
+        copy_op=copy_op,
+        copies=copies,
+        copy_list=copy_list,
+        return_expr=return_expr,
+        structured=structured,
     )
 
 

@@ -70,7 +70,7 @@ def _definitions(code: str) -> Counter[tuple[str, str]]:
             continue
         before = _BEFORE_REVERSED.match(reversed_code, end - m.start())
         if before is not None and before.group(1) not in _NOT_TYPES_REVERSED:
-            found[m.group(1, 2)] += 1
+            found[m.group(1), m.group(2)] += 1
     return found
 
 

@@ -119,7 +119,7 @@ def resolve_backend(
     by_name = {str(f.name): f for f in model.functions if f.namespace == "aten"}
     symint = {e.name for e in spec.symint}
     kernels = []
-    errors = []
+    errors: list[AtengenError] = []
     for key, entries in ((spec.backend, spec.supported), (spec.autograd_key, spec.autograd)):
         for e in entries:
             f = by_name.get(e.name)
@@ -232,10 +232,16 @@ def _check_not_mixed(backend: ExternalBackend) -> None:
         if group is None or id(group) in seen:
             continue
         seen.add(id(group))
-        fwd = [backend.kernel_for(f, backend.spec.backend) for f in group.functions()]
-        bwd = [backend.kernel_for(f, backend.spec.autograd_key) for f in group.functions()]
-        fwd = [x for x in fwd if x is not None]
-        bwd = [x for x in bwd if x is not None]
+        fwd = [
+            x
+            for f in group.functions()
+            if (x := backend.kernel_for(f, backend.spec.backend)) is not None
+        ]
+        bwd = [
+            x
+            for f in group.functions()
+            if (x := backend.kernel_for(f, backend.spec.autograd_key)) is not None
+        ]
         if fwd and bwd:
             raise AtengenError(
                 bwd[0].entry.loc,

@@ -271,7 +271,9 @@ def _op_list(doc: YamlMap, key: str) -> tuple[OpEntry, ...]:
     return tuple(entries)
 
 
-def _without_repeats(entries: tuple[OpEntry, ...], key: str, warnings: list[str]):
+def _without_repeats(
+    entries: tuple[OpEntry, ...], key: str, warnings: list[str]
+) -> tuple[OpEntry, ...]:
     """An op listed twice in one list means the same as once (torchgen accepts it, and
     vendor YAMLs do it): a warning, and the repeat is dropped."""
     first: dict[str, OpEntry] = {}

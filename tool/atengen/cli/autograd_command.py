@@ -17,6 +17,7 @@ and FunctionsManual.h, read directly.
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
 
 from atengen.cli.common import (
     add_shards_flag,
@@ -29,8 +30,12 @@ from atengen.cli.common import (
 )
 from atengen.errors import AtengenError
 
+if TYPE_CHECKING:
+    from atengen.cli.common import Commands
+    from atengen.render.output import Outputs
 
-def add_autograd_command(commands) -> None:
+
+def add_autograd_command(commands: Commands) -> None:
     p = commands.add_parser("autograd", help="autograd kernels from a derivatives YAML")
     add_yaml_flags(p)
     p.add_argument("--derivatives_yaml", required=True, help="The derivatives YAML.")
@@ -57,7 +62,7 @@ def add_autograd_command(commands) -> None:
     p.set_defaults(run=_run)
 
 
-def _run(args: argparse.Namespace):
+def _run(args: argparse.Namespace) -> Outputs:
     from atengen.pipelines.autograd import AutogradOptions, autograd_outputs
 
     if args.cpp_namespace and not args.namespace:

@@ -12,6 +12,7 @@ an error leaves no output (and no stale files from an earlier run).
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
 
 from atengen.cli.common import (
     add_shards_flag,
@@ -22,8 +23,12 @@ from atengen.cli.common import (
 )
 from atengen.cli.lazy_flags import add_lazy_codegen_flags, lazy_codegen_options
 
+if TYPE_CHECKING:
+    from atengen.cli.common import Commands
+    from atengen.render.output import Outputs
 
-def add_backend_command(commands) -> None:
+
+def add_backend_command(commands: Commands) -> None:
     p = commands.add_parser(
         "backend", help="an external backend's kernel class header and registrations"
     )
@@ -75,7 +80,7 @@ def add_backend_command(commands) -> None:
     p.set_defaults(run=_run)
 
 
-def _run(args: argparse.Namespace):
+def _run(args: argparse.Namespace) -> Outputs:
     from atengen.cli.common import autograd_helpers, wheel_facts
     from atengen.pipelines.backend import BackendOptions, backend_outputs
 

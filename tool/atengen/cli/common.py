@@ -7,16 +7,42 @@ import argparse
 import importlib.util
 import os
 import sys
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NoReturn
+
+from absl.flags import argparse_flags
 
 from atengen.errors import AtengenError
 from atengen.render.shards import AUTO, AUTO_OPERATORS_PER_BUCKET, ShardSetting
 
 # The pipelines are imported by the functions that run them (see atengen.cli.main).
 if TYPE_CHECKING:
+    from typing import TypeAlias
+
     from atengen.pipelines.inputs import YamlInputs
     from atengen.render.templates import TemplateOptions
     from atengen.wheel_facts import AutogradHelpers, WheelFacts
+
+
+class UsageError(Exception):
+    """A bad command line; argparse would otherwise print a multi-line usage and exit."""
+
+
+class Parser(argparse_flags.ArgumentParser):
+    """The parser of the command line and of each command's flags: argparse_flags would
+    otherwise copy absl's process-wide flags (logging, pdb, profiling) into every one."""
+
+    def __init__(self, **kwargs: object) -> None:
+        # absl leaves its ArgumentParser.__init__ unannotated.
+        super().__init__(inherited_absl_flags=None, **kwargs)  # type: ignore[no-untyped-call]
+
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(f"{self.prog}: error: {message} (see `{self.prog} --help`)")
+
+
+if TYPE_CHECKING:
+    # What each command module adds its command to (argparse names no public type for it).
+    Commands: TypeAlias = argparse._SubParsersAction[Parser]
+
 
 # Where //tool:atengen_template_code puts the compiled templates, beside the package in the
 # generator's runfiles. The source tree has no such directory.
@@ -145,7 +171,8 @@ def selected_ops(args: argparse.Namespace) -> str:
     from atengen.pipelines.inputs import read_text
 
     if args.ops_file is None:
-        return args.ops
+        ops: str = args.ops
+        return ops
     lines = [line.split("#", 1)[0] for line in read_text(args.ops_file, "--ops_file").splitlines()]
     return ",".join(x for line in lines for x in line.split(",") if x.strip())
 

@@ -4,6 +4,7 @@ pipeline)."""
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
 
 from atengen.cli.common import (
     add_jobs_flag,
@@ -17,8 +18,12 @@ from atengen.cli.common import (
     yaml_inputs,
 )
 
+if TYPE_CHECKING:
+    from atengen.cli.common import Commands
+    from atengen.render.output import Outputs
 
-def add_generate_command(commands) -> None:
+
+def add_generate_command(commands: Commands) -> None:
     p = commands.add_parser(
         "generate", help="per-dispatch-key registration sources, sharded by operator"
     )
@@ -53,7 +58,7 @@ def add_generate_command(commands) -> None:
     p.set_defaults(run=_run)
 
 
-def _run(args: argparse.Namespace):
+def _run(args: argparse.Namespace) -> Outputs:
     from atengen.pipelines.aten import AtenOptions, aten_outputs
 
     return aten_outputs(

@@ -12,13 +12,18 @@ See atengen.pipelines.lazy.
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
 
 from atengen.cli.common import add_shards_flag, add_yaml_flags, template_options, yaml_inputs
 from atengen.cli.lazy_flags import add_lazy_codegen_flags, lazy_codegen_options, lazy_field_type
 from atengen.lazy.options import LazyOptions
 
+if TYPE_CHECKING:
+    from atengen.cli.common import Commands
+    from atengen.render.output import Outputs
 
-def add_lazy_command(commands) -> None:
+
+def add_lazy_command(commands: Commands) -> None:
     p = commands.add_parser(
         "lazy", help="a lazy-tensor backend's IR nodes, kernels and registrations"
     )
@@ -36,7 +41,7 @@ def add_lazy_command(commands) -> None:
     p.set_defaults(run=_run)
 
 
-def _run(args: argparse.Namespace):
+def _run(args: argparse.Namespace) -> Outputs:
     from atengen.pipelines.lazy import LazyPipelineOptions, lazy_outputs
 
     return lazy_outputs(

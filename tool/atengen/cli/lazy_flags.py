@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 from dataclasses import fields
 
 from atengen.errors import AtengenError
@@ -16,7 +17,7 @@ _NAME_FIELDS = tuple(
 )
 
 
-def lazy_field_type(name: str):
+def lazy_field_type(name: str) -> Callable[[str], str]:
     """The argparse type of the flag of LazyOptions field ``name``: the value if it has the
     field's form (a C++ name, a header path, ...), else a one-line error naming the flag."""
 

@@ -23,42 +23,29 @@ runs `atengen lazy` does not pay for importing the autograd or aten emitters.
 from __future__ import annotations
 
 import argparse
-import functools
 import sys
 from collections.abc import Sequence
-
-from absl.flags import argparse_flags
+from typing import TYPE_CHECKING
 
 from atengen.cli.autograd_command import add_autograd_command
 from atengen.cli.backend_command import add_backend_command
-from atengen.cli.common import input_files
+from atengen.cli.common import Parser, UsageError, input_files
 from atengen.cli.generate_command import add_generate_command
 from atengen.cli.lazy_command import add_lazy_command
 from atengen.cli.model_commands import add_check_command, add_dump_command
 from atengen.cli.stable_command import add_stable_command
 from atengen.errors import AtengenError, format_warnings
 
+if TYPE_CHECKING:
+    from atengen.render.output import Outputs
+
 COMMANDS = ("check", "dump", "generate", "backend", "lazy", "autograd", "stable")
 
 
-class _UsageError(Exception):
-    """A bad command line; argparse would otherwise print a multi-line usage and exit."""
-
-
-class _Parser(argparse_flags.ArgumentParser):
-    def error(self, message: str):
-        raise _UsageError(f"{self.prog}: error: {message} (see `{self.prog} --help`)")
-
-
 def build_parser() -> argparse.ArgumentParser:
-    # inherited_absl_flags=None: no process-wide absl flags leak into the commands' options.
-    parser = _Parser(prog="atengen", inherited_absl_flags=None, description=__doc__.split("\n")[0])
-    # The commands' parsers too: argparse_flags would otherwise copy absl's own flags (logging,
-    # pdb, profiling) into every command.
+    parser = Parser(prog="atengen", description=__doc__.split("\n")[0])
     commands = parser.add_subparsers(
-        dest="command",
-        metavar="{" + ",".join(COMMANDS) + "}",
-        parser_class=functools.partial(_Parser, inherited_absl_flags=None),
+        dest="command", metavar="{" + ",".join(COMMANDS) + "}", parser_class=Parser
     )
     commands.required = True
     add_check_command(commands)
@@ -75,13 +62,14 @@ def main(argv: Sequence[str]) -> int:
     """Runs ``atengen`` with ``argv`` (argv[0] is the program name); returns the exit code."""
     try:
         args = build_parser().parse_args(list(argv[1:]))
-    except _UsageError as e:
+    except UsageError as e:
         print(e, file=sys.stderr)
         return 2
     except SystemExit as e:  # --help
         return e.code if isinstance(e.code, int) else 0
     try:
-        outputs = args.run(args)  # the command's pipeline: everything checked and rendered
+        # The command's pipeline: everything checked and rendered.
+        outputs: Outputs = args.run(args)
         for line in format_warnings(outputs.warnings):
             print(line, file=sys.stderr)
         sys.stdout.write(outputs.report)
@@ -93,7 +81,7 @@ def main(argv: Sequence[str]) -> int:
     return 0
 
 
-def _write(outputs, inputs: list[tuple[str, str]]) -> None:
+def _write(outputs: Outputs, inputs: list[tuple[str, str]]) -> None:
     from atengen.render.output import Protected, write_outputs
 
     # One all-or-nothing write: a stamp that cannot be written leaves no sources either. No

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
 
 from atengen.cli.common import (
     add_selection_flags,
@@ -13,8 +14,13 @@ from atengen.cli.common import (
     yaml_inputs,
 )
 
+if TYPE_CHECKING:
+    from atengen.cli.common import Commands
+    from atengen.render.output import Outputs
+    from atengen.stable.releases import StableTarget
 
-def add_stable_command(commands) -> None:
+
+def add_stable_command(commands: Commands) -> None:
     p = commands.add_parser(
         "stable",
         help="stable-ABI registrations of custom namespaces, and a stable call API for aten",
@@ -50,7 +56,7 @@ def add_stable_command(commands) -> None:
     p.set_defaults(run=_run)
 
 
-def _target(text: str):
+def _target(text: str) -> StableTarget:
     # Checked while parsing: a bad --target is one line and exit 2, like every bad flag.
     from atengen.stable.releases import parse_target
 
@@ -60,7 +66,7 @@ def _target(text: str):
         raise argparse.ArgumentTypeError(str(e)) from None
 
 
-def _run(args: argparse.Namespace):
+def _run(args: argparse.Namespace) -> Outputs:
     from atengen.pipelines.stable import StableOptions, stable_outputs
 
     return stable_outputs(

@@ -272,7 +272,9 @@ def _non_native_nodes(
     raw: YamlList | None, errors: list[AtengenError], value_class: str
 ) -> list[IrNode]:
     nodes: list[IrNode] = []
-    for i, item in enumerate(raw or ()):
+    if raw is None:
+        return nodes
+    for i, item in enumerate(raw):
         loc = raw.item_location(i)
         try:
             nodes.append(_non_native_node(item, loc, i, value_class))
@@ -335,12 +337,13 @@ def _property_list(item: YamlMap) -> tuple[str, ...]:
     if raw is None:
         return ()
     loc = item.key_location("properties")
-    if not isinstance(raw, YamlList) or not all(isinstance(p, str) for p in raw):
+    names = [p for p in raw if isinstance(p, str)] if isinstance(raw, YamlList) else []
+    if not isinstance(raw, YamlList) or len(names) != len(raw):
         raise AtengenError(
             loc, f"properties must be a list of property names, got {describe_value(raw)}"
         )
     seen: dict[tuple[str, ...], str] = {}
-    for j, p in enumerate(raw):
+    for j, p in enumerate(names):
         if p not in ALL_PROPERTIES:
             hint = did_you_mean(p, ALL_PROPERTIES)
             raise AtengenError(
@@ -355,7 +358,7 @@ def _property_list(item: YamlMap) -> tuple[str, ...]:
                 f"(choose one of {', '.join(group)})",
             )
         seen[group] = p
-    return tuple(raw)
+    return tuple(names)
 
 
 def _check_unique_class_names(nodes: list[IrNode]) -> None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from types import MappingProxyType
 
 from atengen import torch_facts
-from atengen.errors import AtengenError
+from atengen.errors import AtengenError, SchemaError
 from atengen.model.groups import add_to_buckets
 from atengen.model.native_function import BackendMetadata, NativeFunction, new_native_function
 from atengen.model.schema import (
@@ -23,7 +23,6 @@ from atengen.model.schema import (
     FunctionSchema,
     OperatorName,
     Return,
-    SchemaError,
     SchemaKind,
     check_schema,
 )
@@ -186,6 +185,7 @@ def _out_schema(base: NativeFunction) -> FunctionSchema:
     if func.kind is SchemaKind.inplace:
         # zero_(Tensor(a!) self) -> Tensor(a!)  =>  zero.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
         self_arg = func.arguments.self_arg
+        assert self_arg is not None  # an in-place op's schema has one (check_schema)
         out = Argument("out", self_arg.type, None, self_arg.annotation)
         arguments = func.arguments.without_self_annotation().with_out_args([out])
         return FunctionSchema(_out_overload(func), arguments, func.returns)

@@ -124,11 +124,11 @@ def _check_group(g: NativeFunctionsGroup) -> None:
     if g.structured:
         if g.out.has_composite_implicit_autograd_kernel:
             raise AtengenError(g.out.loc, "structured out= ops cannot be CompositeImplicitAutograd")
-        for f in (g.functional, g.inplace):
-            if f is not None and f.structured_delegate != g.out.name:
+        for v in (g.functional, g.inplace):
+            if v is not None and v.structured_delegate != g.out.name:
                 raise AtengenError(
-                    f.loc,
-                    f"'{f.name}' delegates to '{f.structured_delegate}' but its out= variant is "
+                    v.loc,
+                    f"'{v.name}' delegates to '{v.structured_delegate}' but its out= variant is "
                     f"'{g.out.name}'",
                 )
     if not generates:

@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import keyword
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import MISSING, dataclass, fields
 from types import MappingProxyType
 
 from atengen import torch_facts as tf
-from atengen.cached import cached_property, interned
+from atengen.cached import TYPE_CHECKING, cached_property, interned
 from atengen.errors import AtengenError, Location, SchemaError
 from atengen.model import dispatch_keys as dk
+from atengen.model.frozen import frozen_instance
 from atengen.model.schema import (
     Argument,
     FunctionSchema,
@@ -160,16 +161,17 @@ def parse_tags_yaml(doc: object, path: str) -> frozenset[str]:
     tags: set[str] = set()
     for i, e in enumerate(doc):
         loc = doc.item_location(i)
-        if not isinstance(e, YamlMap) or not isinstance(e.get("tag"), str):
+        if not isinstance(e, YamlMap) or not isinstance(tag := e.get("tag"), str):
             raise AtengenError(loc, "each tags YAML item must be a mapping with a string 'tag'")
         extra = set(e) - {"tag", "desc"}
         if extra:
             raise AtengenError(loc, f"unknown key(s) in tag entry: {', '.join(sorted(extra))}")
-        if not isinstance(e.get("desc"), str) or not e["desc"].strip():
-            raise AtengenError(loc, f"tag '{e['tag']}' needs a non-empty 'desc'")
-        if e["tag"] in tags:
-            raise AtengenError(loc, f"tag '{e['tag']}' is defined twice")
-        tags.add(e["tag"])
+        desc = e.get("desc")
+        if not isinstance(desc, str) or not desc.strip():
+            raise AtengenError(loc, f"tag '{tag}' needs a non-empty 'desc'")
+        if tag in tags:
+            raise AtengenError(loc, f"tag '{tag}' is defined twice")
+        tags.add(tag)
     return frozenset(tags)
 
 
@@ -193,6 +195,32 @@ _TYPED_KEYS: dict[str, tuple[type, object, str]] = {
     "precomputed": (list, None, "a list of 'arg -> type name, ...' lines"),
 }
 _UNTYPED_KEYS = {"dispatch": None, "tags": None, "ufunc_inner_loop": None}
+if TYPE_CHECKING:
+    from typing import Literal, TypedDict
+
+    class _EntryValues(TypedDict):
+        """_EntryReader.values: each key as _TYPED_KEYS checks it (or its default)."""
+
+        func: str | None
+        variants: str
+        structured: bool
+        structured_delegate: str | None
+        structured_inherits: str | None
+        device_guard: bool
+        device_check: str
+        python_module: str | None
+        use_const_ref_for_mutable_tensors: bool
+        category_override: str | None
+        manual_cpp_binding: bool
+        manual_kernel_registration: bool
+        autogen: str
+        cpp_no_default_args: Sequence[object]
+        precomputed: Sequence[object] | None
+        dispatch: object
+        tags: object
+        ufunc_inner_loop: object
+
+
 _DEFAULTS = {key: default for key, (_, default, _) in _TYPED_KEYS.items()} | _UNTYPED_KEYS
 if _DEFAULTS.keys() != set(ENTRY_KEYS):
     raise AssertionError("_TYPED_KEYS and _UNTYPED_KEYS must cover ENTRY_KEYS")
@@ -207,7 +235,10 @@ class _EntryReader:
 
     def __init__(self, entry: YamlMap):
         self.entry = entry
-        values = self.values = _DEFAULTS.copy()
+        values = _DEFAULTS.copy()
+        # Each value's type is checked below against _TYPED_KEYS, which _EntryValues spells
+        # out for type checkers: they cannot follow a table.
+        self.values: _EntryValues = values  # type: ignore[assignment]
         for key, value in entry.items():
             spec = _TYPED_KEYS.get(key)
             if spec is None:
@@ -282,7 +313,7 @@ def native_function_from_entry(
             "kernel from the view (or name the kernels you write)",
         )
     dispatch = _parse_dispatch(r, func, structured, delegate, suggest)
-    ufunc_loops = ()
+    ufunc_loops: tuple[UfuncInnerLoop, ...] = ()
     if v["ufunc_inner_loop"] is not None:
         ufunc_loops = _parse_ufunc_inner_loop(r, structured)
     if ufunc_loops:
@@ -323,12 +354,18 @@ def native_function_from_entry(
     return nf
 
 
-def new_native_function(**values: object) -> NativeFunction:
-    """``NativeFunction(**values)``, filled in one step; fields left out take their defaults.
-
-    The frozen dataclass's __init__ sets each of its fields with its own
-    object.__setattr__ call, a tenth of the time parsing an entry takes.
-    """
+def new_native_function(
+    *,
+    func: FunctionSchema,
+    tags: frozenset[str],
+    dispatch: Mapping[str, BackendMetadata],
+    **values: object,
+) -> NativeFunction:
+    """``NativeFunction(**values)``, filled in one step (frozen_instance); fields left out
+    take their defaults."""
+    values["func"] = func
+    values["tags"] = tags
+    values["dispatch"] = dispatch
     if not (_REQUIRED_FIELDS <= values.keys() <= _FIELD_DEFAULTS.keys()):
         raise TypeError(
             f"NativeFunction takes {sorted(_FIELD_DEFAULTS)}, with {sorted(_REQUIRED_FIELDS)} "
@@ -337,17 +374,12 @@ def new_native_function(**values: object) -> NativeFunction:
     attributes = values if len(values) == len(_FIELD_DEFAULTS) else _FIELD_DEFAULTS | values
     # The cached properties that grouping asks of every function, filled now: a first access
     # through cached_property is a Python-level call (~15,000 of them for torch's YAML).
-    func = attributes["func"]
     attributes["name"] = func.name
     attributes["kind"] = func.kind
-    attributes["generated"] = "generated" in attributes["tags"]
-    attributes["has_composite_implicit_autograd_kernel"] = (
-        "CompositeImplicitAutograd" in attributes["dispatch"]
-    )
-    nf = object.__new__(NativeFunction)
+    attributes["generated"] = "generated" in tags
+    attributes["has_composite_implicit_autograd_kernel"] = "CompositeImplicitAutograd" in dispatch
     # The keyword arguments' dict (this call's own) becomes the instance's: nothing is copied.
-    object.__setattr__(nf, "__dict__", attributes)
-    return nf
+    return frozen_instance(NativeFunction, attributes)
 
 
 _FIELD_DEFAULTS = {f.name: f.default for f in fields(NativeFunction)}
@@ -369,7 +401,7 @@ def _parse_func(r: _EntryReader, raw: str) -> tuple[str, FunctionSchema]:
         raise r.err("func", f"bad schema '{raw}': {e}") from None
 
 
-def _parse_op_name(r: _EntryReader, key: str) -> OperatorName | None:
+def _parse_op_name(r: _EntryReader, key: Literal["structured_delegate"]) -> OperatorName | None:
     s = r.values[key]
     if s is None:
         return None
@@ -558,13 +590,15 @@ def _parse_cpp_no_default_args(r: _EntryReader, func: FunctionSchema) -> frozens
     if not raw:
         return _NO_NAMES
     defaulted = {a.name for a in func.arguments.flat_all if a.default is not None}
+    names: set[str] = set()
     for name in raw:
         if not isinstance(name, str) or name not in defaulted:
             raise r.err(
                 "cpp_no_default_args",
                 f"cpp_no_default_args names '{name}', which is not an argument with a default",
             )
-    return frozenset(raw)
+        names.add(name)
+    return frozenset(names)
 
 
 def _parse_precomputed(
@@ -575,9 +609,9 @@ def _parse_precomputed(
         return None
     if not structured:
         raise r.err("precomputed", "precomputed requires structured: True")
-    if not raw or not all(isinstance(x, str) for x in raw):
+    lines = [x for x in raw if isinstance(x, str)]
+    if not raw or len(lines) != len(raw):
         raise r.err("precomputed", "precomputed must be a non-empty list of strings")
-    lines = list(raw)
     # The last line may list added parameters that replace nothing.
     add_line = lines.pop() if " -> " not in lines[-1] else None
     arg_names = {a.name for a in func.arguments.flat_non_out}

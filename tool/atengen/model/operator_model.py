@@ -11,7 +11,7 @@ import gc
 from collections import Counter
 from dataclasses import dataclass, field
 
-from atengen.cached import cached_property
+from atengen.cached import TYPE_CHECKING, cached_property
 from atengen.errors import AtengenError, Location, shown
 from atengen.model.autogen import add_generated_functions
 from atengen.model.groups import (
@@ -26,6 +26,22 @@ from atengen.model.native_function import (
     parse_tags_yaml,
 )
 from atengen.yaml.loader import YamlList, YamlMap, load_yaml
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from typing import TypedDict
+
+    class ModelCounts(TypedDict):
+        """OperatorModel.counts()."""
+
+        entries: int
+        native_functions: int
+        generated: int
+        groups: int
+        view_groups: int
+        operator_base_names: int
+        kinds: dict[str, int]
+        dispatch_keys: dict[str, int]
 
 
 @dataclass(frozen=True, eq=False)
@@ -51,7 +67,7 @@ class OperatorModel:
     def view_group_of(self) -> dict[int, NativeFunctionsViewGroup]:
         return {id(f): g for g in self.view_groups for f in g.functions()}
 
-    def counts(self) -> dict[str, object]:
+    def counts(self) -> ModelCounts:
         """Summary numbers for `atengen check`."""
         kinds = Counter(f.kind.value for f in self.functions)
         keys = Counter(k for f in self.functions for k in f.dispatch)
@@ -77,7 +93,7 @@ def load_model(op_yaml: str, tags_yaml: str, *, freeze_heap: bool = False) -> Op
 
 
 @contextlib.contextmanager
-def gc_paused(freeze_heap: bool = False):
+def gc_paused(freeze_heap: bool = False) -> Iterator[None]:
     """Loading creates ~70,000 lasting objects and no reference cycles. Left running, the
     cyclic GC walks the growing heap ~150 times for nothing, a tenth of the
     time; so it is paused, and set back as it was at the end.

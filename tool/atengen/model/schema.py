@@ -19,7 +19,8 @@ from dataclasses import dataclass
 
 from atengen.cached import cached_property
 from atengen.errors import SchemaError
-from atengen.model.schema_arguments import (  # noqa: F401  (re-exported)
+from atengen.model.frozen import frozen_instance
+from atengen.model.schema_arguments import (
     Argument,
     Arguments,
     NotCanonical,
@@ -32,13 +33,13 @@ from atengen.model.schema_arguments import (  # noqa: F401  (re-exported)
     plain_return,
     print_returns,
 )
-from atengen.model.schema_names import (  # noqa: F401  (re-exported)
+from atengen.model.schema_names import (
     BaseOperatorName,
     OperatorName,
     parse_base_name,
     parse_operator_name,
 )
-from atengen.model.schema_types import (  # noqa: F401  (re-exported)
+from atengen.model.schema_types import (
     BASE_TYPE_NAMES,
     PRECOMPUTED_ONLY_TYPES,
     TENSOR,
@@ -51,6 +52,41 @@ from atengen.model.schema_types import (  # noqa: F401  (re-exported)
     parse_annotation,
     parse_type,
 )
+
+# The parts' names, re-exported, and this module's own.
+__all__ = [
+    "Annotation",
+    "Argument",
+    "Arguments",
+    "BASE_TYPE_NAMES",
+    "BaseOperatorName",
+    "BaseType",
+    "CustomClassType",
+    "FunctionSchema",
+    "ListType",
+    "NotCanonical",
+    "OperatorName",
+    "OptionalType",
+    "PRECOMPUTED_ONLY_TYPES",
+    "Return",
+    "SchemaKind",
+    "TENSOR",
+    "TensorOptionsArguments",
+    "Type",
+    "check_schema",
+    "parse_annotation",
+    "parse_argument",
+    "parse_arguments",
+    "parse_base_name",
+    "parse_operator_name",
+    "parse_return",
+    "parse_returns",
+    "parse_schema",
+    "parse_type",
+    "plain_return",
+    "print_returns",
+    "view_base_name",
+]
 
 # ---------------------------------------------------------------------------
 # Function schemas
@@ -87,10 +123,8 @@ class FunctionSchema:
     ) -> FunctionSchema:
         """The schema whose canonical spelling the caller knows (it parsed it): built without
         printing, and without the frozen __init__'s one object.__setattr__ per field."""
-        r = object.__new__(cls)
         attributes = {"name": name, "arguments": arguments, "returns": returns, "text": text}
-        object.__setattr__(r, "__dict__", attributes)
-        return r
+        return frozen_instance(cls, attributes)
 
     def __str__(self) -> str:
         return self.text
@@ -252,10 +286,12 @@ def parse_schema(s: str) -> FunctionSchema:
     try:
         arguments = parse_arguments(arguments_s)
     except NotCanonical as e:
+        assert isinstance(e.parsed, Arguments)  # what parse_arguments parsed
         arguments, canonical = e.parsed, False
     try:
         returns = parse_returns(returns_s)
     except NotCanonical as e:
+        assert isinstance(e.parsed, tuple)  # what parse_returns parsed
         returns, canonical = e.parsed, False
     if not canonical:
         raise SchemaError(

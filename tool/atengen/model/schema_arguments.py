@@ -31,7 +31,7 @@ class NotCanonical(SchemaError):  # noqa: N818 - a SchemaError, like its sibling
     """Text that parses, but is not spelled as it prints: ``parsed`` is what it parses to (for
     the message, which shows the canonical spelling)."""
 
-    def __init__(self, parsed: object):
+    def __init__(self, parsed: Arguments | tuple[Return, ...]):
         super().__init__("not in canonical form")
         self.parsed = parsed
 
@@ -306,6 +306,7 @@ class Arguments:
 
     def without_self_annotation(self) -> Arguments:
         a = self.self_arg
+        assert a is not None, "only for arguments with a self argument"
         return Arguments(
             self.pre_self_positional,
             Argument(a.name, a.type, a.default, None),

@@ -21,11 +21,11 @@ import re
 from collections.abc import Iterable
 
 from atengen.cached import interned
-from atengen.errors import AtengenError
+from atengen.errors import AtengenError, SchemaError
 from atengen.input_files import read_input_bytes
 from atengen.model.native_function import NativeFunction, parse_tags_yaml
 from atengen.model.operator_model import OperatorModel, build_model, gc_paused
-from atengen.model.schema import SchemaError, parse_base_name, view_base_name
+from atengen.model.schema import parse_base_name, view_base_name
 from atengen.yaml.loader import YamlList, load_yaml, parse_yaml_text
 
 # An item's start; its op name when it starts the common way, `- func: name.overload(...`.
@@ -107,7 +107,7 @@ class _Item:
         self.end = 0  # set once the next item is found
         self.line = line
         self.family = family  # None: not recognized from its first line, always read
-        self.entry = None  # the parsed entry, once read
+        self.entry: object = None  # the parsed entry, once read
         self.entry_line = 0
         self.read = False
 

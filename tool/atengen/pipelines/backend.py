@@ -71,7 +71,9 @@ def backend_outputs(opts: BackendOptions) -> Outputs:
         check_include_prefix(opts.include_prefix)
     templates = Templates(opts.templates)
 
-    def generate(model: OperatorModel) -> tuple[list[tuple[str, list[GeneratedFile]]], tuple]:
+    def generate(
+        model: OperatorModel,
+    ) -> tuple[list[tuple[str, list[GeneratedFile]]], tuple[str, ...]]:
         return _backend_trees(opts, spec, model, templates)
 
     if opts.derivatives_yaml is None:
@@ -118,13 +120,13 @@ def _backend_trees(
         )
         backend = lazy.backend
         sources = [f for f in files if not f.path.endswith(".h")]
-        headers = [f for f in files if f.path.endswith(".h")]
+        lazy_files = (sources, [f for f in files if f.path.endswith(".h")])
         # The generated kernels count as defined; the hand-written ones must be in impl_paths.
         registered = registration_paths(backend, opts.shards)
         generated = {f"<generated {f.path}>": f.text for f in sources if f.path not in registered}
     else:
         backend = resolve_backend(spec, model, functional=opts.functional_backend, wheel=opts.wheel)
-        sources = headers = None
+        lazy_files = None
         generated = {}
     warnings = copy_back_warnings(backend)
     if opts.impl_paths:
@@ -132,9 +134,11 @@ def _backend_trees(
         check_kernels(backend, {**kernel_sources, **generated})
     if opts.output_dir is None:
         return [], warnings
-    if sources is None:
+    if lazy_files is None:
         headers = [header_file(backend, opts.include_prefix, templates)]
         sources = registration_files(backend, opts.shards, opts.include_prefix, templates)
+    else:
+        sources, headers = lazy_files
     header_dir = opts.header_output_dir or opts.output_dir  # merged when they are one
     return [(opts.output_dir, sources + autograd_sources), (header_dir, headers)], warnings
 

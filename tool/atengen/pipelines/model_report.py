@@ -26,9 +26,9 @@ def dump(inputs: YamlInputs) -> Outputs:
     return Outputs(report="".join(json.dumps(r, sort_keys=True) + "\n" for r in records))
 
 
-def dump_records(model: OperatorModel) -> list[dict]:
+def dump_records(model: OperatorModel) -> list[dict[str, object]]:
     """The `dump` format; other tools diff against it, so keep the fields exact."""
-    records = []
+    records: list[dict[str, object]] = []
     for f in model.functions:
         group = model.group_of.get(id(f))
         view_group = model.view_group_of.get(id(f))
@@ -46,5 +46,5 @@ def dump_records(model: OperatorModel) -> list[dict]:
                 "dispatch": {k: m.kernel for k, m in sorted(f.dispatch.items())},
             }
         )
-    records.sort(key=lambda r: (r["name"], r["namespace"]))
+    records.sort(key=lambda r: (str(r["name"]), str(r["namespace"])))
     return records

@@ -26,7 +26,7 @@ import os
 import shutil
 import stat
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from atengen.errors import AtengenError
@@ -50,8 +50,15 @@ class Outputs:
     report: str = ""  # for stdout (counts, JSON lines)
 
     @staticmethod
-    def of_trees(trees: Iterable[tuple[str, Iterable[GeneratedFile]]], **kwargs) -> Outputs:
-        return Outputs(trees=tuple((d, tuple(files)) for d, files in trees), **kwargs)
+    def of_trees(
+        trees: Iterable[tuple[str, Iterable[GeneratedFile]]],
+        *,
+        stamps: tuple[tuple[str, str], ...] = (),
+        warnings: tuple[str, ...] = (),
+        report: str = "",
+    ) -> Outputs:
+        trees_ = tuple((d, tuple(files)) for d, files in trees)
+        return Outputs(trees=trees_, stamps=stamps, warnings=warnings, report=report)
 
 
 def write_trees(trees: Iterable[tuple[str, Iterable[GeneratedFile]]]) -> None:
@@ -94,8 +101,8 @@ def write_outputs(
         real = os.path.realpath(out_dir)
         merged.setdefault(real, []).extend(files)
         shown.setdefault(real, out_dir)
-    stamps = [(os.path.realpath(p), p, text) for p, text in stamps]
-    _check_overlaps(merged, shown, stamps, list(protected), stamp_flag)
+    real_stamps = [(os.path.realpath(p), p, text) for p, text in stamps]
+    _check_overlaps(merged, shown, real_stamps, list(protected), stamp_flag)
     for out_dir, files in merged.items():
         for f in files:
             _check_inside(out_dir, f.path)
@@ -104,13 +111,13 @@ def write_outputs(
     try:
         for out_dir, files in merged.items():
             transaction.stage_tree(out_dir, files)
-        for path, _, text in stamps:
+        for path, _, text in real_stamps:
             transaction.stage_file(path, text)
         with transaction.locked():
             try:
                 for out_dir in merged:
                     _check_replaceable(out_dir, shown[out_dir])
-                for path, given, _ in stamps:
+                for path, given, _ in real_stamps:
                     if os.path.lexists(path) and not _was_generated(path):
                         raise AtengenError(
                             None,
@@ -136,7 +143,13 @@ def _within(inner: str, outer: str) -> bool:
     return inner == outer or inner.startswith(outer.rstrip(os.sep) + os.sep)
 
 
-def _check_overlaps(merged, shown, stamps, protected, stamp_flag) -> None:
+def _check_overlaps(
+    merged: dict[str, list[GeneratedFile]],
+    shown: dict[str, str],
+    stamps: list[tuple[str, str, str]],
+    protected: list[Protected],
+    stamp_flag: str,
+) -> None:
     cwd = os.path.realpath(os.getcwd())
     inputs = [(p.flag, p.path, os.path.realpath(p.path)) for p in protected if p.path]
     # Output directories are distinct real paths (one named by two flags holds both's files);
@@ -280,7 +293,7 @@ class _Transaction:
             fh.write(text)
 
     @contextlib.contextmanager
-    def locked(self):
+    def locked(self) -> Iterator[None]:
         """Holds an exclusive lock on each staged output's parent directory, in one order (no
         deadlock between writers): two processes writing one output take turns to commit,
         instead of each renaming the other's directory away."""
@@ -334,7 +347,7 @@ class _Transaction:
 
 
 @contextlib.contextmanager
-def _naming(path: str):
+def _naming(path: str) -> Iterator[None]:
     """An OSError inside names ``path``, the output being written: a failed write (`File too
     large`, `No space left on device`) carries no file name, and a failed rename names the
     temporary file, which is gone by the time the error is read."""

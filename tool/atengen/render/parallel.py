@@ -91,15 +91,19 @@ def map_items(
     return [results[i] for i in range(len(items))]
 
 
-def _take_items(work: Callable, items: Sequence, queue_read: int) -> dict[int, object]:
+def _take_items(
+    work: Callable[[Item], Result], items: Sequence[Item], queue_read: int
+) -> dict[int, Result]:
     """Runs the items this process takes off the queue, until it is empty."""
-    done = {}
+    done: dict[int, Result] = {}
     while index := os.read(queue_read, 1):
         done[index[0]] = work(items[index[0]])
     return done
 
 
-def _worker(work: Callable, items: Sequence, queue_read: int, result_write: int) -> None:
+def _worker(
+    work: Callable[[Item], Result], items: Sequence[Item], queue_read: int, result_write: int
+) -> None:
     # os._exit: the worker is a copy of the caller, whose atexit handlers, buffered output and
     # (under pytest) test machinery must not run a second time.
     status = 1

@@ -22,15 +22,26 @@ import marshal
 import os
 import sys
 import tempfile
+from collections.abc import MutableMapping
 from dataclasses import dataclass, field
+from types import CodeType
+from typing import TypedDict
 
 import jinja2
 
 TEMPLATE_DIR = os.path.join(os.path.dirname(os.path.dirname(__file__)), "templates")
 
+
 # The environment every template is compiled and rendered in. Part of the cache key: code
 # compiled under other options would render other text.
-_ENVIRONMENT_OPTIONS = {
+class _EnvironmentOptions(TypedDict):
+    trim_blocks: bool
+    lstrip_blocks: bool
+    keep_trailing_newline: bool
+    autoescape: bool
+
+
+_ENVIRONMENT_OPTIONS: _EnvironmentOptions = {
     "trim_blocks": True,
     "lstrip_blocks": True,
     "keep_trailing_newline": True,
@@ -98,7 +109,12 @@ class _CodeCachingLoader(jinja2.FileSystemLoader):
         self._options = options
         self._stats = stats
 
-    def load(self, environment, name, globals=None):
+    def load(
+        self,
+        environment: jinja2.Environment,
+        name: str,
+        globals: MutableMapping[str, object] | None = None,
+    ) -> jinja2.Template:
         source, _, uptodate = self.get_source(environment, name)
         key = code_key(name, source)
         code = self._cached_code(name, key)
@@ -110,24 +126,28 @@ class _CodeCachingLoader(jinja2.FileSystemLoader):
             self._stats.cached.append(name)
         return environment.template_class.from_code(environment, code, globals or {}, uptodate)
 
-    def _cached_code(self, name: str, key: str):
+    def _cached_code(self, name: str, key: str) -> CodeType | None:
         for directory in self._options.code_dirs:
             try:
                 with open(os.path.join(directory, code_file_name(name)), "rb") as f:
-                    stored_key, code = marshal.load(f)
+                    # What write_code_file wrote; the key says whether it is this template's.
+                    stored: tuple[str, CodeType] = marshal.load(f)
+                    stored_key, code = stored
             except (OSError, EOFError, ValueError, TypeError):
                 continue  # missing, unreadable, or not a code file of this Python
             if stored_key == key:
                 return code
         return None
 
-    def _write(self, name: str, key: str, code) -> None:
+    def _write(self, name: str, key: str, code: CodeType) -> None:
         if self._options.write_dir is None:
             return
         write_code_file(self._options.write_dir, name, key, code, ignore_errors=True)
 
 
-def write_code_file(directory: str, name: str, key: str, code, *, ignore_errors: bool) -> None:
+def write_code_file(
+    directory: str, name: str, key: str, code: CodeType, *, ignore_errors: bool
+) -> None:
     """Writes one code file atomically (a reader never sees half of one)."""
     try:
         os.makedirs(directory, exist_ok=True)
@@ -154,7 +174,7 @@ class Templates:
         self.stats = TemplateStats()
         self._env = _environment(_CodeCachingLoader(directory, options, self.stats))
 
-    def render(self, template: str, /, **values) -> str:
+    def render(self, template: str, /, **values: object) -> str:
         return self._env.get_template(template).render(**values)
 
     def names(self) -> list[str]:
@@ -163,10 +183,11 @@ class Templates:
 
 def compile_all(output_dir: str, directory: str = TEMPLATE_DIR) -> list[str]:
     """Compiles every template into ``output_dir`` (the Bazel action's job); returns the names."""
-    env = _environment(jinja2.FileSystemLoader(directory))
+    loader = jinja2.FileSystemLoader(directory)
+    env = _environment(loader)
     names = env.list_templates(filter_func=lambda n: n.endswith(".j2"))
     for name in names:
-        source, _, _ = env.loader.get_source(env, name)
+        source, _, _ = loader.get_source(env, name)
         code = env.compile(source, name, _code_filename(name))
         write_code_file(output_dir, name, code_key(name, source), code, ignore_errors=False)
     return names

@@ -149,7 +149,9 @@ def _base_name(f: NativeFunction) -> str:
     return cpp_name(f"{base}_outf" if f.func.kind == SchemaKind.out else base)
 
 
-def _named(carried, left_out):
+def _named(
+    carried: list[tuple[NativeFunction, StableSignature]], left_out: list[tuple[str, str]]
+) -> list[tuple[NativeFunction, StableSignature, str, bool]]:
     """(function, signature, C++ name, whether the name is overloaded) of every function that
     gets one; the clashes that remain are added to ``left_out``."""
     by_name: dict[str, list[tuple[NativeFunction, StableSignature]]] = {}

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from atengen.model.schema import FunctionSchema
 from atengen.model.schema_arguments import Argument
-from atengen.model.schema_types import BaseType, ListType, OptionalType
+from atengen.model.schema_types import BaseType, ListType, OptionalType, Type
 from atengen.stable.releases import StableTarget
 from atengen.stable.types import NotCarried, Spelled, spell_for
 
@@ -80,7 +80,7 @@ def stable_signature(
     return StableSignature(tuple(params), results)
 
 
-def _spelled(t, target: StableTarget, where: str) -> Spelled:
+def _spelled(t: Type, target: StableTarget, where: str) -> Spelled:
     try:
         return spell_for(t, target)
     except NotCarried as e:

@@ -76,7 +76,9 @@ class _Outside(Exception):
     """The document leaves the subset: the full parser reads it."""
 
 
-def load(text: str, path: str, first_line: int = 1, scalars: dict | None = None):
+def load(
+    text: str, path: str, first_line: int = 1, scalars: dict[str, object] | None = None
+) -> YamlMap | YamlList | None:
     """The document's value (as yaml/full.py's `load` gives it), or None when the document is
     outside the subset this module reads."""
     if not text.endswith("\n") or not text.isascii():
@@ -93,7 +95,9 @@ def load(text: str, path: str, first_line: int = 1, scalars: dict | None = None)
 
 
 class _Reader:
-    def __init__(self, lines: list[str], path: str, first_line: int, plain_values: dict):
+    def __init__(
+        self, lines: list[str], path: str, first_line: int, plain_values: dict[str, object]
+    ):
         self.lines = lines
         self.texts = texts = [line.lstrip(" ") for line in lines]
         self.indents = [len(line) - len(t) for line, t in zip(lines, texts, strict=True)]
@@ -127,11 +131,11 @@ class _Reader:
 
     # --- nodes -------------------------------------------------------------------------------
 
-    def document(self):
+    def document(self) -> YamlMap | YamlList:
         first = self.next_content()
         if first is None:
             raise _Outside  # empty: the full parser says so
-        value = self.node(first[0])
+        value = self.node(*first)
         if self.next_content() is not None:
             raise _Outside  # something left over, less indented than the root
         return value
@@ -143,9 +147,8 @@ class _Reader:
         if self.depth > MAX_DEPTH:
             raise _Outside
 
-    def node(self, indent: int):
-        """The block collection whose first line (the current one) is at ``indent``."""
-        _, text = self.next_content()
+    def node(self, indent: int, text: str) -> YamlMap | YamlList:
+        """The block collection whose first line (the current one, ``text`` at ``indent``)."""
         if text.startswith("- "):
             return self.sequence(indent)
         return self.mapping(indent, text)
@@ -245,19 +248,19 @@ class _Reader:
                 raise _Outside  # a multi-line scalar, or a misplaced line
             text = texts[i]
 
-    def nested_value(self, indent: int):
+    def nested_value(self, indent: int) -> YamlMap | YamlList:
         """The value of a key with nothing after its colon: the lines below it."""
         content = self.next_content()
         if content is None:
             raise _Outside  # null
         at, text = content
         if at > indent:
-            return self.node(at)
+            return self.node(at, text)
         if at == indent and text.startswith("- "):
             return self.sequence(indent, indentless=True)
         raise _Outside  # null
 
-    def inline_value(self, text: str, indent: int):
+    def inline_value(self, text: str, indent: int) -> object:
         """The scalar, flow sequence or block scalar that starts in ``text`` (the rest of the
         current line); ``indent`` is the indentation of the collection it is a value in. Leaves
         the current line after the value."""
@@ -295,7 +298,7 @@ class _Reader:
         self.i += 1
         return self.plain(text)
 
-    def plain(self, text: str):
+    def plain(self, text: str) -> object:
         value = self.plain_values.get(text, _MISSING)
         if value is _MISSING:
             if text[0] in _NUMERIC_START and re.match(_IMPLICIT_PATTERN, text, re.X):

@@ -19,6 +19,7 @@ import yaml
 from atengen.errors import AtengenError, Location
 from atengen.yaml.values import YamlList, YamlMap
 
+_BaseLoader: type[yaml.CSafeLoader | yaml.SafeLoader]
 try:  # The C parser is ~10x faster; the pure-Python one gives identical events.
     _BaseLoader = yaml.CSafeLoader
 except AttributeError:  # pragma: no cover - PyYAML built without libyaml
@@ -39,10 +40,13 @@ _CONSTRUCTOR = yaml.constructor.SafeConstructor()
 
 
 def _resolve_tag(value: str) -> str:
-    return _RESOLVER.resolve(yaml.ScalarNode, value, _PLAIN)
+    tag: str = _RESOLVER.resolve(yaml.ScalarNode, value, _PLAIN)
+    return tag
 
 
-def load(text: str, path: str, first_line: int = 1, scalars: dict | None = None):
+def load(
+    text: str, path: str, first_line: int = 1, scalars: dict[str, object] | None = None
+) -> object:
     """The document's value, with the same values and lines ``yaml.compose`` would give.
 
     For pieces of a larger file: ``first_line`` is the line number of the text's first line,
@@ -64,11 +68,11 @@ class _Open:
 
     __slots__ = ("value", "anchor", "size", "key", "key_line")
 
-    def __init__(self, value, anchor):
+    def __init__(self, value: YamlMap | YamlList, anchor: str | None):
         self.value = value
         self.anchor = anchor
         self.size = 1
-        self.key = None  # for a mapping: the key whose value comes next
+        self.key: str | None = None  # for a mapping: the key whose value comes next
         self.key_line = 0
 
 
@@ -83,12 +87,12 @@ class _Builder:
         # plain scalar -> its value: op YAMLs repeat a few words (CPU, True) thousands of times
         self.plain_values = plain_values
 
-    def error(self, event, message: str) -> AtengenError:
-        return AtengenError(
-            Location(self.path, event.start_mark.line + 1 + self.line_offset), message
-        )
+    def error(self, event: yaml.Event, message: str) -> AtengenError:
+        # The parser marks every event it gives.
+        line = event.start_mark.line if event.start_mark is not None else 0
+        return AtengenError(Location(self.path, line + 1 + self.line_offset), message)
 
-    def build(self, parser):
+    def build(self, parser: yaml.CSafeLoader | yaml.SafeLoader) -> object:
         parser.get_event()  # StreamStart
         if parser.check_event(yaml.StreamEndEvent):
             raise AtengenError(Location(self.path, 1), "empty YAML file")
@@ -97,42 +101,47 @@ class _Builder:
         parser.get_event()  # DocumentEnd
         event = parser.get_event()
         if not isinstance(event, yaml.StreamEndEvent):
+            assert event is not None  # the parser gives events up to StreamEnd
             raise self.error(
                 event, "invalid YAML: expected a single document in the stream, but found another"
             )
         return value
 
-    def node(self, parser):
+    def node(self, parser: yaml.CSafeLoader | yaml.SafeLoader) -> object:
         """The value of the node that starts at the parser's next event."""
         stack: list[_Open] = []
         line_offset = self.line_offset
         while True:
             event = parser.get_event()
-            kind = type(event)
+            # Inside a document the parser gives an event, with its mark, or raises.
+            assert event is not None and event.start_mark is not None
             line = event.start_mark.line + 1 + line_offset
-            if kind is yaml.ScalarEvent:
+            value: object
+            if isinstance(event, yaml.ScalarEvent):
                 is_key = bool(stack) and stack[-1].key is None and type(stack[-1].value) is YamlMap
                 value, size = self.scalar(event, is_key), 1
                 if event.anchor is not None:
-                    self.define_anchor(event, line)
+                    self.define_anchor(event, event.anchor, line)
                     self.anchors[event.anchor] = (value, line, 1)
-            elif kind is yaml.AliasEvent:
+            elif isinstance(event, yaml.AliasEvent):
                 value, line, size = self.alias(event)
-            elif kind is yaml.SequenceStartEvent or kind is yaml.MappingStartEvent:
+            elif isinstance(event, yaml.CollectionStartEvent):  # a sequence or a mapping
                 if len(stack) >= MAX_DEPTH:
                     raise self.error(event, f"YAML nested more than {MAX_DEPTH} levels deep")
                 self.check_no_tag(event)
                 if stack and stack[-1].key is None and isinstance(stack[-1].value, YamlMap):
                     raise self.error(event, "mapping keys must be plain scalars")
-                out = YamlList() if kind is yaml.SequenceStartEvent else YamlMap()
-                out.line = line
-                out.path = self.path
-                if kind is yaml.SequenceStartEvent:
+                out: YamlList | YamlMap
+                if isinstance(event, yaml.SequenceStartEvent):
+                    out = YamlList()
                     out.item_lines = []
                 else:
+                    out = YamlMap()
                     out.key_lines = {}
+                out.line = line
+                out.path = self.path
                 if event.anchor is not None:
-                    self.define_anchor(event, line)
+                    self.define_anchor(event, event.anchor, line)
                     self.open_anchors[event.anchor] = line
                 stack.append(_Open(out, event.anchor))
                 continue
@@ -146,7 +155,7 @@ class _Builder:
                 return value
             self.add(stack[-1], event, value, line, size)
 
-    def add(self, parent: _Open, event, value, line: int, size: int) -> None:
+    def add(self, parent: _Open, event: yaml.Event, value: object, line: int, size: int) -> None:
         parent.size += size
         out = parent.value
         if isinstance(out, YamlList):
@@ -169,11 +178,10 @@ class _Builder:
             out.key_lines[parent.key] = parent.key_line
             parent.key = None
 
-    def define_anchor(self, event, line: int) -> None:
+    def define_anchor(self, event: yaml.Event, anchor: str, line: int) -> None:
         """PyYAML's composer rejects an anchor defined twice in a document (YAML 1.2 would let
         the second replace the first); so does this loader, so that no document reads
         differently here and in PyYAML."""
-        anchor = event.anchor
         first = self.open_anchors.get(anchor)
         if first is None and anchor in self.anchors:
             first = self.anchors[anchor][1]
@@ -182,7 +190,7 @@ class _Builder:
                 event, f"invalid YAML: anchor &{anchor} defined again (first on line {first})"
             )
 
-    def scalar(self, event, is_key: bool = False) -> object:
+    def scalar(self, event: yaml.ScalarEvent, is_key: bool = False) -> object:
         self.check_no_tag(event)
         text = event.value
         if not event.implicit[0] or event.style:  # quoted or block: always a string
@@ -209,7 +217,7 @@ class _Builder:
         self.plain_values[text] = value
         return value
 
-    def alias(self, event) -> tuple[object, int, int]:
+    def alias(self, event: yaml.AliasEvent) -> tuple[object, int, int]:
         anchor = event.anchor
         if anchor in self.open_anchors:
             raise self.error(event, f"recursive YAML alias *{anchor} (inside its own anchor)")
@@ -225,7 +233,7 @@ class _Builder:
             )
         return value, line, size
 
-    def check_no_tag(self, event) -> None:
+    def check_no_tag(self, event: yaml.ScalarEvent | yaml.CollectionStartEvent) -> None:
         # Explicit tags (`!!int x`, `!!binary`, `!!set`, `!custom`) build values
         # this tool's YAMLs never hold, or nothing at all; none is needed here.
         if event.tag is not None:

@@ -16,7 +16,7 @@ from atengen.yaml.values import YamlList, YamlMap
 __all__ = ["YamlList", "YamlMap", "load_yaml", "load_yaml_text", "parse_yaml_text"]
 
 
-def load_yaml(path: str, *, display_path: str | None = None):
+def load_yaml(path: str, *, display_path: str | None = None) -> object:
     """Parse one YAML document from ``path``; mappings/lists carry line numbers.
 
     ``display_path`` is the name errors use (defaults to ``path``). Raises
@@ -26,7 +26,7 @@ def load_yaml(path: str, *, display_path: str | None = None):
     return load_yaml_text(read_input_bytes(path, "file", shown), shown)
 
 
-def load_yaml_text(data: bytes, path: str):
+def load_yaml_text(data: bytes, path: str) -> object:
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as e:
@@ -41,7 +41,9 @@ def load_yaml_text(data: bytes, path: str):
     return parse_yaml_text(text, path)
 
 
-def parse_yaml_text(text: str, path: str, first_line: int = 1, scalars: dict | None = None):
+def parse_yaml_text(
+    text: str, path: str, first_line: int = 1, scalars: dict[str, object] | None = None
+) -> object:
     """The value of a decoded document (see yaml/full.py's `load` for the arguments).
 
     Op, tags and backend YAMLs are plain block YAML, which yaml/block.py reads in a third of
