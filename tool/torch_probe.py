@@ -68,7 +68,7 @@ def cuda_packages(site: str) -> tuple[list[str], str]:
     return includes, (runtimes[0] if runtimes else "")
 
 
-def version_file(torch_dir: str) -> dict:
+def version_file(torch_dir: str) -> dict[str, str]:
     """version, release and cuda from torch/version.py, without importing torch."""
     try:
         with open(os.path.join(torch_dir, "version.py"), encoding="utf-8") as f:
@@ -88,8 +88,8 @@ def version_file(torch_dir: str) -> dict:
     }
 
 
-def probe(override: str) -> dict:
-    info: dict = {"abi_source": "default", "cxx11_abi": True, "version": "unknown"}
+def probe(override: str) -> dict[str, object]:
+    info: dict[str, object] = {"abi_source": "default", "cxx11_abi": True, "version": "unknown"}
     info.update(release="unknown", cuda="", arch_list=[], dispatch_keys=[])
     torch_dir = ""
     if override:
@@ -124,7 +124,9 @@ def probe(override: str) -> dict:
     lib = os.path.join(torch_dir, "lib")
     info["libraries"] = [name for name in LIBRARIES if os.path.exists(os.path.join(lib, name))]
     info["cuda_include_dirs"], info["cuda_runtime"] = cuda_packages(site)
-    info["release_support"] = support_of(info["release"])
+    release = info["release"]
+    assert isinstance(release, str), release  # "unknown", torch's or its version.py's
+    info["release_support"] = support_of(release)
     try:
         info.update(wheel_exports(torch_dir))
     except ValueError as e:
@@ -132,7 +134,7 @@ def probe(override: str) -> dict:
     return info
 
 
-def support_of(release: str) -> dict:
+def support_of(release: str) -> dict[str, object]:
     """The release_support field: the verdict on `release`, with what the messages name."""
     verdict = release_support(release)
     return {
@@ -142,11 +144,11 @@ def support_of(release: str) -> dict:
     }
 
 
-def wheel_exports(torch_dir: str) -> dict:
+def wheel_exports(torch_dir: str) -> dict[str, object]:
     """What the wheel's libraries export and FunctionsManual.h declares (the fields of each
     library or header it has); ValueError with one line for one that cannot be read."""
-    found: dict = {}
-    kernels = {}
+    found: dict[str, object] = {}
+    kernels: dict[str, list[str]] = {}
     for name in ("libtorch_cpu", "libtorch_cuda"):
         path = os.path.join(torch_dir, "lib", name + ".so")
         if not os.path.exists(path):

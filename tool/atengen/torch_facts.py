@@ -30,7 +30,8 @@ Standard library only: the probe runs this module on the user's interpreter.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, fields, replace
+from collections.abc import Set as AbstractSet
+from dataclasses import dataclass, fields
 from types import MappingProxyType
 
 # ============================================================================================
@@ -87,27 +88,49 @@ class ReleaseFacts:
 
     def then(self, change: ReleaseChange) -> ReleaseFacts:
         """The facts of the release after this one, which `change` describes."""
-        updates: dict[str, object] = {"release": change.release}
-        for fact in FACT_NAMES:
-            value = getattr(change, fact)
-            if isinstance(value, Change):
-                updates[fact] = (getattr(self, fact) - value.removed) | value.added
-            elif value is not None:
-                updates[fact] = value
-        return replace(self, **updates)
+        # Fact by fact: a fact added to ReleaseFacts and not here fails at import (an argument
+        # missing), and mypy checks each one's type.
+        return ReleaseFacts(
+            release=change.release,
+            c10_tags=_changed(self.c10_tags, change.c10_tags),
+            not_functionalized=_changed(self.not_functionalized, change.not_functionalized),
+            random_name_exempt_parts=_changed(
+                self.random_name_exempt_parts, change.random_name_exempt_parts
+            ),
+            release_only_schema_types=_changed(
+                self.release_only_schema_types, change.release_only_schema_types
+            ),
+            set_output_takes_names=self.set_output_takes_names
+            if change.set_output_takes_names is None
+            else change.set_output_takes_names,
+            inplace_ops_with_python_meta=_changed(
+                self.inplace_ops_with_python_meta, change.inplace_ops_with_python_meta
+            ),
+            structured_meta_classes=_changed(
+                self.structured_meta_classes, change.structured_meta_classes
+            ),
+            stable_conversions=_changed(self.stable_conversions, change.stable_conversions),
+        )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class Change:
     """What a release changed in one set-valued fact."""
 
-    added: frozenset[str] = frozenset()
-    removed: frozenset[str] = frozenset()
+    added: frozenset[str]
+    removed: frozenset[str]
 
-    def __post_init__(self):
+    def __init__(
+        self, added: AbstractSet[str] = frozenset(), removed: AbstractSet[str] = frozenset()
+    ) -> None:
         # The blocks write set literals; a frozenset keeps a block immutable once written.
-        object.__setattr__(self, "added", frozenset(self.added))
-        object.__setattr__(self, "removed", frozenset(self.removed))
+        object.__setattr__(self, "added", frozenset(added))
+        object.__setattr__(self, "removed", frozenset(removed))
+
+
+def _changed(facts: frozenset[str], change: Change | None) -> frozenset[str]:
+    """One set-valued fact of the release after the one with `facts` (None: unchanged)."""
+    return facts if change is None else (facts - change.removed) | change.added
 
 
 @dataclass(frozen=True)
@@ -324,6 +347,15 @@ def release_number(release: str) -> tuple[int, int] | None:
     return int(major), int(minor)
 
 
+def valid_release_number(release: str) -> tuple[int, int]:
+    """release_number of a release known to be one ("2.14": one this module or its caller
+    names, or has checked); ValueError when it is not."""
+    number = release_number(release)
+    if number is None:
+        raise ValueError(f"not a torch release such as {OLDEST_RELEASE}: {release!r}")
+    return number
+
+
 # What release_support says of a release; tool/torch_probe.py writes it for the @torch rule.
 RELEASE_SUPPORT = ("supported", "newer", "older", "unreadable")
 
@@ -335,9 +367,9 @@ def release_support(release: str) -> str:
     number = release_number(release)
     if number is None:
         return "unreadable"
-    if number < release_number(OLDEST_RELEASE):
+    if number < valid_release_number(OLDEST_RELEASE):
         return "older"
-    if number > release_number(NEWEST_RELEASE):
+    if number > valid_release_number(NEWEST_RELEASE):
         return "newer"
     return "supported" if release in FACTS_BY_RELEASE else "unreadable"
 

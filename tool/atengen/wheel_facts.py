@@ -11,9 +11,11 @@ The facts kept by hand per release are atengen/torch_facts.py's; what a WheelFac
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 
+from atengen.cached import TYPE_CHECKING
 from atengen.torch_facts import (
     C10_TAGS,
     C10_TAGS_BY_RELEASE,
@@ -22,6 +24,12 @@ from atengen.torch_facts import (
     WHEEL_STRUCTURED_META_CLASSES,
     facts_release,
 )
+
+if TYPE_CHECKING:
+    from typing import TypeVar
+
+    T = TypeVar("T")
+    D = TypeVar("D")
 
 # --- Autograd formula helpers -----------------------------------------------------------------
 
@@ -122,14 +130,18 @@ def parse_wheel_facts(text: str) -> WheelFacts:
     # each action reading its facts does not warn again.
     if warning and _fact(data, "facts_release", str, "") == used:
         warning = None
-    kernels = _fact(data, "native_kernels", dict, None)
-    if kernels is not None:
+    # A JSON object's keys are strings.
+    kernel_lists: dict[str, object] | None = _fact(data, "native_kernels", dict, None)
+    kernels: dict[str, frozenset[str]] | None = None
+    if kernel_lists is not None:
         kernels = {
             lib: frozenset(_strings(names, f"native_kernels.{lib}"))
-            for lib, names in kernels.items()
+            for lib, names in kernel_lists.items()
         }
-    meta = _fact(data, "structured_meta_classes", list, None)
-    helpers = {key: _fact(data, key, list, None) for key in AUTOGRAD_HELPER_FACTS}
+    meta: list[object] | None = _fact(data, "structured_meta_classes", list, None)
+    helpers: dict[str, list[object] | None] = {
+        key: _fact(data, key, list, None) for key in AUTOGRAD_HELPER_FACTS
+    }
     if any(v is not None for v in helpers.values()) and None in helpers.values():
         missing = sorted(key for key, v in helpers.items() if v is None)
         raise ValueError(
@@ -164,10 +176,12 @@ AUTOGRAD_HELPER_FACTS = (
 )
 
 
-_JSON_TYPE_NAMES = MappingProxyType({str: "a string", list: "a list", dict: "an object"})
+_JSON_TYPE_NAMES: Mapping[type, str] = MappingProxyType(
+    {str: "a string", list: "a list", dict: "an object"}
+)
 
 
-def _fact(data: dict, key: str, kind: type, default):
+def _fact(data: Mapping[str, object], key: str, kind: type[T], default: D) -> T | D:
     value = data.get(key)
     if value is None:
         return default
@@ -176,7 +190,7 @@ def _fact(data: dict, key: str, kind: type, default):
     return value
 
 
-def _strings(values, key: str) -> list[str]:
+def _strings(values: object, key: str) -> list[str]:
     if not isinstance(values, list) or not all(isinstance(v, str) for v in values):
         raise ValueError(f"torch facts: '{key}' must be a list of strings")
     return values

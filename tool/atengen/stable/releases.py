@@ -26,7 +26,7 @@ OLDEST_TARGET = "2.11"
 # specializations in stableivalue_conversions.h): kept in each release's block of
 # atengen/torch_facts.py, with its other facts (tests/test_stable_releases.py names what differs).
 CONVERSIONS_BY_RELEASE = torch_facts.STABLE_CONVERSIONS_BY_RELEASE
-NEWEST_KNOWN = max(CONVERSIONS_BY_RELEASE, key=torch_facts.release_number)
+NEWEST_KNOWN = max(CONVERSIONS_BY_RELEASE, key=torch_facts.valid_release_number)
 
 
 @dataclass(frozen=True)
@@ -38,9 +38,7 @@ class StableTarget:
 
     @property
     def number(self) -> tuple[int, int]:
-        number = torch_facts.release_number(self.release)
-        assert number is not None  # parse_target checked it
-        return number
+        return torch_facts.valid_release_number(self.release)  # parse_target checked it
 
     @property
     def version_macro(self) -> str:
@@ -66,8 +64,12 @@ class StableTarget:
         """The oldest known release after this target whose conversions include all of
         ``conversions``; None when no known release has them."""
         later = sorted(
-            (r for r in CONVERSIONS_BY_RELEASE if torch_facts.release_number(r) > self.number),
-            key=torch_facts.release_number,
+            (
+                r
+                for r in CONVERSIONS_BY_RELEASE
+                if torch_facts.valid_release_number(r) > self.number
+            ),
+            key=torch_facts.valid_release_number,
         )
         return next((r for r in later if conversions <= CONVERSIONS_BY_RELEASE[r]), None)
 
@@ -77,10 +79,10 @@ def parse_target(text: str) -> StableTarget:
     number = torch_facts.release_number(text)
     if number is None or text != f"{number[0]}.{number[1]}":
         raise ValueError(f"not a torch release such as {OLDEST_TARGET}: {text!r}")
-    if number < torch_facts.release_number(OLDEST_TARGET):
+    if number < torch_facts.valid_release_number(OLDEST_TARGET):
         raise ValueError(
             f"the stable ABI target must be torch {OLDEST_TARGET} or newer, got {text}"
         )
-    if number > torch_facts.release_number(NEWEST_KNOWN):
+    if number > torch_facts.valid_release_number(NEWEST_KNOWN):
         return StableTarget(text, NEWEST_KNOWN)
     return StableTarget(text, text)
