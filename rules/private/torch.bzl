@@ -10,6 +10,7 @@ Nothing is copied: the repository holds symlinks into the wheel.
 """
 
 load(":python.bzl", "PYTHON_ATTRS", "PYTHON_ENV", "find_python", "python_error_repository")
+load(":releases.bzl", "release_number")
 load(":repo_error.bzl", "one_line", "write_error_repository")
 
 TORCH_DIR_ENV = "RULES_ATEN_TORCH_DIR"
@@ -233,13 +234,6 @@ def _supported_releases(rctx):
             return [r.strip().strip("\"") for r in line.split("(")[1].split(")")[0].split(",") if r.strip()]
     fail("rules_aten: no SUPPORTED_RELEASES line in {}".format(_FACTS))
 
-def _release_number(release):
-    """2014 for "2.14", or None when it is not two numbers."""
-    parts = release.split(".")
-    if len(parts) != 2 or not parts[0].isdigit() or not parts[1].isdigit():
-        return None
-    return int(parts[0]) * 1000 + int(parts[1])
-
 def _facts_release(rctx, info, torch_dir):
     """(the release whose facts the generator uses, the one-line error or None).
 
@@ -248,10 +242,10 @@ def _facts_release(rctx, info, torch_dir):
     fetched; torch_facts.json names that release, so the generator does not warn again)."""
     supported = _supported_releases(rctx)
     release = info["release"]
-    number = _release_number(release)
+    number = release_number(release)
     if release == "unknown" or number == None:
         return release, None
-    if number < _release_number(supported[0]):
+    if number < release_number(supported[0]):
         return release, ("rules_aten: torch {} at {} is older than torch {}, the oldest release " +
                          "rules_aten supports; install torch {} or newer, or point {} at one").format(
             info["version"],
@@ -260,7 +254,7 @@ def _facts_release(rctx, info, torch_dir):
             supported[0],
             TORCH_DIR_ENV,
         )
-    if number > _release_number(supported[-1]):
+    if number > release_number(supported[-1]):
         # buildifier: disable=print
         print(("rules_aten: warning: torch {} at {} is newer than the releases rules_aten knows " +
                "({} to {}): building it with the facts of torch {} (tool/atengen/torch_facts.py)").format(
