@@ -32,7 +32,7 @@ from types import ModuleType
 import pytest
 
 from atengen.model.operator_model import OperatorModel, load_model
-from tests import bazel_helpers
+from tests import bazel_helpers, slices
 
 # Session fixtures below that build with Bazel: the tests that request them are marked `bazel`.
 BAZEL_FIXTURES = frozenset({"aten_generated", "custom_op_libraries", "fzops_library"})
@@ -46,7 +46,14 @@ _SUMMARY_WORKEROUTPUT = "rules_aten_summary"
 
 def pytest_configure(config: pytest.Config) -> None:
     """The session's disk cache for Bazel, made by the controller before pytest-xdist starts its
-    workers, which inherit the variable (on a worker, workerinput is set)."""
+    workers, which inherit the variable (on a worker, workerinput is set). A misspelt slice in
+    $RULES_ATEN_REQUIRED_SLICES would require nothing (tests/slices.py): it stops the run."""
+    unknown = slices.unknown_slices()
+    if unknown:
+        raise pytest.UsageError(
+            f"${slices.REQUIRED_ENV} names {', '.join(unknown)}: the slices are "
+            f"{', '.join(slices.SLICES)}"
+        )
     if hasattr(config, "workerinput") or os.environ.get(bazel_helpers.SESSION_DISK_CACHE_ENV):
         return
     cache = Path(tempfile.mkdtemp(prefix="rules_aten_test_disk_cache_"))

@@ -1,5 +1,6 @@
 """The GPU architectures nvcc compiles `cuda_srcs` for (rules/private/cuda_archs.bzl):
-TORCH_CUDA_ARCH_LIST in torch's syntax, the --@rules_aten//:cuda_archs build setting (which
+TORCH_CUDA_ARCH_LIST in torch's syntax and with the family codes (`10.0f`) of torch's CMake build
+and vLLM's, compiled by the local nvcc, the --@rules_aten//:cuda_archs build setting (which
 wins), and one message for a value that does not parse.
 
 On a copy of examples/cuda_ops with the default (CPU) torch and the local CUDA toolkit: with a
@@ -115,6 +116,8 @@ def _ptx(n: str) -> str:
         ("8.0 9.0", [_sm("80"), _sm("90")]),  # space-separated, as torch takes it
         ("Hopper", [_ptx("90"), _sm("90")]),  # torch's name: 9.0+PTX
         ("Ampere;9.0a", [_sm("80"), _ptx("86"), _sm("86"), _sm("90a")]),
+        ("9.0;10.0f", [_sm("90"), _sm("100f")]),  # a family code: every GPU of the family
+        ("10.0f;12.0f+PTX", [_sm("100f"), _sm("120f"), _ptx("120f")]),
     ],
 )
 def test_torch_cuda_arch_list_in_torchs_syntax(arch_list: str, expected: list[str]) -> None:
@@ -124,11 +127,20 @@ def test_torch_cuda_arch_list_in_torchs_syntax(arch_list: str, expected: list[st
 def test_the_build_setting_wins_over_the_variable() -> None:
     flag = "--@rules_aten//:cuda_archs=8.6;12.0+PTX"
     assert _gencode(flag, arch_list="9.0") == sorted([_sm("86"), _sm("120"), _ptx("120")])
+    family = "--@rules_aten//:cuda_archs=10.0f"
+    assert _gencode(family, arch_list="9.0;10.0f") == [_sm("100f")]
 
 
 @pytest.mark.parametrize(
     ("arch_list", "bad"),
-    [("9.1", "9.1"), ("native", "native"), ("8.0;;9.0", ""), ("Hopper+PTX", "9.0+PTX+PTX")],
+    [
+        ("9.1", "9.1"),
+        ("native", "native"),
+        ("8.0;;9.0", ""),
+        ("Hopper+PTX", "9.0+PTX+PTX"),
+        ("9.0;10.0x", "10.0x"),
+        ("9.0f", "9.0f"),  # Hopper has no family code
+    ],
 )
 def test_a_variable_that_does_not_parse_isone_fail_message(arch_list: str, bad: str) -> None:
     result = _bazel("build", "--nobuild", KERNELS, arch_list=arch_list, check=False)
@@ -145,6 +157,13 @@ def test_a_build_setting_that_does_not_parse_isone_fail_message() -> None:
         result,
         'rules_aten: --@rules_aten//:cuda_archs="sm_90": unknown CUDA architecture "sm_90"',
     )
+
+
+def test_family_codes_compile_with_nvcc() -> None:
+    """nvcc (13.0 here) takes the family code's -gencode: the build of kernels.cu for 9.0 and
+    the 10.x family succeeds (Bazel's action cache keys the object by that command line)."""
+    _bazel("build", "--symlink_prefix=/", KERNELS, arch_list="9.0;10.0f")
+    assert _gencode(arch_list="9.0;10.0f") == sorted([_sm("90"), _sm("100f")])
 
 
 def _tool_sources() -> str:

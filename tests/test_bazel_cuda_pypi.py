@@ -2,7 +2,8 @@
 toolkit of its CUDA major version, or with RULES_ATEN_CUDA_DIR=pypi, @local_cuda takes nvcc, its
 headers and cicc from the wheels that //third_party:cuda_nvcc_wheels.lock pins for the CUDA
 version torch's METADATA requires (`cuda-toolkit==PIN`). Part of the CUDA slice
-(`./dev test-cuda`, on the 2.14.1+cu130 venv); every test is skipped on a CPU torch.
+(`./dev test-cuda`, on the 2.14.1+cu130 venv); every test is skipped on a CPU torch, or fails
+with one line where the CUDA slice is required (tests/slices.py).
 
 On a copy of examples/cuda_ops, with its own output base: RULES_ATEN_CUDA_DIR=pypi builds
 //:libcudaops.so (kernels.cu compiled by the PyPI nvcc for one architecture, linked with
@@ -30,6 +31,7 @@ from pathlib import Path
 import pytest
 import torch
 
+from tests import slices
 from tests.bazel_helpers import (
     DISK_CACHE,
     REPO,
@@ -39,10 +41,10 @@ from tests.bazel_helpers import (
 )
 
 if not torch.version.cuda:
-    pytest.skip(
+    slices.missing(
+        "cuda",
         f"needs a CUDA build of torch (torch {torch.__version__} is a CPU build): "
         "run ./dev test-cuda",
-        allow_module_level=True,
     )
 
 pytestmark = pytest.mark.bazel
@@ -67,7 +69,7 @@ def _pin() -> str:
         m = re.match(r"cuda-toolkit(\[[^\]]*\])?==([^;\s]+)", requirement)
         if m:
             return m.group(2)
-    pytest.skip(f"torch {torch.__version__}'s METADATA requires no cuda-toolkit")
+    slices.missing("cuda", f"torch {torch.__version__}'s METADATA requires no cuda-toolkit")
 
 
 def _lock_lines() -> list[list[str]]:

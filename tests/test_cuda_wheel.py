@@ -5,8 +5,10 @@ kernels the wheel does not export left out at generation time, examples/cuda_ops
 with a `.cu` kernel compiled by nvcc), and the bad inputs: an unsupported torch release, a
 toolkit of another CUDA major version, a CUDA wheel without a toolkit.
 
-On the default (CPU) torch every test here is skipped. Running a CUDA kernel needs a GPU; without
-one those checks are skipped and say so.
+On the default (CPU) torch every test here is skipped, and so are the tests that need a toolkit
+without one (of torch's CUDA major version); where the CUDA slice is required (tests/slices.py:
+`./dev test-cuda`, `.ci/run`) either fails instead, with one line. Running a CUDA kernel needs a
+GPU; without one that test is skipped and says so.
 
 Builds use their own output bases in the temporary directory (keyed by this checkout's path), so
 that a second run finds them up to date, and the interpreter running the tests as
@@ -27,13 +29,14 @@ from pathlib import Path
 import pytest
 import torch
 
+from tests import slices
 from tests.bazel_helpers import REPO, bazel, own_output_base, run_demo
 
 if not torch.version.cuda:
-    pytest.skip(
+    slices.missing(
+        "cuda",
         f"needs a CUDA build of torch (torch {torch.__version__} is a CPU build): "
         "run ./dev test-cuda",
-        allow_module_level=True,
     )
 
 pytestmark = pytest.mark.bazel
@@ -82,9 +85,13 @@ def _toolkit_major() -> str | None:
 def toolkit() -> Path:
     major = _toolkit_major()
     if major is None:
-        pytest.skip(f"no CUDA toolkit at {TOOLKIT} (set RULES_ATEN_CUDA_DIR or CUDA_HOME)")
+        slices.missing(
+            "cuda", f"no CUDA toolkit at {TOOLKIT} (set RULES_ATEN_CUDA_DIR or CUDA_HOME)"
+        )
     if major != torch.version.cuda.split(".")[0]:
-        pytest.skip(f"the toolkit at {TOOLKIT} is CUDA {major}, torch's is {torch.version.cuda}")
+        slices.missing(
+            "cuda", f"the toolkit at {TOOLKIT} is CUDA {major}, torch's is {torch.version.cuda}"
+        )
     return TOOLKIT
 
 
@@ -232,18 +239,25 @@ def _example_archs() -> str:
     return "9.0"
 
 
-def test_example_builds_loads_and_runs_where_it_can(toolkit: Path, summary: list[str]) -> None:
+@pytest.fixture(scope="module")
+def example(toolkit: Path, summary: list[str]) -> tuple[Path, dict]:
+    """examples/cuda_ops' //:libcudaops.so, built, and demo.py's report on it (every check passed)."""
     flags = ("--symlink_prefix=/", f"--@rules_aten//:cuda_archs={_example_archs()}")
     _bazel(EXAMPLE, "cuda_example", "build", *flags, "//:libcudaops.so")
     bin_dir = Path(_bazel(EXAMPLE, "cuda_example", "info", *flags, "bazel-bin").stdout.strip())
+    report = run_demo(EXAMPLE / "demo.py", bin_dir / "libcudaops.so")
+    summary.append(f"CUDA example: cuda kernels {report['details']['cuda']}")
+    return bin_dir, report
+
+
+def test_example_builds_loads_and_runs_where_it_can(example: tuple[Path, dict]) -> None:
+    bin_dir, report = example
     library = bin_dir / "libcudaops.so"
     # Linked as needed: the kernel launches through the CUDA runtime, its guard is c10_cuda's.
     assert {"libc10_cuda.so", "libcudart.so.13"} <= set(_needed(library)), _needed(library)
     assert list((bin_dir / "_objs" / "cudaops_cuda_kernels").glob("kernels.pic.o"))
-    report = run_demo(EXAMPLE / "demo.py", library)
     expected = "ran" if torch.cuda.is_available() else "registered"
     assert report["details"]["cuda"] == expected, report
-    summary.append(f"CUDA example: cuda kernels {report['details']['cuda']}")
 
 
 def test_without_a_setting_nvcc_targets_the_wheels_list_and_says_so(toolkit: Path) -> None:
@@ -264,10 +278,20 @@ def test_without_a_setting_nvcc_targets_the_wheels_list_and_says_so(toolkit: Pat
     assert "--@rules_aten//:cuda_archs" in notes[0], notes[0]
 
 
-def test_cuda_kernels_run_on_a_gpu(toolkit: Path) -> None:
+# What demo.py checks on the GPU (examples/cuda_ops/demo.py): kernels.cu against the CPU kernel,
+# in float64 and float32, and under gradcheck.
+GPU_CHECKS = ("cuda_forward", "cuda_float32", "cuda_gradcheck")
+
+
+def test_cuda_kernels_run_on_a_gpu(request: pytest.FixtureRequest) -> None:
     if not torch.cuda.is_available():
-        pytest.skip(NO_GPU)
-    # (test_example_builds_loads_and_runs_where_it_can runs them, and checks "ran".)
+        pytest.skip(NO_GPU)  # before the example is built: nothing here would run its kernels
+    _, report = request.getfixturevalue("example")
+    assert report["details"]["cuda"] == "ran", report
+    # Each GPU check was made, and passed (run_demo already failed on a check that did not).
+    assert {name: report["checks"].get(name) for name in GPU_CHECKS} == dict.fromkeys(
+        GPU_CHECKS, True
+    ), report
 
 
 def _one_error_line(result: subprocess.CompletedProcess, pattern: str) -> str:

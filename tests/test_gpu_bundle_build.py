@@ -6,7 +6,7 @@ stops with exit 77 and its no-GPU line.
 
 Needs the venv of torch 2.11.0+cu130, named by $RULES_ATEN_GPU_BUNDLE_PYTHON, which
 `./dev test-releases` sets (after installing the venv); without it every test here is skipped,
-saying so. The two builds use the bundler's own output bases (the temp directory, keyed by this
+saying so, or fails with one line where the release slice is required (tests/slices.py). The two builds use the bundler's own output bases (the temp directory, keyed by this
 checkout and the interpreter) and the shared disk cache.
 """
 
@@ -21,6 +21,8 @@ from pathlib import Path
 
 import pytest
 
+from tests import slices
+
 REPO = Path(__file__).resolve().parent.parent
 BUNDLER = REPO / "tool" / "gpu_bundle" / "make_gpu_bundle.py"
 PYTHON_ENV = "RULES_ATEN_GPU_BUNDLE_PYTHON"
@@ -32,20 +34,19 @@ NO_GPU_LINE = (
     "tables checked, the example's CPU reference computed; no CUDA kernel was run"
 )
 
-pytestmark = [
-    pytest.mark.bazel,
-    pytest.mark.slow,
-    pytest.mark.skipif(
-        not PYTHON,
-        reason=f"${PYTHON_ENV} is not set: `./dev test-releases` runs these with the venv of "
+if not PYTHON:
+    slices.missing(
+        "releases",
+        f"${PYTHON_ENV} is not set: `./dev test-releases` runs these with the venv of "
         "torch 2.11.0+cu130 (CI does)",
-    ),
-    pytest.mark.skipif(
-        bool(PYTHON) and not os.access(PYTHON, os.X_OK),
-        reason=f"${PYTHON_ENV}={PYTHON} is not an interpreter: `./dev setup-torches` installs "
+    )
+if not os.access(PYTHON, os.X_OK):
+    slices.missing(
+        "releases",
+        f"${PYTHON_ENV}={PYTHON} is not an interpreter: `./dev setup-torches` installs "
         "the venv of torch 2.11.0+cu130",
-    ),
-]
+    )
+pytestmark = [pytest.mark.bazel, pytest.mark.slow]
 
 
 def bundler(*args: str) -> subprocess.CompletedProcess[str]:

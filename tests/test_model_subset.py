@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from hypothesis import HealthCheck, given, settings
+from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
 from atengen.backend.emit import header_file, registration_files
@@ -216,22 +216,43 @@ def test_random_real_entries_agree_with_the_whole_file(tmp_path, seed):
     assert [repr(f) for f in subset.functions] == _restricted(full, subset)
 
 
-@settings(
-    max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
-)
+# How often each outcome of _text_inserted_anywhere was reached in the run of its test. The
+# comparison is the test's point, and the early returns could otherwise hide that it never ran.
+_OUTCOMES: dict[str, int] = {}
+
+
+def _outcome(name: str) -> None:
+    event(name)  # shown by pytest --hypothesis-show-statistics
+    _OUTCOMES[name] = _OUTCOMES.get(name, 0) + 1
+
+
+@settings(max_examples=200, deadline=None)
 @given(
     line=st.integers(0, 20),
     junk=st.text(st.sampled_from(" -#:\t\n\"'[]{}&*!|>ab"), max_size=12),
     name=st.text(st.sampled_from("_.aid0"), max_size=8),
 )
-def test_text_inserted_anywhere_gives_the_whole_files_model_or_none(tmp_path, line, junk, name):
+def _text_inserted_anywhere(tmp_path, line, junk, name):
     lines = ENTRIES.splitlines(keepends=True)
     text = "".join(lines[:line] + [junk] + lines[line:])
     subset = subset_of(tmp_path, text, names=["add.Tensor", name])  # must not raise
     if subset is None:
+        _outcome("the cut cannot vouch: None")
         return
     try:
         full = load_model(str(tmp_path / "ops.yaml"), str(tmp_path / "tags.yaml"))
     except AtengenError:
+        _outcome("the whole file has an error the subset does not read")
         return  # an error in an entry of another family, which the subset does not read
+    _outcome("compared with the whole file")
     assert [repr(f) for f in subset.functions] == _restricted(full, subset)
+
+
+def test_text_inserted_anywhere_gives_the_whole_files_model_or_none(tmp_path):
+    _OUTCOMES.clear()
+    _text_inserted_anywhere(tmp_path)
+    compared = _OUTCOMES.get("compared with the whole file", 0)
+    # About a third of the insertions leave a file the cut vouches for (64 to 74 of 200 in
+    # runs here): under a tenth means the strategy or the cut changed so that the assertion is
+    # rarely reached, and none that the test checked nothing.
+    assert compared >= sum(_OUTCOMES.values()) // 10, _OUTCOMES

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from tests import bazel_helpers
+from tests import bazel_helpers, slices
 from tests.quickstart_helpers import (
     CHECKOUT_PLACEHOLDER,
     COMMANDS,
@@ -115,6 +115,7 @@ def _check_other_releases(python: Path, built: Path, summary: list[str]) -> None
     others."""
     pythons = guard_pythons()
     if not pythons:
+        slices.fail_if_required("releases", f"${GUARD_PYTHONS_ENV} names no interpreter")
         summary.append(f"quickstart: other torch releases not tried (${GUARD_PYTHONS_ENV} unset)")
         return
     release = release_of(python)

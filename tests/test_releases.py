@@ -8,8 +8,10 @@ The releases are torch package directories, from $RULES_ATEN_RELEASES (colon-sep
 `./dev test-releases` sets: the wheels of 2.11.0, 2.12.1 and 2.15.0 unpacked under
 ~/.cache/rules_aten/releases/, the default venv's 2.13.0 and the CUDA venv's 2.14.1. torchgen is
 pure Python and never imports torch, so each release's runs in a subprocess with its directory
-first on PYTHONPATH; no torch of those releases is imported. Without $RULES_ATEN_RELEASES these
-tests are skipped, saying so (`./dev test` on the default venv; CI runs `./dev test-releases`).
+first on PYTHONPATH; no torch of those releases is imported. Without $RULES_ATEN_RELEASES, or
+with an entry that is not a torch package directory, these tests are skipped, saying so (`./dev
+test` on the default venv; CI runs `./dev test-releases`); where the release slice is required
+(tests/slices.py) that fails instead, with one line.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ import yaml
 
 from atengen import torch_facts as tf
 from atengen.wheel_facts import parse_wheel_facts
+from tests import slices
 from tests.model_helpers import REPO as _REPO
 
 REPO = Path(_REPO)
@@ -38,6 +41,12 @@ def _release_dirs() -> dict[str, Path]:
     found = {}
     for entry in filter(None, os.environ.get(RELEASES_ENV, "").split(":")):
         torch_dir = Path(entry)
+        if not (torch_dir / "version.py").is_file():
+            slices.missing(
+                "releases",
+                f"${RELEASES_ENV} names {torch_dir}, which is not a torch package directory (no "
+                "version.py): `./dev setup-torches` unpacks the releases",
+            )
         text = (torch_dir / "version.py").read_text()
         version = re.search(r"^__version__\s*=\s*['\"]([^'\"]+)", text, re.M).group(1)
         found[version] = torch_dir
@@ -45,13 +54,11 @@ def _release_dirs() -> dict[str, Path]:
 
 
 RELEASE_DIRS = _release_dirs()
-pytestmark = [
-    pytest.mark.slow,
-    pytest.mark.skipif(
-        not RELEASE_DIRS,
-        reason=f"${RELEASES_ENV} is not set: `./dev test-releases` runs these (CI does)",
-    ),
-]
+if not RELEASE_DIRS:
+    slices.missing(
+        "releases", f"${RELEASES_ENV} is not set: `./dev test-releases` runs these (CI does)"
+    )
+pytestmark = pytest.mark.slow
 VERSIONS = sorted(RELEASE_DIRS, key=lambda v: tuple(int(p) for p in v.split("+")[0].split(".")))
 
 

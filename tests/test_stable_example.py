@@ -6,7 +6,8 @@ with the CUDA toolkit when one is found (kernels.cu through nvcc, the static CUD
 copied to a temporary directory; each interpreter of `$RULES_ATEN_STABLE_PYTHONS` (colon-separated;
 `./dev test-releases` names the 2.11.0, 2.15.0 and CUDA venvs) and always .venv's runs the
 example's demo.py on that copy: values against Python, torch.library.opcheck on every op, the
-in-place op under torch.compile(fullgraph=True). Without the variable the .venv part still runs.
+in-place op under torch.compile(fullgraph=True). Without the variable the .venv part still runs,
+except where the release slice is required (tests/slices.py): there it fails with one line.
 
 The bad inputs build a copy of the example (with its own output base, and no CUDA toolkit) after
 one edit each: a torch_target out of range or malformed, derivatives, <ATen/ATen.h> in a kernel,
@@ -27,6 +28,7 @@ from pathlib import Path
 
 import pytest
 
+from tests import slices
 from tests.bazel_helpers import REPO, VENV_PYTHON, bazel, one_fail_message, own_output_base
 
 pytestmark = pytest.mark.bazel
@@ -43,6 +45,8 @@ UNSTABLE = re.compile(r"_ZN?K?(2at|3c10|5torch)")
 
 def _pythons() -> list:
     named = [p for p in os.environ.get(PYTHONS_ENV, "").split(":") if p]
+    if not named:
+        slices.fail_if_required("releases", f"${PYTHONS_ENV} names no interpreter of another torch")
     pythons = [str(VENV_PYTHON)] + [p for p in named if Path(p) != VENV_PYTHON]
     return [pytest.param(p, id=Path(p).parent.parent.name) for p in pythons]
 

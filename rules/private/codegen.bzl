@@ -32,7 +32,8 @@ load(
 load(":cuda.bzl", "aten_cuda_unavailable")
 load(":generator_attrs.bzl", "generator_attrs", "selection_args", "selection_attrs", "shards_attr", "shards_flag")
 load(":providers.bzl", "AtenCodegenInfo")
-load(":stable.bzl", "OLDEST_STABLE_TARGET", "aten_stable_library")
+load(":releases.bzl", "OLDEST_STABLE_TARGET")
+load(":stable.bzl", "aten_stable_library")
 
 def _aten_codegen_impl(ctx):
     prefix = ctx.label.name + "/"

@@ -23,6 +23,12 @@ def normalize_name(name):
     out = name.lower()
     for sep in ["-", "."]:
         out = out.replace(sep, "_")
+
+    # PEP 503 makes a run of separators one (Starlark has no while: each pass halves a run).
+    for _ in range(len(out)):
+        if "__" not in out:
+            break
+        out = out.replace("__", "_")
     return out
 
 def _metadata_field(text, field):

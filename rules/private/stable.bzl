@@ -26,17 +26,7 @@ load(":cc_targets.bzl", "aten_archive_library", "aten_cuda_library", "codegen_ou
 load(":cuda.bzl", "aten_cuda_unavailable")
 load(":generator_attrs.bzl", "generator_attrs", "selection_args", "selection_attrs", "shards_attr", "shards_flag")
 load(":providers.bzl", "AtenCodegenInfo")
-
-# The oldest release a stable library can target: the generated sources call what the C shim
-# has since 2.11 (tool/atengen/stable/releases.py, OLDEST_TARGET).
-OLDEST_STABLE_TARGET = "2.11"
-
-def _release_number(release):
-    """(2, 11) for "2.11", or None when it is not major.minor."""
-    parts = release.split(".")
-    if len(parts) != 2 or not all([p.isdigit() and (p == "0" or not p.startswith("0")) for p in parts]):
-        return None
-    return (int(parts[0]), int(parts[1]))
+load(":releases.bzl", "torch_target_version")
 
 def check_torch_target(torch_target):
     """Fails with one line unless torch_target is a release from 2.11 to the build's torch.
@@ -47,25 +37,10 @@ def check_torch_target(torch_target):
     Returns:
       The value of -DTORCH_TARGET_VERSION: 0x020B000000000000 for "2.11".
     """
-    allowed = "a torch release from {} to {} (the build's torch {}), as major.minor".format(
-        OLDEST_STABLE_TARGET,
-        TORCH_RELEASE,
-        TORCH_VERSION,
-    )
-    number = _release_number(torch_target) if type(torch_target) == "string" else None
-    if number == None or number < _release_number(OLDEST_STABLE_TARGET):
-        fail("rules_aten: torch_target = {} is not {}".format(repr(torch_target), allowed))
-    build = _release_number(TORCH_RELEASE)
-    if build != None and number > build:
-        fail(("rules_aten: torch_target = {} is newer than the build's torch {}: the headers " +
-              "cannot target a later release; use {}").format(repr(torch_target), TORCH_VERSION, allowed))
-
-    # torch/headeronly/version.h: major, minor, patch and tweak in the top bytes.
-    return "0x{}{}000000000000".format(_hex2(number[0]), _hex2(number[1]))
-
-def _hex2(n):
-    digits = "0123456789ABCDEF"
-    return digits[(n // 16) % 16] + digits[n % 16]
+    value, error = torch_target_version(torch_target, TORCH_RELEASE, TORCH_VERSION)
+    if error:
+        fail(error)
+    return value
 
 def _aten_stable_sources_impl(ctx):
     prefix = ctx.label.name + "/"
