@@ -19,7 +19,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from atengen.wheel_symbols import with_weak_references
+from atengen.wheel_symbols import defined_among, with_weak_references
 from tests.test_wheel_symbols import elf
 
 REPO = Path(__file__).resolve().parent.parent
@@ -156,3 +156,54 @@ def test_fuzz_corrupted_libraries(tmp_path: Path, changes) -> None:
         assert str(e).startswith(f"{lib}: ") and "\n" not in str(e), e
     else:
         assert len(edited) == len(data) and count >= 0
+
+
+def _nm_defined(library: Path) -> set[bytes]:
+    out = subprocess.run(
+        ["nm", "-D", "--defined-only", str(library)], capture_output=True, text=True, check=True
+    ).stdout
+    return {line.split()[-1].split("@")[0].encode() for line in out.splitlines() if line.strip()}
+
+
+def test_the_hash_table_lookup_agrees_with_nm_on_torch() -> None:
+    """defined_among looks names up through .gnu.hash; nm reads every symbol."""
+    import torch
+
+    lib = Path(torch.__file__).parent / "lib" / "libc10.so"
+    defined = _nm_defined(lib)
+    undefined = {
+        line.split()[-1].split("@")[0].encode()
+        for line in subprocess.run(
+            ["nm", "-D", "--undefined-only", str(lib)], capture_output=True, text=True, check=True
+        ).stdout.splitlines()
+    }
+    asked = frozenset(sorted(defined)[::7]) | frozenset(undefined) | {b"no_such_symbol", b""}
+    assert defined_among(str(lib), asked) == asked & defined
+
+
+@pytest.fixture(scope="module")
+def hashed_library(tmp_path_factory: pytest.TempPathFactory) -> bytes:
+    """A small library with a GNU hash table (gcc's default here)."""
+    path = _compile(tmp_path_factory.mktemp("hashed"), "provider", PROVIDER)
+    sections = subprocess.run(
+        ["readelf", "-S", "-W", str(path)], capture_output=True, text=True, check=True
+    ).stdout
+    assert ".gnu.hash" in sections, sections
+    return path.read_bytes()
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
+@given(changes=st.lists(st.tuples(st.integers(0, 2**16), st.integers(0, 255)), max_size=8))
+def test_fuzz_the_hash_table_lookup(tmp_path: Path, hashed_library: bytes, changes) -> None:
+    data = bytearray(hashed_library)
+    for at, value in changes:
+        data[at % len(data)] = value
+    lib = tmp_path / "fuzz.so"
+    lib.write_bytes(bytes(data))
+    asked = frozenset({b"torch_provided", b"torch_unused", b"absent"})
+    try:
+        found = defined_among(str(lib), asked)
+    except ValueError as e:
+        assert str(e).startswith(f"{lib}: ") and "\n" not in str(e), e
+    else:
+        assert found <= asked

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import sys
 
-from atengen.wheel_symbols import defined_dynamic_symbols, with_weak_references
+from atengen.wheel_symbols import defined_among, undefined_dynamic_symbols, with_weak_references
 
 
 def main(argv: list[str]) -> int:
@@ -24,9 +24,10 @@ def main(argv: list[str]) -> int:
         return 2
     label, library, output, *torch_libraries = argv
     try:
-        torch_names = frozenset(
-            name for path in torch_libraries for name in defined_dynamic_symbols(path, (b"",))
+        strong = frozenset(
+            s.name.encode() for s in undefined_dynamic_symbols(library) if not s.weak
         )
+        torch_names = frozenset().union(*(defined_among(path, strong) for path in torch_libraries))
         edited, _ = with_weak_references(library, torch_names)
     except ValueError as e:
         print(f"rules_aten: {label}: {e}", file=sys.stderr)

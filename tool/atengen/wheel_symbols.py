@@ -46,6 +46,8 @@ _SHT_DYNSYM = 11
 _SHT_STRTAB = 3
 _SHN_UNDEF = 0
 _SHT_GNU_VERSYM, _SHT_GNU_VERNEED = 0x6FFFFFFF, 0x6FFFFFFE
+_SHT_GNU_HASH = 0x6FFFFFF6
+_GNU_HASH_HEADER = struct.Struct("<IIII")  # nbuckets, symoffset, bloom words, bloom shift
 _VERNEED = struct.Struct("<HHIII")  # Elf64_Verneed
 _VERNAUX = struct.Struct("<IHHII")  # Elf64_Vernaux
 _STB_GLOBAL, _STB_WEAK, _STB_GNU_UNIQUE = 1, 2, 10
@@ -111,6 +113,14 @@ def defined_dynamic_symbols(path: str, prefixes: tuple[bytes, ...]) -> list[byte
     """The names of the defined global, weak and unique symbols of ``path``'s dynamic symbol
     table (.dynsym) that start with one of ``prefixes``."""
     return _read(path, lambda data: _defined(data, path, prefixes))
+
+
+def defined_among(path: str, names: frozenset[bytes]) -> frozenset[bytes]:
+    """Which of ``names`` ``path``'s .dynsym defines (global, weak or unique), looked up through
+    its GNU hash table (.gnu.hash), as the dynamic loader does: a few names of a library with
+    tens of thousands (libtorch_cpu.so) take microseconds, not the tenth of a second reading
+    every symbol takes. Without such a table, every symbol is read."""
+    return _read(path, lambda data: _defined_among(data, path, names))
 
 
 @dataclass(frozen=True)
@@ -239,6 +249,49 @@ def _defined(data: mmap.mmap, path: str, prefixes: tuple[bytes, ...]) -> list[by
         ):
             found.append(_name(table.strings, name, path))
     return found
+
+
+def _gnu_hash(name: bytes) -> int:
+    h = 5381
+    for c in name:
+        h = (h * 33 + c) & 0xFFFFFFFF
+    return h
+
+
+def _defined_among(data: mmap.mmap, path: str, names: frozenset[bytes]) -> frozenset[bytes]:
+    table = _dynamic_table(data, path)
+    count = len(table.entries) // _SYM.size
+    for i in range(table.shnum):
+        sh_type, offset, size, link, _ = _section(data, path, table.shoff, i)
+        if sh_type == _SHT_GNU_HASH and link == table.index:
+            break
+    else:
+        return frozenset(names & set(_defined(data, path, (b"",))))
+    _within(data, path, offset, max(size, _GNU_HASH_HEADER.size), ".gnu.hash")
+    buckets, first, bloom, _ = _GNU_HASH_HEADER.unpack_from(data, offset)
+    at = offset + _GNU_HASH_HEADER.size + 8 * bloom
+    chain_at = at + 4 * buckets
+    if buckets == 0 or chain_at > offset + size or first > count:
+        raise ValueError(f"{path}: a .gnu.hash that does not fit its section")
+    found = set()
+    for name in names:
+        h = _gnu_hash(name)
+        i = struct.unpack_from("<I", data, at + 4 * (h % buckets))[0]
+        while first <= i < count and chain_at + 4 * (i - first + 1) <= offset + size:
+            value = struct.unpack_from("<I", data, chain_at + 4 * (i - first))[0]
+            if value | 1 == h | 1:
+                name_at, info, _, shndx, _, _ = _SYM.unpack_from(table.entries, i * _SYM.size)
+                if (
+                    shndx != _SHN_UNDEF
+                    and info >> 4 in _EXPORTED_BINDINGS
+                    and _name(table.strings, name_at, path) == name
+                ):
+                    found.add(name)
+                    break
+            if value & 1:
+                break
+            i += 1
+    return frozenset(found)
 
 
 def _undefined(data: mmap.mmap, path: str) -> list[UndefinedSymbol]:
