@@ -20,6 +20,31 @@ _DT_NULL, _DT_NEEDED, _DT_RPATH, _DT_RUNPATH = 0, 1, 15, 29
 # e_machine to the platform tag's architecture (the two Linux machines torch ships wheels for).
 _MACHINES = {62: "x86_64", 183: "aarch64"}
 _GLIBC = re.compile(r"^GLIBC_(\d+)\.(\d+)(?:\.\d+)?$")
+_VERSION = re.compile(r"^(GLIBCXX|CXXABI|GCC)_(\d+(?:\.\d+)*)$")
+# The C++ runtime's symbol versions also bound the glibc a tag may name: manylinux_2_X promises
+# the libstdc++ and libgcc_s of the distributions with glibc 2.X. For each, the newest version
+# of a manylinux policy, and the glibc of the oldest policy that has it (auditwheel's policy
+# table, manylinux-policy.json, which tests/test_wheel_bad_input.py compares with this one).
+CXX_RUNTIME_GLIBC: dict[str, tuple[tuple[tuple[int, ...], tuple[int, int]], ...]] = {
+    "GLIBCXX": (
+        ((3, 4, 19), (2, 17)),
+        ((3, 4, 22), (2, 24)),
+        ((3, 4, 24), (2, 27)),
+        ((3, 4, 28), (2, 31)),
+        ((3, 4, 29), (2, 34)),
+        ((3, 4, 30), (2, 35)),
+        ((3, 4, 33), (2, 39)),
+    ),
+    "CXXABI": (
+        ((1, 3, 7), (2, 17)),
+        ((1, 3, 10), (2, 24)),
+        ((1, 3, 11), (2, 27)),
+        ((1, 3, 12), (2, 31)),
+        ((1, 3, 13), (2, 34)),
+        ((1, 3, 15), (2, 39)),
+    ),
+    "GCC": (((4, 8, 0), (2, 17)), ((7, 0, 0), (2, 27)), ((12, 0, 0), (2, 35)), ((14, 0, 0), (2, 39))),
+}
 
 
 @dataclass(frozen=True)
@@ -28,6 +53,10 @@ class LibraryFacts:
     needed: tuple[str, ...]
     runpath: tuple[str, ...]  # RUNPATH and RPATH entries
     glibc: tuple[int, int] | None  # the highest GLIBC_x.y a symbol requires
+    # The oldest glibc whose manylinux policy has every GLIBCXX_, CXXABI_ and GCC_ version it
+    # requires; None without such requirements, or with one newer than every policy's.
+    cxx_runtime_glibc: tuple[int, int] | None = None
+    newer_cxx_runtime: str = ""  # such a version, newer than every policy's
 
 
 def read_library_facts(path: Path) -> LibraryFacts:
@@ -85,9 +114,20 @@ def read_library_facts(path: Path) -> LibraryFacts:
                     break
                 need += following
     glibc = [(int(m[1]), int(m[2])) for m in map(_GLIBC.match, versions) if m]
+    runtime: list[tuple[int, int]] = []
+    newer = ""
+    for m in filter(None, map(_VERSION.match, versions)):
+        number = tuple(int(n) for n in m[2].split("."))
+        fits = [g for newest, g in CXX_RUNTIME_GLIBC[m[1]] if number <= newest]
+        if fits:
+            runtime.append(fits[0])
+        else:
+            newer = m[0]
     return LibraryFacts(
         machine=_MACHINES[machine],
         needed=tuple(needed),
         runpath=tuple(runpath),
         glibc=max(glibc) if glibc else None,
+        cxx_runtime_glibc=max(runtime) if runtime else None,
+        newer_cxx_runtime=newer,
     )

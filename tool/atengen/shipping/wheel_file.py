@@ -80,8 +80,14 @@ def requirement(text: str) -> Requirement:
 
 def wheel_tag(facts: LibraryFacts) -> Tag:
     """py3-none-manylinux_<glibc>_<arch> for a library that does not link libpython (it is
-    loaded by torch, not imported by CPython), else cp3X-cp3X for the libpython it links."""
-    glibc = max(facts.glibc or _OLDEST_GLIBC, _OLDEST_GLIBC)
+    loaded by torch, not imported by CPython), else cp3X-cp3X for the libpython it links. The
+    glibc is the newest its symbols require, of glibc itself or of the C++ runtime."""
+    if facts.newer_cxx_runtime:
+        raise WheelInputError(
+            f"the library requires {facts.newer_cxx_runtime}, newer than any manylinux "
+            "policy's C++ runtime: build it with an older compiler"
+        )
+    glibc = max(facts.glibc or _OLDEST_GLIBC, facts.cxx_runtime_glibc or _OLDEST_GLIBC, _OLDEST_GLIBC)
     platform = f"manylinux_{glibc[0]}_{glibc[1]}_{facts.machine}"
     pythons = [n for n in facts.needed if n.startswith("libpython3.")]
     if not pythons:
