@@ -81,7 +81,9 @@ def workspace(summary: list[str]) -> Path:
     root = BASE / "workspace"
     if root.exists():
         shutil.rmtree(root)
-    shutil.copytree(REPO / "examples" / "stable_ops", root, ignore=shutil.ignore_patterns("bazel-*"))
+    shutil.copytree(
+        REPO / "examples" / "stable_ops", root, ignore=shutil.ignore_patterns("bazel-*")
+    )
     text = (root / "WORKSPACE").read_text()
     (root / "WORKSPACE").write_text(text.replace('path = "../.."', f'path = "{REPO}"'))
     blocks = readme_blocks()
@@ -220,7 +222,9 @@ def test_bound_wheel_in_its_release_and_refused_in_another(
     own = venv_over(VENV_PYTHON, tmp_path / "own")
     installed = pip_install(own, wheel)
     assert installed.returncode == 0, installed.stderr
-    code = "import torch, myops_bound; print(myops_bound.ops.scale(torch.arange(3.0), 2.0).tolist())"
+    code = (
+        "import torch, myops_bound; print(myops_bound.ops.scale(torch.arange(3.0), 2.0).tolist())"
+    )
     ran = subprocess.run([str(own), "-c", code], capture_output=True, text=True, cwd=tmp_path)
     assert ran.stdout.strip() == "[0.0, 2.0, 4.0]", ran.stderr[-4000:]
 
@@ -255,7 +259,9 @@ def test_mypy_strict_over_the_stubs(wheels: dict[str, Path], tmp_path: Path) -> 
         "    ops.clamp_abs_inplace(x, 1.0)\n"
     )
     bad = tmp_path / "bad.py"
-    bad.write_text(good.read_text().replace("ops.scaled_add(x, x, 0.5)", 'ops.scaled_add(x, x, "half")'))
+    bad.write_text(
+        good.read_text().replace("ops.scaled_add(x, x, 0.5)", 'ops.scaled_add(x, x, "half")')
+    )
     mypy = [sys.executable, "-m", "mypy", "--strict", "--config-file", "mypy.ini"]
     mypy += ["--python-executable", str(python), "--cache-dir", str(tmp_path / "cache")]
     passed = subprocess.run([*mypy, "good.py"], capture_output=True, text=True, cwd=tmp_path)

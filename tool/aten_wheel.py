@@ -78,10 +78,8 @@ def _library_facts(path: Path) -> LibraryFacts:
     return facts
 
 
-def _python_sources(
-    args: argparse.Namespace, names: Names, requires: list[str]
-) -> list[PySource]:
-    sources = []
+def _python_sources(args: argparse.Namespace, names: Names, requires: list[str]) -> list[PySource]:
+    sources: list[PySource] = []
     for spec in args.py_src:
         path, _, label = spec.partition("=")
         module = Path(label).name.removesuffix(".py")

@@ -37,12 +37,14 @@ def import_problems(
             continue
         for node in ast.walk(tree):
             names: list[str] = []
+            if not isinstance(node, (ast.Import, ast.ImportFrom)):
+                continue
             if isinstance(node, ast.Import):
                 names = [_top(a.name) for a in node.names if _top(a.name) not in allowed]
-            elif isinstance(node, ast.ImportFrom) and node.level == 0:
+            elif node.level == 0:
                 if node.module and _top(node.module) not in allowed:
                     names = [_top(node.module)]
-            elif isinstance(node, ast.ImportFrom):
+            else:
                 # Relative: `from .m import x` needs module m, `from . import m` each m.
                 wanted = [_top(node.module)] if node.module else [a.name for a in node.names]
                 names = [f".{m}" for m in wanted if node.level > 1 or m not in shipped]

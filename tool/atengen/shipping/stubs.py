@@ -80,7 +80,9 @@ def _returns(returns: tuple[Return, ...]) -> str:
     return types[0] if len(types) == 1 else f"tuple[{', '.join(types)}]"
 
 
-def custom_namespace(functions: list[NativeFunction], what: str) -> tuple[str, list[NativeFunction]]:
+def custom_namespace(
+    functions: list[NativeFunction], what: str
+) -> tuple[str, list[NativeFunction]]:
     """The one custom namespace of ``functions`` and its functions; an error when there is none
     (a wheel of no operators) or several (one wheel exposes one `torch.ops.<ns>`)."""
     custom = [f for f in functions if f.namespace != "aten"]

@@ -87,7 +87,9 @@ def wheel_tag(facts: LibraryFacts) -> Tag:
             f"the library requires {facts.newer_cxx_runtime}, newer than any manylinux "
             "policy's C++ runtime: build it with an older compiler"
         )
-    glibc = max(facts.glibc or _OLDEST_GLIBC, facts.cxx_runtime_glibc or _OLDEST_GLIBC, _OLDEST_GLIBC)
+    glibc = max(
+        facts.glibc or _OLDEST_GLIBC, facts.cxx_runtime_glibc or _OLDEST_GLIBC, _OLDEST_GLIBC
+    )
     platform = f"manylinux_{glibc[0]}_{glibc[1]}_{facts.machine}"
     pythons = [n for n in facts.needed if n.startswith("libpython3.")]
     if not pythons:
