@@ -12,16 +12,20 @@ load("//rules/private:ops_flag.bzl", _aten_ops_flag = "aten_ops_flag")
 load(
     "//rules/private:providers.bzl",
     _AtenCodegenInfo = "AtenCodegenInfo",
+    _AtenLibraryInfo = "AtenLibraryInfo",
     _AtenOpsInfo = "AtenOpsInfo",
     _CudaArchsInfo = "CudaArchsInfo",
 )
+load("//rules/private:wheel.bzl", _aten_wheel = "aten_wheel")
 
 AtenCodegenInfo = _AtenCodegenInfo
+AtenLibraryInfo = _AtenLibraryInfo
 AtenOpsInfo = _AtenOpsInfo
 CudaArchsInfo = _CudaArchsInfo
 aten_codegen = _aten_codegen
 aten_codegen_sources = _aten_codegen_sources
 aten_model_check = _aten_model_check
 aten_ops_flag = _aten_ops_flag
+aten_wheel = _aten_wheel
 cuda_archs_flag = _cuda_archs_flag
 external_backend_codegen = _external_backend_codegen

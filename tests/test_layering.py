@@ -1,12 +1,13 @@
 """The atengen package keeps its layers: each folder imports only the ones below it, and no
 module reaches into another module's private (underscore) names.
 
-    yaml  <  model  <  render  <  api  <  aten, backend, autograd, stable  <  lazy  <  pipelines  <  cli
+    yaml  <  model  <  render  <  api  <  aten, backend, autograd, stable, shipping  <  lazy  <  pipelines  <  cli
 
 - ``render``: templates, sharding, parallel rendering and all-or-nothing output, C++-agnostic;
 - ``api``: how an operator is spelled in C++ (types, declarations, calls, wrappers);
 - ``aten``, ``backend``, ``autograd``, ``stable``, ``lazy``: one product's emitters each (lazy
-  builds on backend: a lazy backend is an external backend with generated kernels);
+  builds on backend: a lazy backend is an external backend with generated kernels); ``shipping``:
+  aten_wheel's stubs and wheel (tool/aten_wheel.py drives it);
 - ``pipelines``: one pure function per product, from an options object to the files to write;
 - ``cli``: flags into options, one pipeline, the write.
 
@@ -44,8 +45,9 @@ ALLOWED = {
     "backend": _BASE,
     "autograd": _BASE,
     "stable": _BASE,
+    "shipping": _BASE,
     "lazy": _BASE | {"backend"},
-    "pipelines": _BASE | {"aten", "backend", "autograd", "stable", "lazy"},
+    "pipelines": _BASE | {"aten", "backend", "autograd", "stable", "shipping", "lazy"},
     "cli": {"pipelines", "render"},
 }
 # Options dataclasses of a product that the command line fills from flags, besides ALLOWED.

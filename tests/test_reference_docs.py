@@ -176,7 +176,7 @@ BAD_INPUTS = {
         "<!-- generated: providers -->\n",
         "<!-- generated: providers -->\n<!-- generated: more -->\n",
         "docs/rules.md:",
-        "error: 8 `<!-- generated: ID -->` and 7 `<!-- end generated -->` lines",
+        "error: 9 `<!-- generated: ID -->` and 8 `<!-- end generated -->` lines",
     ),
 }
 

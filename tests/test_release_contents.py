@@ -197,7 +197,10 @@ def test_a_version_that_is_not_the_module_s_is_refused(
 
 BCR = REPO / ".bcr"
 # `name = "..."` of the examples' aten_codegen and external_backend_codegen targets.
-TARGET_NAME = re.compile(r'^    name = "(\w+)",$', re.MULTILINE)
+# The libraries' targets (not, say, an aten_wheel of one of them).
+TARGET_NAME = re.compile(
+    r'^(?:aten_codegen|external_backend_codegen)\(\n    name = "(\w+)",$', re.MULTILINE
+)
 
 
 def test_the_bcr_templates_are_in_the_registry_s_form() -> None:

@@ -2,9 +2,11 @@
 and checks its operators; prints one JSON line, {"checks": {name: bool}, "details": {...}}.
 
     python demo.py bazel-bin/libstableops.so
+    python demo.py --package stableops    # the installed wheel (aten_wheel in BUILD.bazel)
 
-What the library cannot carry in C++ under the stable ABI is registered here, in Python: fake
-kernels (for torch.compile and torch.library.opcheck) and scaled_add's autograd formula
+What the library cannot carry in C++ under the stable ABI is registered in Python, by
+registrations.py beside this file (the wheel imports its own copy): fake kernels (for
+torch.compile and torch.library.opcheck) and scaled_add's autograd formula
 (torch.library.register_autograd). details["cuda"] says what the CUDA half did: "ran" (a GPU ran
 kernels.cu), "registered" (the CUDA registration loaded, no GPU to run it) or "absent" (built
 without a CUDA toolkit).
@@ -12,29 +14,11 @@ without a CUDA toolkit).
 
 from __future__ import annotations
 
+import importlib
 import json
 import sys
 
 import torch
-
-
-def register_python_parts() -> None:
-    @torch.library.register_fake("stableops::scaled_add")
-    def _(self, other, alpha):
-        torch._check(self.shape == other.shape, lambda: "scaled_add: one shape")
-        return torch.empty_like(self, memory_format=torch.contiguous_format)
-
-    @torch.library.register_fake("stableops::clamp_abs_inplace")
-    def _(self, bound):
-        return None
-
-    def setup_context(ctx, inputs, output):
-        ctx.alpha = inputs[2]
-
-    def backward(ctx, grad):
-        return grad, grad * ctx.alpha, None
-
-    torch.library.register_autograd("stableops::scaled_add", backward, setup_context=setup_context)
 
 
 def opcheck(op, args) -> str:
@@ -43,12 +27,18 @@ def opcheck(op, args) -> str:
     return "; ".join(f"{k}: {v}" for k, v in results.items() if v != "SUCCESS")
 
 
-def main(library: str) -> int:
-    torch.ops.load_library(library)
-    register_python_parts()
-    ops = torch.ops.stableops
+def main(argv: list[str]) -> int:
     checks: dict[str, bool] = {}
     details: dict = {"torch": torch.__version__}
+    if argv[0] == "--package":
+        package = importlib.import_module(argv[1])
+        details["package"] = package.__file__
+        # The package's ops module is torch.ops.stableops, typed (ops.pyi).
+        checks["package_ops"] = package.ops.scaled_add is torch.ops.stableops.scaled_add
+    else:
+        torch.ops.load_library(argv[0])
+        import registrations  # noqa: F401  (beside this file)
+    ops = torch.ops.stableops
 
     x, y = torch.randn(4, 5), torch.randn(4, 5)
     checks["scaled_add"] = torch.equal(ops.scaled_add(x, y, 0.5), x + 0.5 * y)
@@ -125,4 +115,4 @@ def main(library: str) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1]))
+    sys.exit(main(sys.argv[1:]))

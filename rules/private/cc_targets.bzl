@@ -4,10 +4,11 @@ alwayslink archive of the compiled sources, and lib<name>.so for torch.ops.load_
 
 load("@local_cuda//:defs.bzl", "NVCC", "TORCH_CUDA_ARCH_LIST_GENCODE")
 load("@rules_cc//cc:defs.bzl", "cc_binary", "cc_library")
-load("@torch//:defs.bzl", "CUDA_ARCH_LIST", "TORCH_VERSION")
+load("@torch//:defs.bzl", "CUDA_ARCH_LIST", "TORCH_CUDA", "TORCH_RELEASE", "TORCH_VERSION")
 load(":cc_toolchain.bzl", "cc_toolchain_and_features")
 load(":cuda.bzl", "aten_cuda_objects")
 load(":pch.bzl", "aten_pch", "pch_defines", "pch_include_copts")
+load(":providers.bzl", "AtenLibraryInfo")
 
 def labels(names):
     """Labels resolved in rules_aten's repository, whichever workspace calls the macro."""
@@ -246,7 +247,18 @@ def _aten_release_bound_library_impl(ctx):
         mnemonic = "AtenReleaseBoundLink",
         progress_message = "Making %s's references to torch weak" % ctx.label,
     )
-    return [DefaultInfo(files = depset([library]))]
+    return [
+        DefaultInfo(files = depset([library])),
+        AtenLibraryInfo(
+            abi = "release",
+            cuda = TORCH_CUDA if ctx.attr.cuda else "",
+            library = library,
+            op_yaml = ctx.file.op_yaml,
+            tags_yaml = ctx.file.tags_yaml,
+            torch_release = TORCH_RELEASE,
+            torch_target = "",
+        ),
+    ]
 
 aten_release_bound_library = rule(
     implementation = _aten_release_bound_library_impl,
@@ -255,7 +267,10 @@ aten_release_bound_library = rule(
 missing symbol, and its release guard (rules/runtime/atengen/torch_release_guard.h) refuses it
 instead, with one line that names both releases, before anything of it is registered.""",
     attrs = {
+        "cuda": attr.bool(doc = "It links torch's CUDA libraries."),
         "linked": attr.label(mandatory = True, allow_single_file = [".so"]),
+        "op_yaml": attr.label(allow_single_file = [".yaml"], doc = "Its op YAML (for aten_wheel)."),
+        "tags_yaml": attr.label(allow_single_file = [".yaml"], doc = "The op YAML's tags YAML."),
         "torch_libraries": attr.label_list(
             mandatory = True,
             allow_files = [".so"],
@@ -269,7 +284,7 @@ instead, with one line that names both releases, before anything of it is regist
     },
 )
 
-def aten_shared_library(name, visibility, tags, cuda = False, cuda_warning = False):
+def aten_shared_library(name, visibility, tags, cuda = False, cuda_warning = False, op_yaml = None, tags_yaml = None):
     """`lib<name>.so` of the library `name`, for torch.ops.load_library.
 
     It links torch's libraries dynamically, by path, and bundles no torch code. It has no
@@ -289,6 +304,8 @@ def aten_shared_library(name, visibility, tags, cuda = False, cuda_warning = Fal
         of them and loads into a CPU-only torch of the same release.
       cuda_warning: depend on `<name>_cuda` only for its warning (a CUDA wheel without a
         toolkit: it is empty, and says that the library is CPU-only).
+      op_yaml: the op YAML it registers, which its AtenLibraryInfo carries to aten_wheel.
+      tags_yaml: that op YAML's tags YAML.
     """
 
     # By path, in the flags Bazel puts after the archives: a cc_import would add a RUNPATH.
@@ -314,6 +331,9 @@ def aten_shared_library(name, visibility, tags, cuda = False, cuda_warning = Fal
     aten_release_bound_library(
         name = "lib{}.so".format(name),
         linked = ":" + linked,
+        cuda = cuda,
+        op_yaml = op_yaml,
+        tags_yaml = tags_yaml,
         torch_libraries = torch_libraries,
         visibility = visibility,
         tags = tags,

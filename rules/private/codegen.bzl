@@ -432,4 +432,6 @@ def aten_codegen(
         tags,
         cuda = loadable_cuda,
         cuda_warning = cuda and not use_cuda and TORCH_CUDA != "",
+        op_yaml = op_yaml,
+        tags_yaml = tags_yaml,
     )

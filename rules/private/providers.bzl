@@ -11,6 +11,20 @@ AtenCodegenInfo = provider(
     },
 )
 
+AtenLibraryInfo = provider(
+    doc = "What a `lib<name>.so` of aten_codegen is, for aten_wheel: its ABI mode, the torch " +
+          "releases it loads into, the CUDA it needs and the op YAML it registers.",
+    fields = {
+        "abi": "`\"release\"` (bound to the build's torch release) or `\"stable\"`.",
+        "cuda": "The CUDA version its CUDA code needs (`\"13.0\"`), or `\"\"` without CUDA code.",
+        "library": "The shared library (File).",
+        "op_yaml": "Its op YAML (File).",
+        "tags_yaml": "The op YAML's tags YAML (File).",
+        "torch_release": "The build's torch release, major.minor (`\"2.13\"`).",
+        "torch_target": "With abi = `\"stable\"`: the oldest release it loads into; else `\"\"`.",
+    },
+)
+
 AtenOpsInfo = provider(
     doc = "The value of an aten_ops_flag build setting: an op selection, or \"\".",
     fields = {"value": "The string given on the command line (or the default)."},

@@ -19,13 +19,13 @@ lib<name>.so is the linked library copied once the link check (tool/stable_link_
 no undefined symbol outside the shim and the C/C++/CUDA runtimes.
 """
 
-load("@local_cuda//:defs.bzl", "HAS_CUDA")
+load("@local_cuda//:defs.bzl", "CUDA_VERSION", "HAS_CUDA")
 load("@rules_cc//cc:defs.bzl", "cc_binary", "cc_library")
 load("@torch//:defs.bzl", "TORCH_RELEASE", "TORCH_VERSION")
 load(":cc_targets.bzl", "aten_archive_library", "aten_cuda_library", "codegen_outputs", "labels", "torch_deps")
 load(":cuda.bzl", "aten_cuda_unavailable")
 load(":generator_attrs.bzl", "generator_attrs", "selection_args", "selection_attrs", "shards_attr", "shards_flag")
-load(":providers.bzl", "AtenCodegenInfo")
+load(":providers.bzl", "AtenCodegenInfo", "AtenLibraryInfo")
 load(":releases.bzl", "torch_target_version")
 
 def check_torch_target(torch_target):
@@ -147,7 +147,18 @@ def _aten_stable_checked_library_impl(ctx):
         mnemonic = "AtenStableLinkCheck",
         progress_message = "Checking that %s uses only torch's stable ABI" % ctx.label,
     )
-    return [DefaultInfo(files = depset([library]))]
+    return [
+        DefaultInfo(files = depset([library])),
+        AtenLibraryInfo(
+            abi = "stable",
+            cuda = ctx.attr.cuda,
+            library = library,
+            op_yaml = ctx.file.op_yaml,
+            tags_yaml = ctx.file.tags_yaml,
+            torch_release = TORCH_RELEASE,
+            torch_target = ctx.attr.torch_target,
+        ),
+    ]
 
 aten_stable_checked_library = rule(
     implementation = _aten_stable_checked_library_impl,
@@ -155,7 +166,11 @@ aten_stable_checked_library = rule(
 the C/C++/CUDA runtimes' (tool/stable_link_check.py): else the build fails, one line per
 offending symbol group, and there is no lib<name>.so to load.""",
     attrs = {
+        "cuda": attr.string(doc = "The CUDA version of its CUDA kernels, or \"\"."),
         "linked": attr.label(mandatory = True, allow_single_file = [".so"]),
+        "op_yaml": attr.label(mandatory = True, allow_single_file = [".yaml"]),
+        "tags_yaml": attr.label(mandatory = True, allow_single_file = [".yaml"]),
+        "torch_target": attr.string(mandatory = True),
         "_check": attr.label(
             default = Label("//tool:stable_link_check"),
             executable = True,
@@ -285,6 +300,12 @@ def aten_stable_library(
     aten_stable_checked_library(
         name = "lib{}.so".format(name),
         linked = ":" + linked,
+        # Linked with the static CUDA runtime: the kernels need a driver of this CUDA, no torch
+        # CUDA library (AtenLibraryInfo, for aten_wheel's metadata).
+        cuda = CUDA_VERSION if use_cuda and cuda_srcs else "",
+        op_yaml = op_yaml,
+        tags_yaml = tags_yaml,
+        torch_target = torch_target,
         visibility = visibility,
         tags = tags,
     )

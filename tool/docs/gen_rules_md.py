@@ -638,6 +638,7 @@ BLOCKS: dict[str, Callable[[], str]] = {
         "external_backend_codegen", is_lazy, strip="LTC: "
     ),
     "aten_model_check attrs": lambda: rule_rows("aten_model_check"),
+    "aten_wheel attrs": lambda: rule_rows("aten_wheel"),
     "providers": provider_rows,
 }
 

@@ -1,0 +1,91 @@
+"""aten_wheel: an aten_codegen library as a wheel for `pip install`.
+
+One action (//tool:aten_wheel, tool/aten_wheel.py) writes `<name>/<dist>-<version>-<tag>.whl`:
+the wheel's file name carries the platform tag, which is read from the built library (its
+highest GLIBC symbol version), so it is only known when the action runs and the output is a
+directory holding the one wheel.
+"""
+
+load(":providers.bzl", "AtenLibraryInfo")
+
+def _aten_wheel_impl(ctx):
+    info = ctx.attr.library[AtenLibraryInfo]
+    if not info.op_yaml:
+        fail("rules_aten: {}: library = {} has no op YAML (a library of external_backend_codegen?): aten_wheel ships an aten_codegen library".format(ctx.label, ctx.attr.library.label))
+    output = ctx.actions.declare_directory(ctx.label.name)
+    args = ctx.actions.args()
+    args.add("--label=" + str(ctx.label))
+    args.add("--library=" + info.library.path)
+    args.add("--op_yaml=" + info.op_yaml.path)
+    args.add("--tags_yaml=" + info.tags_yaml.path)
+    args.add("--distribution=" + ctx.attr.distribution)
+    args.add("--version=" + ctx.attr.version)
+    args.add("--abi=" + info.abi)
+    args.add("--torch_release=" + info.torch_release)
+    args.add("--torch_target=" + info.torch_target)
+    args.add("--cuda=" + info.cuda)
+    args.add("--summary=" + ctx.attr.summary)
+    for src in ctx.files.py_srcs:
+        args.add("--py_src={}={}".format(src.path, src.short_path))
+    args.add_all(ctx.attr.requires, format_each = "--requires=%s")
+
+    # The templates' compiled code (//tool:atengen_template_code), as the generator reads it.
+    code = ctx.files._template_code
+    if code:
+        args.add("--template_code_dir=" + code[0].dirname)
+    args.add("--output_dir=" + output.path)
+    ctx.actions.run(
+        executable = ctx.executable._tool,
+        arguments = [args],
+        inputs = [info.library, info.op_yaml, info.tags_yaml] + ctx.files.py_srcs + code,
+        outputs = [output],
+        mnemonic = "AtenWheel",
+        progress_message = "Making the wheel %s" % ctx.label,
+    )
+    return [DefaultInfo(files = depset([output]))]
+
+aten_wheel = rule(
+    implementation = _aten_wheel_impl,
+    doc = """A wheel of an [`aten_codegen`](docs/rules.md#aten_codegen) library, for `pip
+install` into any venv of a torch it loads into ([docs/shipping.md](docs/shipping.md)): the
+output is the directory `N/` holding `<distribution>-<version>-<tag>.whl`.
+
+The package (`distribution` with `-` and `.` as `_`) holds `lib<name>.so`, an `__init__.py` that
+loads it from beside itself and imports `py_srcs`, `ops` (the library's `torch.ops.<ns>`) with
+`ops.pyi` typed from the schemas, and `py.typed`. Requires-Dist: `torch>=<torch_target>` for a
+library of `abi = "stable"`, `torch==<release>.*` for one bound to the build's torch release, and
+`requires`. The tag is `py3-none-manylinux_<glibc>_<arch>` from the library's highest GLIBC
+symbol version. The same inputs give the same bytes. A bad input (a library with no custom
+operator, a `version` that is not PEP 440, a `distribution` that is not a valid package name, a
+`py_srcs` import of what the wheel neither ships nor requires) fails the build with one line.""",
+    attrs = {
+        "distribution": attr.string(
+            mandatory = True,
+            doc = "The distribution name (`pip install` name); its package is the name with " +
+                  "`-` and `.` as `_`, a Python identifier.",
+        ),
+        "library": attr.label(
+            mandatory = True,
+            providers = [AtenLibraryInfo],
+            doc = "The `lib<name>.so` of an `aten_codegen`, of either ABI mode.",
+        ),
+        "py_srcs": attr.label_list(
+            allow_files = [".py"],
+            doc = "Python modules put into the package and imported by its `__init__.py` after " +
+                  "the library is loaded: fake kernels, `torch.library.register_autograd` " +
+                  "formulas. They may import the standard library, torch, each other " +
+                  "(`from . import m`) and the distributions of `requires`.",
+        ),
+        "requires": attr.string_list(
+            doc = "More Requires-Dist lines (PEP 508), besides torch.",
+        ),
+        "summary": attr.string(doc = "The Summary of the metadata; by default one naming the namespace."),
+        "version": attr.string(mandatory = True, doc = "The PEP 440 version of the wheel."),
+        "_template_code": attr.label(default = Label("//tool:atengen_template_code")),
+        "_tool": attr.label(
+            default = Label("//tool:aten_wheel"),
+            executable = True,
+            cfg = "exec",
+        ),
+    },
+)

@@ -1,0 +1,273 @@
+"""aten_wheel: examples/stable_ops packaged as a wheel (abi = "stable") and the README quickstart's
+library as one bound to the build's torch release, built once in one workspace (a copy of the
+example with the quickstart in `bound/`, its own output base), then installed with pip into
+fresh venvs (tests/wheel_helpers.py) and used from a directory with no Bazel output.
+
+- the stable wheel in venvs of torch 2.11.0 and 2.15.0 (`./dev test-releases`' release venvs;
+  skipped, saying so, without them, failed with one line where the release slice is required)
+  and of .venv's 2.13: `import stableops`, demo.py's values and every torch.library.opcheck;
+- the bound wheel in a venv of its own release works; pip's resolver refuses it in one of
+  2.15.0; forced there with --no-deps, `import` fails with the release guard's one line;
+- Requires-Dist, tags, the RECORD, no RUNPATH, `auditwheel show` naming the file name's tag,
+  the same bytes when the action runs again, and mypy --strict over a script using the stubs.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from tests import slices
+from tests.bazel_helpers import REPO, VENV_PYTHON, bazel, own_output_base
+from tests.quickstart_helpers import readme_blocks
+from tests.release_guard_helpers import GUARD_LINE, needed_and_runpath
+from tests.wheel_helpers import pip_install, venv_over
+
+pytestmark = pytest.mark.bazel
+# Bazel only with output bases of its own (tests/bazel_helpers.py).
+BAZEL_OWN_OUTPUT_BASES = True
+
+_KEY = hashlib.sha256(str(REPO).encode()).hexdigest()[:12]
+BASE = Path(tempfile.gettempdir()) / f"rules_aten_wheel_{_KEY}"
+RELEASE_VENVS = Path(
+    os.environ.get("RULES_ATEN_RELEASE_VENVS_DIR") or Path.home() / ".cache" / "rules_aten"
+)
+BOUND_BUILD = """load("@rules_aten//rules:defs.bzl", "aten_codegen", "aten_wheel")
+
+aten_codegen(
+    name = "myops",
+    srcs = ["kernels.cpp"],
+    op_yaml = "ops.yaml",
+    tags_yaml = "@torch//:tags.yaml",
+)
+
+aten_wheel(
+    name = "myops_wheel",
+    distribution = "myops-bound",
+    library = ":libmyops.so",
+    version = "0.1",
+)
+"""
+TARGETS = ("//:stableops_wheel", "//bound:myops_wheel")
+
+
+def _env() -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k != "RULES_ATEN_PYTHON"}
+    return {**env, "RULES_ATEN_PYTHON": str(VENV_PYTHON), "RULES_ATEN_CUDA_DIR": "none"}
+
+
+def _bazel(workspace: Path, *args: str, check: bool = True):
+    startup = own_output_base(BASE / "output_base")
+    return bazel(*args, cwd=workspace, startup=startup, env=_env(), check=check)
+
+
+def _the_wheel(directory: Path) -> Path:
+    wheels = sorted(directory.glob("*.whl"))
+    assert len(wheels) == 1, wheels
+    return wheels[0]
+
+
+@pytest.fixture(scope="module")
+def workspace(summary: list[str]) -> Path:
+    root = BASE / "workspace"
+    if root.exists():
+        shutil.rmtree(root)
+    shutil.copytree(
+        REPO / "examples" / "stable_ops", root, ignore=shutil.ignore_patterns("bazel-*")
+    )
+    text = (root / "WORKSPACE").read_text()
+    (root / "WORKSPACE").write_text(text.replace('path = "../.."', f'path = "{REPO}"'))
+    blocks = readme_blocks()
+    (root / "bound").mkdir()
+    for name in ("ops.yaml", "kernels.cpp"):
+        (root / "bound" / name).write_text(blocks[name])
+    (root / "bound" / "BUILD.bazel").write_text(BOUND_BUILD)
+    yield root
+    _bazel(root, "shutdown", check=False)
+
+
+@pytest.fixture(scope="module")
+def wheels(workspace: Path, summary: list[str], tmp_path_factory) -> dict[str, Path]:
+    """Both wheels, built once and copied out of Bazel's tree."""
+    _bazel(workspace, "build", "--jobs=2", "--symlink_prefix=/", *TARGETS)
+    bin_dir = Path(_bazel(workspace, "info", "bazel-bin").stdout.strip())
+    out = tmp_path_factory.mktemp("wheels")
+    copies = {}
+    for name, directory in (("stable", "stableops_wheel"), ("bound", "bound/myops_wheel")):
+        built = _the_wheel(bin_dir / directory)
+        copies[name] = Path(shutil.copyfile(built, out / built.name))
+    return copies
+
+
+def _run_demo(python: Path, where: Path) -> dict:
+    # From a directory holding demo.py alone: nothing of the build, nor registrations.py.
+    shutil.copyfile(REPO / "examples" / "stable_ops" / "demo.py", where / "demo.py")
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONSAFEPATH")}
+    result = subprocess.run(
+        [str(python), "demo.py", "--package", "stableops"],
+        capture_output=True,
+        text=True,
+        cwd=where,
+        env=env,
+        timeout=600,
+    )
+    assert result.stdout.strip(), result.stderr[-6000:]
+    return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+def _release_venv(version: str) -> Path:
+    python = RELEASE_VENVS / f"venv-torch-{version}" / "bin" / "python"
+    if not python.exists():
+        slices.missing("releases", f"no venv of torch {version} at {python.parent.parent}")
+    return python
+
+
+@pytest.mark.parametrize("version", ["2.11.0", "2.15.0", "dev"])
+def test_stable_wheel_installs_and_runs(wheels: dict[str, Path], version: str, tmp_path: Path):
+    torch_python = VENV_PYTHON if version == "dev" else _release_venv(version)
+    python = venv_over(torch_python, tmp_path / "venv")
+    installed = pip_install(python, wheels["stable"])
+    assert installed.returncode == 0, installed.stderr
+    run = tmp_path / "run"
+    run.mkdir()
+    report = _run_demo(python, run)
+    failed = sorted(k for k, ok in report["checks"].items() if not ok)
+    assert failed == [], (failed, report["details"])
+    assert report["details"]["package"].startswith(str(tmp_path / "venv")), report["details"]
+    assert {f"opcheck_{op}" for op in ("scaled_add", "mulcat", "clamp_abs_inplace")} <= set(
+        report["checks"]
+    )
+
+
+def _metadata(wheel: Path) -> str:
+    with zipfile.ZipFile(wheel) as z:
+        name = next(n for n in z.namelist() if n.endswith(".dist-info/METADATA"))
+        return z.read(name).decode()
+
+
+def test_requirements_and_tags(wheels: dict[str, Path]) -> None:
+    from packaging.utils import parse_wheel_filename
+    from wheel.wheelfile import WheelFile
+
+    assert "requires-dist: torch>=2.11\n" in _metadata(wheels["stable"]).lower()
+    import torch
+
+    release = ".".join(torch.__version__.split("+")[0].split(".")[:2])
+    assert f"requires-dist: torch=={release}.*\n" in _metadata(wheels["bound"]).lower()
+    for wheel in wheels.values():
+        _, _, _, tags = parse_wheel_filename(wheel.name)
+        (tag,) = tags
+        assert (tag.interpreter, tag.abi) == ("py3", "none"), wheel.name
+        assert tag.platform.startswith("manylinux_2_") and tag.platform.endswith("_x86_64")
+        with WheelFile(str(wheel)) as z:  # reading checks every file against RECORD
+            for name in z.namelist():
+                z.read(name)
+            names = set(z.namelist())
+        package = "stableops" if wheel is wheels["stable"] else "myops_bound"
+        assert {f"{package}/{f}" for f in ("__init__.py", "ops.py", "ops.pyi", "py.typed")} <= names
+
+
+def test_library_has_no_runpath(wheels: dict[str, Path], tmp_path: Path) -> None:
+    for wheel in wheels.values():
+        with zipfile.ZipFile(wheel) as z:
+            (name,) = [n for n in z.namelist() if n.endswith(".so")]
+            library = Path(z.extract(name, tmp_path))
+        _, runpath = needed_and_runpath(library)
+        assert runpath == [], (wheel.name, runpath)
+
+
+def test_auditwheel_agrees_with_the_file_name(wheels: dict[str, Path]) -> None:
+    """`auditwheel show`'s tag from the symbol versions is the file name's. Its overall tag is
+    linux_: the library needs torch's libtorch_cpu.so, which the wheel does not (and must not)
+    bundle, as `auditwheel repair --exclude libtorch_cpu.so` would leave it."""
+    auditwheel = Path(sys.executable).parent / "auditwheel"
+    for wheel in wheels.values():
+        result = subprocess.run(
+            [str(auditwheel), "show", "--json", str(wheel)], capture_output=True, text=True
+        )
+        assert result.returncode == 0, result.stderr
+        shown = json.loads(result.stdout)
+        assert wheel.name.endswith(f"-{shown['sym_tag']}.whl"), (wheel.name, shown["sym_tag"])
+        assert set(shown["external_libs"]) <= {"libtorch_cpu.so", "libc10.so", "libtorch.so"}
+
+
+def test_same_bytes_when_built_again(workspace: Path, wheels: dict[str, Path]) -> None:
+    """The wheel action run again (its output removed, no cache): the same bytes."""
+    bin_dir = Path(_bazel(workspace, "info", "bazel-bin").stdout.strip())
+    shutil.rmtree(bin_dir / "stableops_wheel")
+    _bazel(
+        workspace,
+        "build",
+        "--symlink_prefix=/",
+        "--modify_execution_info=AtenWheel=+no-cache",
+        "//:stableops_wheel",
+    )
+    again = _the_wheel(bin_dir / "stableops_wheel")
+    assert again.read_bytes() == wheels["stable"].read_bytes()
+
+
+def test_bound_wheel_in_its_release_and_refused_in_another(
+    wheels: dict[str, Path], tmp_path: Path
+) -> None:
+    wheel = wheels["bound"]
+    own = venv_over(VENV_PYTHON, tmp_path / "own")
+    installed = pip_install(own, wheel)
+    assert installed.returncode == 0, installed.stderr
+    code = (
+        "import torch, myops_bound; print(myops_bound.ops.scale(torch.arange(3.0), 2.0).tolist())"
+    )
+    ran = subprocess.run([str(own), "-c", code], capture_output=True, text=True, cwd=tmp_path)
+    assert ran.stdout.strip() == "[0.0, 2.0, 4.0]", ran.stderr[-4000:]
+
+    other = venv_over(_release_venv("2.15.0"), tmp_path / "other")
+    refused = pip_install(other, wheel)
+    assert refused.returncode != 0
+    assert "torch==2.13.*" in refused.stderr, refused.stderr
+    forced = pip_install(other, wheel, "--no-deps")
+    assert forced.returncode == 0, forced.stderr
+    failed = subprocess.run(
+        [str(other), "-c", "import myops_bound"], capture_output=True, text=True, cwd=tmp_path
+    )
+    assert failed.returncode != 0
+    last = failed.stderr.strip().splitlines()[-1]
+    assert last.startswith("ImportError: rules_aten: "), failed.stderr[-4000:]
+    match = GUARD_LINE.match(last.removeprefix("ImportError: "))
+    assert match and (match["built"], match["running"]) == ("2.13", "2.15"), last
+
+
+def test_mypy_strict_over_the_stubs(wheels: dict[str, Path], tmp_path: Path) -> None:
+    """A script calling the ops right passes mypy --strict; a wrong argument type is reported.
+    torch itself is not followed (as mypy.ini does for tool/): its annotations cost a minute."""
+    python = venv_over(VENV_PYTHON, tmp_path / "venv")
+    assert pip_install(python, wheels["stable"]).returncode == 0
+    (tmp_path / "mypy.ini").write_text("[mypy]\n[mypy-torch.*]\nfollow_imports = skip\n")
+    good = tmp_path / "good.py"
+    good.write_text(
+        "import torch\nfrom stableops import ops\n\n\n"
+        "def f(x: torch.Tensor) -> None:\n"
+        "    ops.scaled_add(x, x, 0.5)\n"
+        "    ops.mulcat(x, x, dim=1)\n"
+        "    ops.clamp_abs_inplace(x, 1.0)\n"
+    )
+    bad = tmp_path / "bad.py"
+    bad.write_text(
+        good.read_text().replace("ops.scaled_add(x, x, 0.5)", 'ops.scaled_add(x, x, "half")')
+    )
+    mypy = [sys.executable, "-m", "mypy", "--strict", "--config-file", "mypy.ini"]
+    mypy += ["--python-executable", str(python), "--cache-dir", str(tmp_path / "cache")]
+    passed = subprocess.run([*mypy, "good.py"], capture_output=True, text=True, cwd=tmp_path)
+    assert passed.returncode == 0, passed.stdout
+    reported = subprocess.run([*mypy, "bad.py"], capture_output=True, text=True, cwd=tmp_path)
+    assert reported.returncode == 1, reported.stdout
+    assert 'Argument 3 to "scaled_add" has incompatible type "str"; expected "float"' in (
+        reported.stdout
+    ), reported.stdout

@@ -1,0 +1,138 @@
+"""What a wheel's tags and checks need of a built `lib<name>.so`: its machine, the libraries it
+needs (DT_NEEDED), its RUNPATH/RPATH, and the highest GLIBC symbol version it requires. Read from
+the ELF file directly (64-bit little-endian, as wheel_symbols.py reads torch's), so that the
+wheel action needs no binutils."""
+
+from __future__ import annotations
+
+import re
+import struct
+from dataclasses import dataclass
+from pathlib import Path
+
+_EHDR = struct.Struct("<16sHHIQQQIHHHHHH")  # Elf64_Ehdr
+_SHDR = struct.Struct("<IIQQQQIIQQ")  # Elf64_Shdr
+_DYN = struct.Struct("<qQ")  # Elf64_Dyn
+_VERNEED = struct.Struct("<HHIII")  # Elf64_Verneed
+_VERNAUX = struct.Struct("<IHHII")  # Elf64_Vernaux
+_SHT_DYNAMIC, _SHT_GNU_VERNEED = 6, 0x6FFFFFFE
+_DT_NULL, _DT_NEEDED, _DT_RPATH, _DT_RUNPATH = 0, 1, 15, 29
+# e_machine to the platform tag's architecture (the two Linux machines torch ships wheels for).
+_MACHINES = {62: "x86_64", 183: "aarch64"}
+_GLIBC = re.compile(r"^GLIBC_(\d+)\.(\d+)(?:\.\d+)?$")
+_VERSION = re.compile(r"^(GLIBCXX|CXXABI|GCC)_(\d+(?:\.\d+)*)$")
+# The C++ runtime's symbol versions also bound the glibc a tag may name: manylinux_2_X promises
+# the libstdc++ and libgcc_s of the distributions with glibc 2.X. For each, the newest version
+# of a manylinux policy, and the glibc of the oldest policy that has it (auditwheel's policy
+# table, manylinux-policy.json, which tests/test_wheel_bad_input.py compares with this one).
+CXX_RUNTIME_GLIBC: dict[str, tuple[tuple[tuple[int, ...], tuple[int, int]], ...]] = {
+    "GLIBCXX": (
+        ((3, 4, 19), (2, 17)),
+        ((3, 4, 22), (2, 24)),
+        ((3, 4, 24), (2, 27)),
+        ((3, 4, 28), (2, 31)),
+        ((3, 4, 29), (2, 34)),
+        ((3, 4, 30), (2, 35)),
+        ((3, 4, 33), (2, 39)),
+    ),
+    "CXXABI": (
+        ((1, 3, 7), (2, 17)),
+        ((1, 3, 10), (2, 24)),
+        ((1, 3, 11), (2, 27)),
+        ((1, 3, 12), (2, 31)),
+        ((1, 3, 13), (2, 34)),
+        ((1, 3, 15), (2, 39)),
+    ),
+    "GCC": (
+        ((4, 8, 0), (2, 17)),
+        ((7, 0, 0), (2, 27)),
+        ((12, 0, 0), (2, 35)),
+        ((14, 0, 0), (2, 39)),
+    ),
+}
+
+
+@dataclass(frozen=True)
+class LibraryFacts:
+    machine: str  # "x86_64"
+    needed: tuple[str, ...]
+    runpath: tuple[str, ...]  # RUNPATH and RPATH entries
+    glibc: tuple[int, int] | None  # the highest GLIBC_x.y a symbol requires
+    # The oldest glibc whose manylinux policy has every GLIBCXX_, CXXABI_ and GCC_ version it
+    # requires; None without such requirements, or with one newer than every policy's.
+    cxx_runtime_glibc: tuple[int, int] | None = None
+    newer_cxx_runtime: str = ""  # such a version, newer than every policy's
+
+
+def read_library_facts(path: Path) -> LibraryFacts:
+    """The facts of the shared library at ``path``; a ValueError with one line when it is not a
+    64-bit little-endian ELF file of a known machine."""
+    data = path.read_bytes()
+    if len(data) < _EHDR.size or data[:4] != b"\x7fELF":
+        raise ValueError(f"{path.name} is not an ELF file")
+    ident, _, machine, _, _, _, shoff, _, _, _, _, shentsize, shnum, _ = _EHDR.unpack_from(data)
+    if ident[4] != 2 or ident[5] != 1 or shentsize != _SHDR.size:
+        raise ValueError(f"{path.name} is not a 64-bit little-endian ELF file")
+    if machine not in _MACHINES:
+        raise ValueError(f"{path.name} is for ELF machine {machine}, not x86_64 or aarch64")
+    sections = []
+    for i in range(shnum):
+        at = shoff + i * _SHDR.size
+        if at + _SHDR.size > len(data):
+            raise ValueError(f"{path.name}: section headers past the end of the file")
+        sh = _SHDR.unpack_from(data, at)
+        sections.append((sh[1], sh[4], sh[5], sh[6]))  # type, offset, size, link
+
+    def strings(index: int) -> bytes:
+        _, offset, size, _ = sections[index]
+        return data[offset : offset + size]
+
+    def name(table: bytes, at: int) -> str:
+        return table[at : table.index(b"\0", at)].decode("utf-8", "replace")
+
+    needed: list[str] = []
+    runpath: list[str] = []
+    versions: list[str] = []
+    for sh_type, offset, size, link in sections:
+        if sh_type == _SHT_DYNAMIC:
+            table = strings(link)
+            for tag, value in _DYN.iter_unpack(data[offset : offset + size - size % _DYN.size]):
+                if tag == _DT_NULL:
+                    break
+                if tag == _DT_NEEDED:
+                    needed.append(name(table, value))
+                elif tag in (_DT_RPATH, _DT_RUNPATH):
+                    runpath += name(table, value).split(":")
+        elif sh_type == _SHT_GNU_VERNEED:
+            table = strings(link)
+            need = offset
+            while True:
+                _, count, _, aux, following = _VERNEED.unpack_from(data, need)
+                entry = need + aux
+                for _ in range(count):
+                    _, _, _, vna_name, step = _VERNAUX.unpack_from(data, entry)
+                    versions.append(name(table, vna_name))
+                    if not step:
+                        break
+                    entry += step
+                if not following:
+                    break
+                need += following
+    glibc = [(int(m[1]), int(m[2])) for m in map(_GLIBC.match, versions) if m]
+    runtime: list[tuple[int, int]] = []
+    newer = ""
+    for m in filter(None, map(_VERSION.match, versions)):
+        number = tuple(int(n) for n in m[2].split("."))
+        fits = [g for newest, g in CXX_RUNTIME_GLIBC[m[1]] if number <= newest]
+        if fits:
+            runtime.append(fits[0])
+        else:
+            newer = m[0]
+    return LibraryFacts(
+        machine=_MACHINES[machine],
+        needed=tuple(needed),
+        runpath=tuple(runpath),
+        glibc=max(glibc) if glibc else None,
+        cxx_runtime_glibc=max(runtime) if runtime else None,
+        newer_cxx_runtime=newer,
+    )
