@@ -178,6 +178,22 @@ def test_a_newer_torch_release_builds_after_one_warning(workspace: Path, tmp_pat
     assert warning in result.stderr, result.stderr[-6000:]
 
 
+def test_a_torch_under_a_non_ascii_directory_analyses(workspace: Path, tmp_path: Path):
+    """The probes print paths as their bytes (tool/torch_probe.py's print_json), which is how
+    Bazel reads them: a torch under `tëst/` is found, not reported as having no include/."""
+    import torch
+
+    real = Path(torch.__file__).parent
+    fake = tmp_path / "tëst" / "site-packages" / "torch"
+    fake.mkdir(parents=True)
+    for sub in ("include", "lib", "version.py"):
+        (fake / sub).symlink_to(real / sub)
+    (fake.parent / "torchgen").symlink_to(real.parent / "torchgen")
+    result = _build(workspace, _env(RULES_ATEN_TORCH_DIR=str(fake)))
+    assert result.returncode == 0, result.stderr[-6000:]
+    assert "Error in fail" not in result.stderr, result.stderr[-6000:]
+
+
 def test_a_missing_interpreter_is_one_message(workspace: Path, tmp_path: Path):
     missing = tmp_path / "no" / "python3"
     result = _build(workspace, _env(RULES_ATEN_PYTHON=str(missing)))

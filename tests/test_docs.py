@@ -150,3 +150,23 @@ def test_the_privateuse1_checklist_points_into_the_example() -> None:
     ):
         assert any(n == name for _, n in pointed), (name, sorted(pointed))
     assert "{ ... }" not in section
+
+
+# docs/rules.md's table of what a SymInt argument arrives as: a row per schema type, the kernel
+# types without and with `_symint`.
+_SYMINT_ROW = re.compile(r"^\| `(SymInt[^`]*)` \| `([^`]+)` \| `([^`]+)` \|$", re.M)
+
+
+def test_the_symint_table_is_what_the_generator_declares() -> None:
+    from atengen.api.cpp_types import TypeOptions, argument_type
+    from atengen.model.schema_types import parse_type
+
+    text = (Path(__file__).resolve().parent.parent / "docs" / "rules.md").read_text()
+    rows = _SYMINT_ROW.findall(text.split("### Kernel signatures", 1)[1].split("\n### ", 1)[0])
+    assert len(rows) == 4, rows
+    for schema, plain, symint in rows:
+        t = parse_type(schema)
+        declared = [
+            argument_type(t, mutable=False, opts=TypeOptions(symint=s)) for s in (False, True)
+        ]
+        assert declared == [plain, symint], (schema, declared)

@@ -247,3 +247,95 @@ def test_a_kernel_edit_recompiles_only_the_kernel_from_the_precompiled_header(
     assert ".gch" not in result.stderr and "Winvalid-pch" not in result.stderr, result.stderr
     assert run_snippet(quickstart_workspace) == EDITED_OUTPUT
     summary.append("quickstart: a kernel edit ran " + ", ".join(mnemonics))
+
+
+# A second op whose kernel is never written, and the first one's kernel mistyped.
+UNDEFINED_OP = """
+- func: myops::shift(Tensor self, float offset) -> Tensor
+  dispatch:
+    CPU: shift_cpu
+"""
+
+
+def test_a_missing_or_mistyped_kernel_fails_the_build(quickstart_workspace: Path) -> None:
+    """The build, not the load, fails on a kernel that the generated headers declare and nothing
+    defines (tool/release_bound_link.py): one `header:line: error:` line per kernel, naming the
+    declaration to match and, for the mistyped one, what the library defines instead."""
+    ops, kernels = quickstart_workspace / "ops.yaml", quickstart_workspace / "kernels.cpp"
+    ops_text, kernels_text = ops.read_text(), kernels.read_text()
+    assert kernels_text.count("double factor") == 1, kernels_text
+    try:
+        ops.write_text(ops_text + UNDEFINED_OP)
+        kernels.write_text(kernels_text.replace("double factor", "float factor"))
+        env = {k: v for k, v in os.environ.items() if not k.startswith("RULES_ATEN_")}
+        result = bazel_helpers.bazel(
+            "build",
+            "//:libmyops.so",
+            cwd=quickstart_workspace,
+            startup=quickstart_startup(),
+            env=env,
+            check=False,
+        )
+        assert result.returncode != 0
+        errors = [line for line in result.stderr.splitlines() if "_native.h:" in line]
+        assert len(errors) == 2, result.stderr[-4000:]
+        scale, shift = errors
+        assert re.match(r"\S*/myops_codegen/include/myops/ops/scale_native\.h:\d+: error: ", scale)
+        assert scale.endswith(
+            "//:libmyops.so: kernel at::native::scale_cpu(at::Tensor const&, double) is defined "
+            "neither by the library nor by torch; defined as "
+            "at::native::scale_cpu(at::Tensor const&, float) instead: make its parameters match "
+            "this declaration"
+        ), scale
+        assert "/myops/ops/shift_native.h:" in shift and shift.endswith(
+            "kernel at::native::shift_cpu(at::Tensor const&, double) is defined neither by the "
+            "library nor by torch; define it in the library's srcs or deps"
+        ), shift
+        assert not (quickstart_workspace / "bazel-bin" / "libmyops.so").exists()
+    finally:
+        ops.write_text(ops_text)
+        kernels.write_text(kernels_text)
+
+
+def test_macro_arguments_tags_yaml_default_and_a_bad_name(quickstart_workspace: Path) -> None:
+    """`tags_yaml` may be left out (the wheel's `@torch//:tags.yaml`), and a library name that
+    lib<name>.so and the generated files cannot carry (a space, a non-ASCII letter) is refused by
+    the macro, with one line naming the characters allowed, before anything is built."""
+    build = quickstart_workspace / "BUILD.bazel"
+    text = build.read_text()
+    line = '    tags_yaml = "@torch//:tags.yaml",\n'
+    assert text.count(line) == 1, text
+    env = {k: v for k, v in os.environ.items() if not k.startswith("RULES_ATEN_")}
+
+    def analyse(target: str):
+        return bazel_helpers.bazel(
+            "build",
+            "--nobuild",
+            target,
+            cwd=quickstart_workspace,
+            startup=quickstart_startup(),
+            env=env,
+            check=False,
+        )
+
+    try:
+        build.write_text(text.replace(line, ""))
+        result = analyse("//:libmyops.so")
+        assert result.returncode == 0, result.stderr[-4000:]
+        for bad in ("my ops", "myöps"):
+            build.write_text(
+                text + f'\naten_codegen(\n    name = "{bad}",\n    op_yaml = "ops.yaml",\n)\n'
+            )
+            result = analyse("//:libmyops.so")
+            assert result.returncode != 0
+            errors = [
+                ln for ln in result.stderr.splitlines() if "rules_aten: aten_codegen(name" in ln
+            ]
+            assert len(errors) == 1, result.stderr[-4000:]
+            assert errors[0].split("Error in fail: ")[-1] == (
+                f'rules_aten: aten_codegen(name = "{bad}"): a library\'s name may hold only ASCII '
+                'letters, digits, "_", "-" and "." (and start with a letter, a digit or "_"): it '
+                "names lib<name>.so and the files generated for it"
+            ), errors[0]
+    finally:
+        build.write_text(text)

@@ -41,13 +41,17 @@ int call_missing(void) { return never_defined(); }
 """
 
 
-def _compile(tmp_path: Path, name: str, source: str, *flags: str) -> Path:
-    if shutil.which("gcc") is None:
-        pytest.fail("gcc is not on PATH: the C toolchain the build uses is missing")
-    c = tmp_path / f"{name}.c"
-    c.write_text(source)
+def compile_library(
+    tmp_path: Path, name: str, source: str, *flags: str, language: str = "c"
+) -> Path:
+    """lib<name>.so in tmp_path, from `source` in C (gcc) or, with language "c++", C++ (g++)."""
+    compiler, suffix = ("g++", "cpp") if language == "c++" else ("gcc", "c")
+    if shutil.which(compiler) is None:
+        pytest.fail(f"{compiler} is not on PATH: the toolchain the build uses is missing")
+    src = tmp_path / f"{name}.{suffix}"
+    src.write_text(source)
     out = tmp_path / f"lib{name}.so"
-    subprocess.run(["gcc", "-shared", "-fPIC", "-o", str(out), str(c), *flags], check=True)
+    subprocess.run([compiler, "-shared", "-fPIC", "-o", str(out), str(src), *flags], check=True)
     return out
 
 
@@ -71,8 +75,8 @@ def _undefined(library: Path) -> dict[str, str]:
 
 @pytest.fixture
 def libraries(tmp_path: Path) -> tuple[Path, Path]:
-    provider = _compile(tmp_path, "provider", PROVIDER)
-    user = _compile(tmp_path, "user", USER, f"-L{tmp_path}", "-lprovider", "-Wl,-z,now")
+    provider = compile_library(tmp_path, "provider", PROVIDER)
+    user = compile_library(tmp_path, "user", USER, f"-L{tmp_path}", "-lprovider", "-Wl,-z,now")
     return provider, user
 
 
@@ -96,10 +100,10 @@ def test_only_the_torch_references_become_weak(tmp_path: Path, libraries) -> Non
 
 
 def test_the_loader_binds_a_missing_weak_reference_instead_of_refusing(tmp_path: Path) -> None:
-    provider = _compile(tmp_path, "provider", PROVIDER)
+    provider = compile_library(tmp_path, "provider", PROVIDER)
     source = "int torch_provided(void);\nint answer(void) { return 3; }\n"
     source += "int use(void) { return torch_provided(); }\n"
-    linked = _compile(
+    linked = compile_library(
         tmp_path,
         "linked",
         source,
@@ -112,7 +116,7 @@ def test_the_loader_binds_a_missing_weak_reference_instead_of_refusing(tmp_path:
     out.parent.mkdir()
     assert _run_tool("//pkg:x", linked, out, provider).returncode == 0
     # Another "torch", which lacks the symbol.
-    _compile(tmp_path, "provider", "int other(void) { return 0; }\n")
+    compile_library(tmp_path, "provider", "int other(void) { return 0; }\n")
     with pytest.raises(OSError, match="undefined symbol: torch_provided"):
         ctypes.CDLL(str(linked), mode=ctypes.RTLD_LOCAL)
     # The edited library's own code runs (where the guard would refuse it).
@@ -184,7 +188,7 @@ def test_the_hash_table_lookup_agrees_with_nm_on_torch() -> None:
 @pytest.fixture(scope="module")
 def hashed_library(tmp_path_factory: pytest.TempPathFactory) -> bytes:
     """A small library with a GNU hash table (gcc's default here)."""
-    path = _compile(tmp_path_factory.mktemp("hashed"), "provider", PROVIDER)
+    path = compile_library(tmp_path_factory.mktemp("hashed"), "provider", PROVIDER)
     sections = subprocess.run(
         ["readelf", "-S", "-W", str(path)], capture_output=True, text=True, check=True
     ).stdout

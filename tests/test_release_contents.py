@@ -168,6 +168,10 @@ def test_the_notes_carry_the_readme_http_archive_and_the_bazel_dep(
     entry = changelog.split(f"\n## {version}\n", 1)[1].split("\n## ", 1)[0].strip()
     assert entry and entry in notes
     assert notes.startswith(f"# rules_aten {version}\n\n{entry}\n")
+    # The URL and sha256 are in the notes alone, and CHANGELOG.md and the README say so.
+    assert sha256 not in changelog and "sha256 are not here" in changelog.split("\n## ", 1)[0]
+    readme = (REPO / "README.md").read_text()
+    assert "take `urls` and `sha256` from the\nrelease notes" in readme
 
 
 def test_a_url_of_its_own(tmp_path: Path) -> None:

@@ -203,7 +203,14 @@ def test_signature_strip_default_and_view_copy_name():
         ),
         (
             "f(Tensor self, Tensor(a!) x) -> Tensor(a!)",
-            "mutable positional argument 'x' must not be returned",
+            "mutable positional argument 'x' must not be returned; return only out arguments",
+        ),
+        (
+            # The fix named: torchgen knows an in-place op's mutated argument by its name.
+            "clip_boxes_(Tensor(a!) boxes, int[2] size) -> Tensor(a!)",
+            "mutable positional argument 'boxes' must not be returned; rename it 'self', as "
+            "torchgen requires of the argument an op mutates and returns: "
+            "clip_boxes_(Tensor(a!) self, ...)",
         ),
         (
             "f.out(Tensor self, *, Tensor(a!) out) -> (Tensor(a!), Tensor)",

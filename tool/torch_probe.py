@@ -175,5 +175,19 @@ def wheel_exports(torch_dir: str) -> dict[str, object]:
     return found
 
 
+def print_json(value: object) -> None:
+    """Prints ``value`` as JSON for rules/private/torch.bzl, paths as their bytes.
+
+    Bazel 4 reads a process's output as Latin-1, one character per byte, and holds paths the same
+    way. So a path printed as its own (UTF-8) bytes comes back as that path, where JSON's
+    `\u00e9` would decode to the character itself, another path: a torch under a non-ASCII
+    directory would then seem to have no include/. (surrogateescape: a name that is not UTF-8
+    gets its bytes back.)"""
+    text = json.dumps(value, sort_keys=True, ensure_ascii=False) + "\n"
+    sys.stdout.flush()
+    sys.stdout.buffer.write(text.encode("utf-8", "surrogateescape"))
+    sys.stdout.buffer.flush()
+
+
 if __name__ == "__main__":
-    print(json.dumps(probe(sys.argv[1] if len(sys.argv) > 1 else ""), sort_keys=True))
+    print_json(probe(sys.argv[1] if len(sys.argv) > 1 else ""))

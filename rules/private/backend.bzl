@@ -30,7 +30,7 @@ load(
     "codegen_outputs",
     "library_deps",
 )
-load(":generator_attrs.bzl", "generator_attrs", "shards_attr", "shards_flag")
+load(":generator_attrs.bzl", "generator_attrs", "shards_attr", "shards_flag", "target_name_error")
 load(":lazy_attrs.bzl", "add_lazy_args", "lazy_attrs")
 
 def _common_args(ctx, args):
@@ -225,6 +225,9 @@ def external_backend_codegen(
       ts_lowerings: LTC: TorchScript `Lower()`/`CanBeReused()` in the node classes; `False` for
         backends with their own lowering (torch_xla). Default: `True`.
     """
+    name_error = target_name_error("external_backend_codegen", name)
+    if name_error:
+        fail(name_error)
     given = {
         "backend_namespace": backend_namespace,
         "get_device_fn": get_device_fn,
@@ -252,7 +255,7 @@ def external_backend_codegen(
         tags = tags,
         **lazy
     )
-    codegen_outputs(name, codegen, ["srcs", "kernel_check"], visibility, tags)
+    codegen_outputs(name, codegen, ["srcs", "kernel_check", "headers"], visibility, tags)
 
     # The check's stamp is a header of the library: its compiles wait for the check. (No srcs,
     # as in a lazy backend whose kernels are all generated: no check, no stamp.)
@@ -266,4 +269,4 @@ def external_backend_codegen(
         visibility = visibility,
         tags = tags,
     )
-    aten_shared_library(name, visibility, tags)
+    aten_shared_library(name, visibility, tags, kernel_headers = [":{}_headers".format(codegen)])

@@ -232,9 +232,27 @@ def _objects_library(name, srcs, deps, copts, tags):
     )
     return ":" + name
 
+# buildifier: disable=native-cc-info
+def _prebuilt_shared_libraries(targets):
+    """The prebuilt shared libraries (cc_import) the targets link.
+
+    They may define a kernel the library itself does not. A cc_library's own .so, which Bazel
+    builds only on request, is left out: its code is in its archive, linked into the library.
+    """
+    found = []
+    for target in targets:
+        for linker_input in target[CcInfo].linking_context.linker_inputs.to_list():
+            for lib in linker_input.libraries:
+                if lib.dynamic_library and not lib.static_library and not lib.pic_static_library:
+                    found.append(lib.dynamic_library)
+    return found
+
 def _aten_release_bound_library_impl(ctx):
     library = ctx.actions.declare_file(ctx.label.name)
+    shared = _prebuilt_shared_libraries(ctx.attr.libraries)
     args = ctx.actions.args()
+    args.add_all(ctx.files.kernel_headers, format_each = "--kernel_headers=%s", expand_directories = False)
+    args.add_all(shared, format_each = "--shared_library=%s")
     args.add(str(ctx.label))
     args.add(ctx.file.linked)
     args.add(library)
@@ -242,10 +260,10 @@ def _aten_release_bound_library_impl(ctx):
     ctx.actions.run(
         executable = ctx.executable._tool,
         arguments = [args],
-        inputs = [ctx.file.linked] + ctx.files.torch_libraries,
+        inputs = [ctx.file.linked] + ctx.files.torch_libraries + ctx.files.kernel_headers + shared,
         outputs = [library],
         mnemonic = "AtenReleaseBoundLink",
-        progress_message = "Making %s's references to torch weak" % ctx.label,
+        progress_message = "Checking %s's kernels and making its references to torch weak" % ctx.label,
     )
     return [
         DefaultInfo(files = depset([library])),
@@ -265,9 +283,21 @@ aten_release_bound_library = rule(
     doc = """The linked library with its references to torch's libraries made weak
 (tool/release_bound_link.py): in another torch release the loader does not refuse it for a
 missing symbol, and its release guard (rules/runtime/atengen/torch_release_guard.h) refuses it
-instead, with one line that names both releases, before anything of it is registered.""",
+instead, with one line that names both releases, before anything of it is registered.
+
+The same action first fails the build on a kernel that the generated headers declare and that
+nothing defines (or that is defined with other parameters), one line per kernel: a shared
+library may leave symbols undefined, so the link alone would pass, and the load fail.""",
     attrs = {
         "cuda": attr.bool(doc = "It links torch's CUDA libraries."),
+        "kernel_headers": attr.label_list(
+            allow_files = True,
+            doc = "The generator's header trees: the kernels they declare must be defined.",
+        ),
+        "libraries": attr.label_list(
+            providers = [CcInfo],  # buildifier: disable=native-cc-info
+            doc = "What the library links: prebuilt shared libraries among them may define kernels.",
+        ),
         "linked": attr.label(mandatory = True, allow_single_file = [".so"]),
         "op_yaml": attr.label(allow_single_file = [".yaml"], doc = "Its op YAML (for aten_wheel)."),
         "tags_yaml": attr.label(allow_single_file = [".yaml"], doc = "The op YAML's tags YAML."),
@@ -284,7 +314,7 @@ instead, with one line that names both releases, before anything of it is regist
     },
 )
 
-def aten_shared_library(name, visibility, tags, cuda = False, cuda_warning = False, op_yaml = None, tags_yaml = None):
+def aten_shared_library(name, visibility, tags, cuda = False, cuda_warning = False, kernel_headers = [], op_yaml = None, tags_yaml = None):
     """`lib<name>.so` of the library `name`, for torch.ops.load_library.
 
     It links torch's libraries dynamically, by path, and bundles no torch code. It has no
@@ -304,6 +334,8 @@ def aten_shared_library(name, visibility, tags, cuda = False, cuda_warning = Fal
         of them and loads into a CPU-only torch of the same release.
       cuda_warning: depend on `<name>_cuda` only for its warning (a CUDA wheel without a
         toolkit: it is empty, and says that the library is CPU-only).
+      kernel_headers: the generator's header trees; a kernel they declare that nothing defines
+        fails the build (aten_release_bound_library).
       op_yaml: the op YAML it registers, which its AtenLibraryInfo carries to aten_wheel.
       tags_yaml: that op YAML's tags YAML.
     """
@@ -335,6 +367,8 @@ def aten_shared_library(name, visibility, tags, cuda = False, cuda_warning = Fal
         op_yaml = op_yaml,
         tags_yaml = tags_yaml,
         torch_libraries = torch_libraries,
+        kernel_headers = kernel_headers,
+        libraries = [":" + name],
         visibility = visibility,
         tags = tags,
     )

@@ -30,7 +30,7 @@ load(
     "library_deps",
 )
 load(":cuda.bzl", "aten_cuda_unavailable")
-load(":generator_attrs.bzl", "generator_attrs", "selection_args", "selection_attrs", "shards_attr", "shards_flag")
+load(":generator_attrs.bzl", "generator_attrs", "selection_args", "selection_attrs", "shards_attr", "shards_flag", "target_name_error")
 load(":providers.bzl", "AtenCodegenInfo")
 load(":releases.bzl", "OLDEST_STABLE_TARGET")
 load(":stable.bzl", "aten_stable_library")
@@ -210,7 +210,7 @@ def _check_stable_arguments(derivatives, keys):
 def aten_codegen(
         name,
         op_yaml,
-        tags_yaml,
+        tags_yaml = "@torch//:tags.yaml",
         ops = ["all"],
         ops_file = None,
         ops_setting = None,
@@ -252,7 +252,8 @@ def aten_codegen(
     Args:
       name: base name of the targets (`N` above).
       op_yaml: the op YAML, in the `native_functions.yaml` format.
-      tags_yaml: its tags YAML. Custom libraries usually take `@torch//:tags.yaml`.
+      tags_yaml: its tags YAML; by default the installed torch's, which custom libraries
+        take.
       ops: op roots (`add`) or overload names (`add.Tensor`) to generate, or `["all"]`.
       ops_file: a selection file: names separated by commas or newlines, with `#` comments. It
         replaces `ops`.
@@ -330,6 +331,9 @@ def aten_codegen(
       visibility: visibility of the targets.
       tags: tags of the targets.
     """
+    name_error = target_name_error("aten_codegen", name)
+    if name_error:
+        fail(name_error)
     check_cuda_versions()
     if abi == "stable":
         _check_stable_arguments(derivatives, keys)
@@ -377,7 +381,7 @@ def aten_codegen(
         visibility = visibility,
         tags = tags,
     )
-    codegen_outputs(name, codegen, ["cpu_srcs", "cuda_srcs", "generated"], visibility, tags)
+    codegen_outputs(name, codegen, ["cpu_srcs", "cuda_srcs", "generated", "headers"], visibility, tags)
 
     runtime_and_torch = library_deps()
     aten_archive_library(
@@ -432,6 +436,7 @@ def aten_codegen(
         tags,
         cuda = loadable_cuda,
         cuda_warning = cuda and not use_cuda and TORCH_CUDA != "",
+        kernel_headers = [":{}_headers".format(codegen)],
         op_yaml = op_yaml,
         tags_yaml = tags_yaml,
     )

@@ -7,8 +7,9 @@ def generator_attrs(default_to_torch):
     """The op YAML, tags YAML and generator binary attributes of a rule that runs atengen.
 
     Args:
-      default_to_torch: True: op_yaml and tags_yaml default to the installed torch's YAML;
-        False: both are mandatory.
+      default_to_torch: True: op_yaml defaults to the installed torch's YAML; False: it is
+        mandatory. tags_yaml defaults to the installed torch's either way: a custom library's
+        op YAML uses torch's tags, and a missing one is no mistake to report.
 
     Returns:
       A new dict of attribute name to attribute, to extend with the rule's own.
@@ -21,10 +22,9 @@ def generator_attrs(default_to_torch):
             doc = "Op YAML in the `native_functions.yaml` format.",
         ),
         "tags_yaml": attr.label(
-            default = Label("@torch//:tags.yaml") if default_to_torch else None,
-            mandatory = not default_to_torch,
+            default = Label("@torch//:tags.yaml"),
             allow_single_file = [".yaml"],
-            doc = "Tags YAML that goes with `op_yaml`.",
+            doc = "Tags YAML that goes with `op_yaml`; by default the installed torch's.",
         ),
         "tool": attr.label(
             default = Label("//tool:atengen"),
@@ -104,3 +104,24 @@ def selection_args(ctx):
     if ctx.file.ops_file:
         return ["--ops_file=" + ctx.file.ops_file.path], [ctx.file.ops_file]
     return ["--ops=" + ",".join(ctx.attr.ops)], []
+
+# What a library's name may hold: it names lib<name>.so, the generator's directories and the
+# precompiled headers that compiler flags name, and a space or a non-ASCII letter there fails
+# only late, in a compile or a link, far from its cause.
+_NAME_CHARACTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-."
+
+def target_name_error(macro, name):
+    """The one-line error for a library name outside _NAME_CHARACTERS, or None.
+
+    Args:
+      macro: the macro's name, for the message.
+      name: the `name` it was given.
+
+    Returns:
+      None when the name is fine, else the message for fail().
+    """
+    if name and all([c in _NAME_CHARACTERS for c in name.elems()]) and name[0] not in "-.":
+        return None
+    return ("rules_aten: {}(name = {}): a library's name may hold only ASCII letters, digits, " +
+            "\"_\", \"-\" and \".\" (and start with a letter, a digit or \"_\"): it names " +
+            "lib<name>.so and the files generated for it").format(macro, repr(name))

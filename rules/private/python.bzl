@@ -146,11 +146,13 @@ if sysconfig.get_config_var("Py_ENABLE_SHARED"):
     path = os.path.join(sysconfig.get_config_var("LIBDIR") or "", name)
     if name and os.path.isfile(path):
         lib = os.path.realpath(path)
-print(json.dumps({
+# Paths as their bytes, not JSON's \\u escapes: Bazel reads the output, and holds paths, as
+# Latin-1, one character per byte (tool/torch_probe.py's print_json).
+sys.stdout.buffer.write((json.dumps({
     "executable": os.path.realpath(sys.executable),
     "libpython": lib,
     "stdlib": os.path.realpath(sysconfig.get_paths()["stdlib"]),
-}))
+}, ensure_ascii=False) + "\\n").encode("utf-8", "surrogateescape"))
 """
 
 # The py_binary launcher starts as a shell script and execs the in-build interpreter from its

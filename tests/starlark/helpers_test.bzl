@@ -11,6 +11,9 @@ load("@bazel_skylib//lib:unittest.bzl", "asserts", "unittest")
 load("//rules/private:cuda_archs.bzl", "parse_arch_list", "wheel_gencode_flags")
 
 # buildifier: disable=bzl-visibility
+load("//rules/private:generator_attrs.bzl", "target_name_error")
+
+# buildifier: disable=bzl-visibility
 load("//rules/private:pip.bzl", "normalize_name")
 
 # buildifier: disable=bzl-visibility
@@ -136,6 +139,22 @@ def _normalize_name_test_impl(ctx):
 
 normalize_name_test = unittest.make(_normalize_name_test_impl)
 
+def _target_name_test_impl(ctx):
+    env = unittest.begin(ctx)
+    for good in ["myops", "my_ops2", "_x", "my-ops", "v1.2"]:
+        asserts.equals(env, None, target_name_error("aten_codegen", good), "target_name_error({})".format(repr(good)))
+    for bad in ["my ops", "myöps", "a/b", "", "-x", ".x", "a:b"]:
+        error = target_name_error("aten_codegen", bad)
+        asserts.true(
+            env,
+            error != None and error.startswith("rules_aten: aten_codegen(name = ") and
+            "may hold only ASCII letters, digits" in error and "\n" not in error,
+            "target_name_error({}): {}".format(repr(bad), repr(error)),
+        )
+    return unittest.end(env)
+
+target_name_test = unittest.make(_target_name_test_impl)
+
 def helpers_test_suite(name):
     unittest.suite(
         name,
@@ -143,4 +162,5 @@ def helpers_test_suite(name):
         wheel_flags_test,
         releases_test,
         normalize_name_test,
+        target_name_test,
     )

@@ -326,9 +326,18 @@ def check_schema(f: FunctionSchema) -> None:
         return_annotations = {r.annotation for r in rets}
         for a in written_positionals:
             if a.annotation in return_annotations:
+                # torchgen knows the argument an in-place op mutates and returns by its name
+                # alone, so the fix of the usual mistake (an in-place op whose first argument
+                # has its own name) is a rename, which the message says.
+                first = args.self_arg is None and a is args.post_self_positional[0]
+                fix = (
+                    f"rename it 'self', as torchgen requires of the argument an op mutates and "
+                    f"returns: {f.name}({a.type}({a.annotation}) self, ...)"
+                    if first
+                    else "return only out arguments or self (keyword-only out arguments after `*`)"
+                )
                 raise SchemaError(
-                    f"mutable positional argument '{a.name}' must not be returned; "
-                    "return only out arguments or self"
+                    f"mutable positional argument '{a.name}' must not be returned; {fix}"
                 )
     mutable_returns = [r for r in rets if r.is_write]
     if mutable_returns:
