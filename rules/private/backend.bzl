@@ -50,6 +50,10 @@ def _common_args(ctx, args):
         [ctx.file.derivatives] if ctx.file.derivatives else []
     )
 
+def _paths_join(*parts):
+    """The non-empty parts joined with "/" (an external repository's workspace_root, a package)."""
+    return "/".join([p for p in parts if p])
+
 def _aten_backend_sources_impl(ctx):
     prefix = ctx.label.name + "/"
 
@@ -90,10 +94,23 @@ def _aten_backend_sources_impl(ctx):
         )
         validations.append(stamp)
 
+    # The header is found as "<package>/<Backend>NativeFunctions.h" (the path the sources use)
+    # and as "<Backend>NativeFunctions.h" (what a kernel in the backend's own package writes,
+    # as docs/privateuse1.md's do); and `extra_headers` relative to the package as well as to
+    # the workspace. Both spellings so that one backend YAML and one set of kernels build in the
+    # root package of a workspace of their own and in //some/pkg of a larger one (a module's).
+    package = _paths_join(ctx.label.workspace_root, ctx.label.package)
+    includes = [headers.path]
+    quote_includes = []
+    if ctx.label.package:
+        includes.append(headers.path + "/" + ctx.label.package)
+        quote_includes = [package, _paths_join(ctx.bin_dir.path, package)]
+
     # buildifier: disable=native-cc-common
     compilation_context = cc_common.create_compilation_context(
         headers = depset([headers]),
-        includes = depset([headers.path]),
+        includes = depset(includes),
+        quote_includes = depset(quote_includes),
     )
     return [
         DefaultInfo(files = depset([srcs, headers])),
