@@ -30,7 +30,7 @@ load(
     "codegen_outputs",
     "library_deps",
 )
-load(":generator_attrs.bzl", "generator_attrs", "shards_attr", "shards_flag")
+load(":generator_attrs.bzl", "check_torch_visible", "generator_attrs", "shards_attr", "shards_flag")
 load(":lazy_attrs.bzl", "add_lazy_args", "lazy_attrs")
 
 def _common_args(ctx, args):
@@ -242,6 +242,7 @@ def external_backend_codegen(
       ts_lowerings: LTC: TorchScript `Lower()`/`CanBeReused()` in the node classes; `False` for
         backends with their own lowering (torch_xla). Default: `True`.
     """
+    check_torch_visible(op_yaml = op_yaml, tags_yaml = tags_yaml)
     given = {
         "backend_namespace": backend_namespace,
         "get_device_fn": get_device_fn,

@@ -88,9 +88,6 @@ EOF
     for name in protobuf apple_support zlib buildozer; do
       echo "common --override_module=$name=$STUBS/$name"
     done
-    # Bazel's rules_shell (used by bazel_features' and rules_shell's dependants) from Debian too.
-    echo "common --override_module=rules_shell=/usr/share/bazel/rules/shell"
-    echo "common --override_module=bazel_lib=/usr/share/bazel/tools/bazel_lib"
   } >>"$1/etc/bazel/bazelrc"
 }
 
@@ -115,9 +112,12 @@ mount_chroot() {
     mount --bind -o ro "$dir" "$r$dir"
     mount -o remount,bind,ro "$r$dir"
   done
-  # pip (for @rules_aten_pip): the host's configuration, CA bundle and local package indexes.
-  mkdir -p "$r/etc/ssl/host-certs" "$r/root/.config"
-  mount --bind -o ro /etc/ssl/certs "$r/etc/ssl/host-certs"
+  # pip (for @rules_aten_pip): the host's configuration, CA certificates (over the chroot's: the
+  # host's environment names /etc/ssl/certs/ca-certificates.crt in SSL_CERT_FILE,
+  # REQUESTS_CA_BUNDLE and PIP_CERT, and this machine's proxy is signed by a CA only the host's
+  # bundle has) and local package indexes.
+  mkdir -p "$r/etc/ssl/certs" "$r/root/.config"
+  mount --bind -o ro /etc/ssl/certs "$r/etc/ssl/certs"
   [[ -f /etc/pip.conf ]] && cp /etc/pip.conf "$r/etc/pip.conf"
   [[ -d "$HOME/.config/pip" ]] && rm -rf "$r/root/.config/pip" && cp -r "$HOME/.config/pip" "$r/root/.config/pip"
   for dir in /opt/wheels /opt/pypi /opt/pypi-more; do
@@ -177,7 +177,10 @@ make_tarball() {
   tar -C "$build" -cf "$TARBALL.tmp" .
   mv "$TARBALL.tmp" "$TARBALL"
   echo "$STAMP" >"$TARBALL.stamp"
-  rm -rf "$build"
+  # The tree just tarred is the unpacked copy (no second unpacking).
+  rm -rf "$UNPACKED"
+  echo "$STAMP" >"$build/.rules_aten_stamp"
+  mv "$build" "$UNPACKED"
   log "made $TARBALL in $((SECONDS - start)) s"
 }
 
@@ -190,7 +193,6 @@ cmd_inside() {
   exec chroot "$r" /usr/bin/env \
     PATH="/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin" \
     HOME=/root \
-    PIP_CERT=/etc/ssl/host-certs/ca-certificates.crt \
     RULES_ATEN_BAZEL7=1 \
     bash -c 'cd "$0" && exec "$@"' "$ROOT" "$@"
 }
