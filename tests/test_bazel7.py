@@ -38,9 +38,7 @@ BAZEL_OWN_OUTPUT_BASES = True
 BAZEL7_ENV = "RULES_ATEN_BAZEL7"
 WANT_VERSION = "7.7.1"
 if os.environ.get(BAZEL7_ENV) != "1":
-    slices.missing(
-        "bazel7", f"not in the Bazel {WANT_VERSION} chroot (${BAZEL7_ENV} is not 1)"
-    )
+    slices.missing("bazel7", f"not in the Bazel {WANT_VERSION} chroot (${BAZEL7_ENV} is not 1)")
 
 # Bzlmod only: Bazel 8's default, and all Bazel 9 has.
 BZLMOD = ("--noenable_workspace", "--enable_bzlmod")
@@ -131,7 +129,9 @@ def test_forgotten_use_repo_says_what_to_add() -> None:
             env={**EXAMPLE_ENV},
         )  # fmt: skip
         assert result.returncode != 0
-        lines = [line for line in result.stderr.splitlines() if 'use_repo(rules_aten, "torch")' in line]
+        lines = [
+            line for line in result.stderr.splitlines() if 'use_repo(rules_aten, "torch")' in line
+        ]
         assert len(lines) == 1, result.stderr[-4000:]
         print(lines[0])  # what the user sees (pytest -s)
     finally:
@@ -219,7 +219,9 @@ def root_module(checkout_copy: Path, examples_built: Path, summary: list[str]):
 
 def test_root_module_builds_without_extension_warnings(root_module: dict) -> None:
     assert _extension_warnings(root_module["stderr"]) == [], root_module["stderr"][-4000:]
-    assert not re.search(r"WARNING: .*rules_aten", root_module["stderr"]), root_module["stderr"][-4000:]
+    assert not re.search(r"WARNING: .*rules_aten", root_module["stderr"]), root_module["stderr"][
+        -4000:
+    ]
 
 
 def test_root_module_lockfile_is_written_and_stable(root_module: dict) -> None:

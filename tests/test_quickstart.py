@@ -59,7 +59,9 @@ EXPECTED_OUTPUT = "tensor([0., 2., 4.])"
 
 def test_readme_has_every_quickstart_block() -> None:
     blocks = quickstart_blocks()
-    assert set(blocks) == {*WORKSPACE_FILES, *MODULE_FILES, PYTHON_SNIPPET, COMMANDS}, sorted(blocks)
+    assert set(blocks) == {*WORKSPACE_FILES, *MODULE_FILES, PYTHON_SNIPPET, COMMANDS}, sorted(
+        blocks
+    )
     assert blocks["WORKSPACE"].count(CHECKOUT_PLACEHOLDER) == 1, blocks["WORKSPACE"]
     assert blocks["MODULE.bazel"].count(CHECKOUT_PLACEHOLDER) == 1, blocks["MODULE.bazel"]
 

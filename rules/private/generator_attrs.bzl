@@ -106,10 +106,9 @@ def selection_args(ctx):
     return ["--ops=" + ",".join(ctx.attr.ops)], []
 
 def check_torch_visible(**labels):
-    """Fails with one line when a label the caller wrote names @torch and the calling module
-    cannot see it (its MODULE.bazel lacks `use_repo(rules_aten, "torch")`).
+    """Fails with one line where a caller's @torch label names a repository it cannot see.
 
-    Bazel's own error for that names no fix; this names the line to add. Under WORKSPACE, and on
+    That is a module whose MODULE.bazel lacks `use_repo(rules_aten, "torch")`. Bazel's own error for that names no fix; this names the line to add. Under WORKSPACE, and on
     a Bazel without native.package_relative_label (4.2.3), it checks nothing.
 
     Args:
