@@ -147,6 +147,7 @@ def test_backend_outside_the_root_package(tmp_path: Path) -> None:
     )
     workspace = (EXAMPLE / "WORKSPACE").read_text()
     (ws / "WORKSPACE").write_text(workspace.replace('path = "../.."', f'path = "{REPO}"'))
+    (ws / ".bazelrc").write_text((EXAMPLE / ".bazelrc").read_text())  # C++20, as the example's
     output_base = tmp_path / "output_base"
     try:
         example_bazel(
