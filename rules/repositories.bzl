@@ -28,6 +28,7 @@ load("//rules/private:pip.bzl", "pip_repo")
 load("//rules/private:python.bzl", "python_toolchain_repo")
 load(
     "//rules/private:system_repos.bzl",
+    "first_local_repo",
     "offline_coverage_tools",
     "patched_local_repo",
     "python_rules_shim",
@@ -77,7 +78,13 @@ def rules_aten_debian_dependencies(debian_bazel_root = "/usr/share/bazel"):
     Args:
       debian_bazel_root: where Debian's bazel-* packages put the rule sets.
     """
-    _maybe(native.local_repository, "platforms", path = debian_bazel_root + "/platforms")
+    _maybe(
+        first_local_repo,
+        "platforms",
+        paths = [debian_bazel_root + "/platforms", debian_bazel_root + "/tools/platforms"],
+        marker = "os/BUILD",
+        package = "bazel-platforms",
+    )
     _maybe(native.local_repository, "bazel_skylib", path = debian_bazel_root + "/tools/skylib")
     _maybe(native.local_repository, "rules_java", path = debian_bazel_root + "/rules/java")
     _maybe(native.local_repository, "rules_proto", path = debian_bazel_root + "/rules/proto")
@@ -87,6 +94,7 @@ def rules_aten_debian_dependencies(debian_bazel_root = "/usr/share/bazel"):
         path = debian_bazel_root + "/rules/cc",
         package = "bazel-rules-cc",
         patches = [Label("//third_party/rules_cc:use_cpp_toolchain.patch")],
+        unless_bazel_tools_defines = "@bazel_tools//tools/cpp:toolchain_utils.bzl%use_cpp_toolchain",
     )
     _maybe(python_rules_shim, "rules_python")
     _maybe(offline_coverage_tools, "remote_coverage_tools")

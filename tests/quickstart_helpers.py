@@ -33,6 +33,10 @@ QUICKSTART_BLOCK = re.compile(
     r"^<!-- quickstart: (\S+) -->\n```[^\n]*\n(.*?)^```$", re.MULTILINE | re.DOTALL
 )
 WORKSPACE_FILES = ("WORKSPACE", ".bazelrc", "ops.yaml", "kernels.cpp", "BUILD.bazel")
+# The Bzlmod quickstart: the same files with MODULE.bazel (and the README's local_path_override of
+# a clone appended to it) instead of WORKSPACE (tests/test_bazel7.py builds it).
+MODULE_FILES = ("MODULE.bazel", ".bazelrc", "ops.yaml", "kernels.cpp", "BUILD.bazel")
+LOCAL_PATH_OVERRIDE = "local_path_override"
 PYTHON_SNIPPET = "use_myops.py"
 COMMANDS = "commands"
 CHECKOUT_PLACEHOLDER = '"/path/to/rules_aten"'
@@ -75,6 +79,9 @@ def quickstart_blocks() -> dict[str, str]:
     assert local.count(CHECKOUT_PLACEHOLDER) == 1, local
     workspace = blocks["WORKSPACE"]
     blocks["WORKSPACE"] = workspace.replace(http_archive_of(workspace), local)
+    override = blocks.pop(LOCAL_PATH_OVERRIDE)
+    assert override.count(CHECKOUT_PLACEHOLDER) == 1, override
+    blocks["MODULE.bazel"] += "\n" + override
     return blocks
 
 
@@ -113,7 +120,7 @@ def write_workspace(root: Path, venv: Path, names=WORKSPACE_FILES) -> Path:
     blocks = quickstart_blocks()
     for name in names:
         text = blocks[name]
-        if name == "WORKSPACE":
+        if name in ("WORKSPACE", "MODULE.bazel"):
             text = text.replace(CHECKOUT_PLACEHOLDER, f'"{REPO}"')
         (root / name).write_text(text)
     (root / ".venv").symlink_to(venv)

@@ -18,7 +18,11 @@ import pytest
 
 REQUIRED_ENV = "RULES_ATEN_REQUIRED_SLICES"
 # name -> the command that runs the slice (and sets up what it needs)
-SLICES = {"cuda": "./dev test-cuda", "releases": "./dev test-releases"}
+SLICES = {
+    "cuda": "./dev test-cuda",
+    "releases": "./dev test-releases",
+    "bazel7": "./dev test-bazel7",
+}
 
 
 def required_slices() -> list[str]:

@@ -134,3 +134,27 @@ def test_missing_kernel_fails_the_build(tmp_path: Path) -> None:
         example_bazel(ws, output_base, "build", "//:host_device_codegen_kernel_check")
     finally:
         example_bazel(ws, output_base, "shutdown", check=False)
+
+
+def test_backend_outside_the_root_package(tmp_path: Path) -> None:
+    """The example as //some/pkg of a larger workspace: the kernels' "PrivateUse1NativeFunctions.h"
+    and the YAML's extra_headers "host_device.h" are found there too (the generated header is
+    some/pkg/PrivateUse1NativeFunctions.h under the tree; tests/test_bazel7.py builds the
+    examples module the same way on Bazel 7)."""
+    ws = tmp_path / "ws"
+    shutil.copytree(
+        EXAMPLE, ws / "some" / "pkg", ignore=shutil.ignore_patterns("bazel-*", "WORKSPACE")
+    )
+    workspace = (EXAMPLE / "WORKSPACE").read_text()
+    (ws / "WORKSPACE").write_text(workspace.replace('path = "../.."', f'path = "{REPO}"'))
+    (ws / ".bazelrc").write_text((EXAMPLE / ".bazelrc").read_text())  # C++20, as the example's
+    output_base = tmp_path / "output_base"
+    try:
+        example_bazel(
+            ws, output_base, "build", "--symlink_prefix=/", "//some/pkg:libhost_device.so"
+        )
+        bin_dir = Path(example_bazel(ws, output_base, "info", "bazel-bin").stdout.strip())
+        header = "some/pkg/host_device_codegen/include/some/pkg/PrivateUse1NativeFunctions.h"
+        assert (bin_dir / header).is_file()
+    finally:
+        example_bazel(ws, output_base, "shutdown", check=False)

@@ -27,6 +27,7 @@ from tests import bazel_helpers, slices
 from tests.quickstart_helpers import (
     CHECKOUT_PLACEHOLDER,
     COMMANDS,
+    MODULE_FILES,
     PYTHON_SNIPPET,
     VENV,
     WORKSPACE_FILES,
@@ -58,8 +59,11 @@ EXPECTED_OUTPUT = "tensor([0., 2., 4.])"
 
 def test_readme_has_every_quickstart_block() -> None:
     blocks = quickstart_blocks()
-    assert set(blocks) == {*WORKSPACE_FILES, PYTHON_SNIPPET, COMMANDS}, sorted(blocks)
+    assert set(blocks) == {*WORKSPACE_FILES, *MODULE_FILES, PYTHON_SNIPPET, COMMANDS}, sorted(
+        blocks
+    )
     assert blocks["WORKSPACE"].count(CHECKOUT_PLACEHOLDER) == 1, blocks["WORKSPACE"]
+    assert blocks["MODULE.bazel"].count(CHECKOUT_PLACEHOLDER) == 1, blocks["MODULE.bazel"]
 
 
 @pytest.fixture(scope="module")

@@ -30,7 +30,7 @@ load(
     "codegen_outputs",
     "library_deps",
 )
-load(":generator_attrs.bzl", "generator_attrs", "shards_attr", "shards_flag", "target_name_error")
+load(":generator_attrs.bzl", "check_torch_visible", "generator_attrs", "shards_attr", "shards_flag", "target_name_error")
 load(":lazy_attrs.bzl", "add_lazy_args", "lazy_attrs")
 
 def _common_args(ctx, args):
@@ -49,6 +49,10 @@ def _common_args(ctx, args):
     return [ctx.file.backend_yaml, ctx.file.op_yaml, ctx.file.tags_yaml, ctx.file.torch_facts] + lazy_inputs + (
         [ctx.file.derivatives] if ctx.file.derivatives else []
     )
+
+def _paths_join(*parts):
+    """The non-empty parts joined with "/" (an external repository's workspace_root, a package)."""
+    return "/".join([p for p in parts if p])
 
 def _aten_backend_sources_impl(ctx):
     prefix = ctx.label.name + "/"
@@ -90,10 +94,23 @@ def _aten_backend_sources_impl(ctx):
         )
         validations.append(stamp)
 
+    # The header is found as "<package>/<Backend>NativeFunctions.h" (the path the sources use)
+    # and as "<Backend>NativeFunctions.h" (what a kernel in the backend's own package writes,
+    # as docs/privateuse1.md's do); and `extra_headers` relative to the package as well as to
+    # the workspace. Both spellings so that one backend YAML and one set of kernels build in the
+    # root package of a workspace of their own and in //some/pkg of a larger one (a module's).
+    package = _paths_join(ctx.label.workspace_root, ctx.label.package)
+    includes = [headers.path]
+    quote_includes = []
+    if ctx.label.package:
+        includes.append(headers.path + "/" + ctx.label.package)
+        quote_includes = [package, _paths_join(ctx.bin_dir.path, package)]
+
     # buildifier: disable=native-cc-common
     compilation_context = cc_common.create_compilation_context(
         headers = depset([headers]),
-        includes = depset([headers.path]),
+        includes = depset(includes),
+        quote_includes = depset(quote_includes),
     )
     return [
         DefaultInfo(files = depset([srcs, headers])),
@@ -228,6 +245,7 @@ def external_backend_codegen(
     name_error = target_name_error("external_backend_codegen", name)
     if name_error:
         fail(name_error)
+    check_torch_visible(op_yaml = op_yaml, tags_yaml = tags_yaml)
     given = {
         "backend_namespace": backend_namespace,
         "get_device_fn": get_device_fn,

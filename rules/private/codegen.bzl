@@ -30,7 +30,7 @@ load(
     "library_deps",
 )
 load(":cuda.bzl", "aten_cuda_unavailable")
-load(":generator_attrs.bzl", "generator_attrs", "selection_args", "selection_attrs", "shards_attr", "shards_flag", "target_name_error")
+load(":generator_attrs.bzl", "check_torch_visible", "generator_attrs", "selection_args", "selection_attrs", "shards_attr", "shards_flag", "target_name_error")
 load(":providers.bzl", "AtenCodegenInfo")
 load(":releases.bzl", "OLDEST_STABLE_TARGET")
 load(":stable.bzl", "aten_stable_library")
@@ -334,6 +334,7 @@ def aten_codegen(
     name_error = target_name_error("aten_codegen", name)
     if name_error:
         fail(name_error)
+    check_torch_visible(op_yaml = op_yaml, tags_yaml = tags_yaml, derivatives = derivatives)
     check_cuda_versions()
     if abi == "stable":
         _check_stable_arguments(derivatives, keys)

@@ -125,3 +125,25 @@ def target_name_error(macro, name):
     return ("rules_aten: {}(name = {}): a library's name may hold only ASCII letters, digits, " +
             "\"_\", \"-\" and \".\" (and start with a letter, a digit or \"_\"): it names " +
             "lib<name>.so and the files generated for it").format(macro, repr(name))
+
+def check_torch_visible(**labels):
+    """Fails with one line where a caller's @torch label names a repository it cannot see.
+
+    That is a module whose MODULE.bazel lacks `use_repo(rules_aten, "torch")`. Bazel's own error for that names no fix; this names the line to add. Under WORKSPACE, and on
+    a Bazel without native.package_relative_label (4.2.3), it checks nothing.
+
+    Args:
+      **labels: attribute name to the caller's value (a string label, a Label, or None).
+    """
+    if not hasattr(native, "package_relative_label"):
+        return
+    for attr_name, value in labels.items():
+        if type(value) != "string" or not value.startswith("@torch//"):
+            continue
+
+        # The label resolved in the calling repository's mapping: an apparent name that
+        # mapping lacks becomes "@@[unknown repo 'torch' requested from @@...]".
+        if "unknown repo" in str(native.package_relative_label(value)):
+            fail(('rules_aten: {} = "{}": @torch is not visible from this module; add ' +
+                  'use_repo(rules_aten, "torch") to MODULE.bazel, after rules_aten = ' +
+                  'use_extension("@rules_aten//rules:extensions.bzl", "rules_aten")').format(attr_name, value))

@@ -24,8 +24,12 @@ _VERSION_SCRIPT = "import sys; print('%d.%d.%d' % sys.version_info[:3])"
 
 # Attributes of every repository rule that calls find_python.
 PYTHON_ATTRS = {
+    # No default: a default Label("@//:WORKSPACE") is resolved in rules_aten's own repository
+    # mapping, where under Bzlmod the main repository has no name, and every run then warned
+    # that the extension "produced an invalid lockfile entry" and wrote no MODULE.bazel.lock.
+    # Bazel 4 needs it (rules_aten_dependencies() passes @//:WORKSPACE); Bazel 6 and newer
+    # have repository_ctx.workspace_root and ignore it.
     "main_workspace_file": attr.label(
-        default = Label("@//:WORKSPACE"),
         allow_single_file = True,
         doc = "A file at the root of the main workspace (Bazel 4 cannot tell where that is " +
               "otherwise); its directory is searched for .venv. Set it to @//:WORKSPACE.bazel " +
@@ -44,6 +48,9 @@ def main_workspace_root(rctx):
     """
     if hasattr(rctx, "workspace_root"):
         return rctx.workspace_root
+    if rctx.attr.main_workspace_file == None:
+        fail("rules_aten: {} needs main_workspace_file on this Bazel (no workspace_root): ".format(rctx.name) +
+             "declare it with rules_aten_dependencies()")
     return rctx.path(rctx.attr.main_workspace_file).dirname
 
 def _resolve(rctx, candidate):

@@ -48,11 +48,23 @@ def _mirror_tree(rctx, src, copy):
         else:
             rctx.symlink(path, rel)
 
+def _bazel_tools_defines(rctx, label, name):
+    """Whether the .bzl file `label` of the running Bazel's @bazel_tools defines `name`."""
+    return ("\ndef {}(".format(name)) in rctx.read(rctx.path(label))
+
 def _patched_local_repo_impl(rctx):
     src = rctx.path(rctx.attr.path)
     if not src.exists:
         fail("rules_aten: {} does not exist (apt-get install {})".format(src, rctx.attr.package))
     patches = [rctx.path(p) for p in rctx.attr.patches]
+    if rctx.attr.unless_bazel_tools_defines:
+        # The patch stands in for a function of @bazel_tools that old Bazel lacks (rules_cc's
+        # use_cpp_toolchain, missing from 4.2.3): where the running Bazel has it, the package
+        # is used as it is, and the patch, written for one rules_cc release, is not applied to
+        # another (Bazel 7's Debian rules_cc is 0.0.11, on which it fails).
+        label, _, name = rctx.attr.unless_bazel_tools_defines.rpartition("%")
+        if _bazel_tools_defines(rctx, Label(label), name):
+            patches = []
     _mirror_tree(rctx, src, _patched_paths(rctx, patches))
     for patch in patches:
         rctx.patch(patch, strip = 1)
@@ -64,6 +76,33 @@ patched_local_repo = repository_rule(
         "package": attr.string(doc = "The Debian package that provides `path` (for errors)."),
         "patches": attr.label_list(allow_files = True, doc = "-p1 patches, applied in order."),
         "path": attr.string(mandatory = True, doc = "Absolute path of the directory to copy."),
+        "unless_bazel_tools_defines": attr.string(
+            doc = "`<label of a @bazel_tools .bzl>%<name>`: no patch where that file defines name.",
+        ),
+    },
+)
+
+def _first_local_repo_impl(rctx):
+    for candidate in rctx.attr.paths:
+        path = rctx.path(candidate)
+        if rctx.path(candidate + "/" + rctx.attr.marker).exists:
+            for child in path.readdir():
+                rctx.symlink(child, child.basename)
+            if not path.get_child("WORKSPACE").exists:
+                # (Bazel 4 wants one at a repository's root; sid's platforms has a MODULE.bazel)
+                rctx.file("WORKSPACE", "workspace(name = \"{}\")\n".format(rctx.name), executable = False)
+            return
+    fail("rules_aten: none of {} has {} (apt-get install {})".format(", ".join(rctx.attr.paths), rctx.attr.marker, rctx.attr.package))
+
+first_local_repo = repository_rule(
+    implementation = _first_local_repo_impl,
+    doc = "The first directory of `paths` that has `marker`, as a repository (Debian moved " +
+          "some rule sets between releases: bookworm's platforms is /usr/share/bazel/platforms, " +
+          "sid's /usr/share/bazel/tools/platforms, where .../platforms/platforms is another copy).",
+    attrs = {
+        "marker": attr.string(mandatory = True, doc = "A file the right directory has."),
+        "package": attr.string(doc = "The Debian package that provides the paths (for errors)."),
+        "paths": attr.string_list(mandatory = True, doc = "Absolute paths, in order."),
     },
 )
 

@@ -171,11 +171,9 @@ load(
 )
 
 # Only on an offline machine with Debian's bazel-* packages; elsewhere declare
-# platforms, bazel_skylib, rules_cc and rules_python yourself (see docs/rules.md).
+# platforms, bazel_skylib, rules_cc and rules_python yourself (see the README).
 rules_aten_debian_dependencies()
-
 rules_aten_dependencies()
-
 rules_aten_register_toolchains()
 """
 
@@ -185,23 +183,25 @@ def release_notes(version: str, entry: str, url: str, sha256: str, size: int, co
 
 {entry}
 
+## Using it: Bzlmod
+
+For Bazel 7 and newer (tested with 7.7.1 and `--noenable_workspace`), in `MODULE.bazel`:
+
+```python
+bazel_dep(name = "rules_aten", version = "{version}")
+```
+
+then `use_extension` and `use_repo(rules_aten, "torch")` as in the README's quickstart.
+
 ## Using it: WORKSPACE
 
-Tested with Bazel 4.2.3 (WORKSPACE). In `WORKSPACE`:
+Tested with Bazel 4.2.3 and 7.7.1. In `WORKSPACE`:
 
 ```python
 {workspace_snippet(url, sha256, version).rstrip()}
 ```
 
 `.bazelrc` needs `build --cxxopt=-std=c++20`; see the README's quickstart.
-
-## Using it: Bzlmod
-
-For Bazel 7 and newer with Bzlmod (untested), in `MODULE.bazel`:
-
-```python
-bazel_dep(name = "rules_aten", version = "{version}")
-```
 
 ## The archive
 
