@@ -23,9 +23,17 @@ SHIM_PREFIXES = ("aoti_torch_", "torch_")
 _RUNTIME_LIBRARY = re.compile(
     r"(libc|libm|libdl|libpthread|librt|ld-linux-x86-64|libstdc\+\+|libgcc_s|libcudart)\.so\b"
 )
-# Hooks every shared library the toolchain links refers to, weakly and unversioned.
+# Hooks every shared library the toolchain links refers to, weakly and unversioned; and
+# libstdc++'s assertion handler, std::__glibcxx_assert_fail, which GCC 15 calls in unoptimized
+# builds: libtorch_cpu exports a copy of it (torch is built with the assertions on), and the linker,
+# which sees torch's libraries before libstdc++, binds the reference there, without a version.
 _TOOLCHAIN_HOOKS = frozenset(
-    {"__gmon_start__", "_ITM_deregisterTMCloneTable", "_ITM_registerTMCloneTable"}
+    {
+        "__gmon_start__",
+        "_ITM_deregisterTMCloneTable",
+        "_ITM_registerTMCloneTable",
+        "_ZSt21__glibcxx_assert_failPKciS0_S0_",
+    }
 )
 # An Itanium-mangled name's first namespace: `_ZN2at6native...`, `_ZNK3c1010TensorImpl...`,
 # `_ZTVN5torch...` (vtables, typeinfo), `_ZZN...` (local entities).
