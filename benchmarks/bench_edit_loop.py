@@ -119,8 +119,9 @@ def profile_parts(path: Path) -> tuple[float, float, float, list[str]]:
         actions.append(name)
         if name.startswith("Compiling"):
             compile_s += e["dur"] / 1e6
-        # "Making ...'s references to torch weak": the last step of lib<name>.so.
-        elif name.startswith(("Linking", "Creating library", "Creating archive", "Making")):
+        # "Checking ...'s kernels and making its references to torch weak": the last step of
+        # lib<name>.so.
+        elif name.startswith(("Linking", "Creating library", "Creating archive", "Checking")):
             link_s += e["dur"] / 1e6
     return analysis, compile_s, link_s, actions
 

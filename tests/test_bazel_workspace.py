@@ -84,8 +84,10 @@ def test_atengen_deps_come_from_the_pinned_repo(model_check: str, bazel_bin: Pat
     runfiles = bazel_bin / "tool" / "atengen_bin.runfiles"
     for module in ("yaml", "jinja2", "markupsafe", "absl"):
         assert (runfiles / "rules_aten_pip" / "site" / module / "__init__.py").exists(), module
+    # Every pinned package is installed (the generator's runfiles hold only its own deps).
     lock = (REPO / "third_party" / "requirements_tool.lock").read_text()
-    dist_infos = [p.name for p in (runfiles / "rules_aten_pip" / "site").glob("*.dist-info")]
+    site = Path(bazel("info", "output_base").stdout.strip()) / "external/rules_aten_pip/site"
+    dist_infos = [p.name for p in site.glob("*.dist-info")]
     for name, version in re.findall(r"^([A-Za-z0-9_.-]+)==(\S+)", lock, re.M):
         wanted = f"{name.replace('-', '_').lower()}-{version}.dist-info"
         assert wanted in [d.lower() for d in dist_infos], (wanted, dist_infos)

@@ -36,7 +36,7 @@ def test_bench_edit_loop_tiny_mode(summary: list[str]) -> None:
     # The edit recompiled the kernel alone and relinked: no codegen, no precompiled header.
     actions = re.search(r"^rules_aten actions of the last edit: (.*)$", stdout, re.M).group(1)
     assert "Compiling kernels.cpp" in actions and "Linking _myops_linked/libmyops.so" in actions
-    assert "Making //:libmyops.so's references to torch weak" in actions, actions
+    assert "making its references to torch weak" in actions, actions
     assert "Precompiling" not in actions and "atengen" not in actions.lower(), actions
     for part in ("analysis", "compile", "archive and link"):
         assert re.search(rf"^\| of which {part} \(s\) \| [\d.]+ \|", stdout, re.M), stdout
