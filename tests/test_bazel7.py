@@ -204,13 +204,18 @@ def root_module(checkout_copy: Path, examples_built: Path, summary: list[str]):
         first = _bazel7(checkout_copy, "root", "build", *BZLMOD, *targets)
         summary.append(f"bazel7: root module, {' '.join(targets)} {time.monotonic() - start:.0f} s")
         first_lock = lock.read_bytes() if lock.exists() else b""
+        release = _bazel7(checkout_copy, "root", "info", *BZLMOD, "release").stdout.strip()
         _shutdown(checkout_copy, "root")
-        # A new server: the extension's result comes from the lockfile, which must be current.
-        second = _bazel7(checkout_copy, "root", "build", *BZLMOD, "--lockfile_mode=error", *targets)
+        # A new server: the extension's result comes from the lockfile, which must be current. A
+        # development build of Bazel (Debian's bazel-bootstrap says "development version") writes
+        # an empty lockfile, `{}`, which --lockfile_mode=error then refuses as of no version.
+        mode = ("--lockfile_mode=error",) if release.startswith("release ") else ()
+        second = _bazel7(checkout_copy, "root", "build", *BZLMOD, *mode, *targets)
         query = _bazel7(checkout_copy, "root", "query", *BZLMOD, "//...", check=False)
         yield {
             "stderr": first.stderr + second.stderr,
             "locks": (first_lock, lock.read_bytes() if lock.exists() else b""),
+            "release": release,
             "query": query,
         }
     finally:
@@ -226,8 +231,14 @@ def test_root_module_builds_without_extension_warnings(root_module: dict) -> Non
 
 def test_root_module_lockfile_is_written_and_stable(root_module: dict) -> None:
     first, second = root_module["locks"]
-    assert b"rules_aten" in first, first[:2000]
-    assert first == second
+    assert first and first == second, (first[:2000], second[:2000])
+    if root_module["release"].startswith("release "):
+        assert b"rules_aten" in first, first[:2000]
+    else:
+        # What a development build of Bazel writes (see the root_module fixture): the extension's
+        # entry cannot be checked with it, only that nothing warns about it.
+        assert root_module["release"] == "development version", root_module["release"]
+        assert first.strip() == b"{}", first[:2000]
 
 
 def test_root_query_after_the_examples_build(root_module: dict) -> None:
