@@ -24,9 +24,9 @@ With the interpreter PY (default: $RULES_ATEN_PYTHON, else the venv of torch 2.1
 4. writes into DIR (default dist/gpu-bundle; replaced if it is a bundle, refused if it is
    anything else): the libraries stripped of their symbol tables (`strip --strip-unneeded`),
    run_gpu.py and the module it imports, opinfo_records.py, the stable example's demo.py as
-   stable_demo.py, and manifest.json (torch version, op selection, OpInfos, CUDA registrations,
-   sha256 and size of each file). A bundle over 64 MiB, what can travel to a GPU machine, is
-   refused;
+   stable_demo.py with its registrations.py, and manifest.json (torch version, op selection,
+   OpInfos, CUDA registrations, sha256 and size of each file). A bundle over 64 MiB, what can
+   travel to a GPU machine, is refused;
 5. unless --no-check, runs DIR/run_gpu.py with PY: the libraries load and their dispatch tables
    check here, and with no GPU the script exits 77.
 
@@ -285,6 +285,8 @@ def make(args: argparse.Namespace) -> int:
         for script in SCRIPTS:
             shutil.copy(script, staging / script.name)
         shutil.copy(STABLE_EXAMPLE / "demo.py", staging / STABLE_DEMO)
+        # The example's Python registrations (fake kernels), which demo.py imports from beside it.
+        shutil.copy(STABLE_EXAMPLE / "registrations.py", staging / "registrations.py")
         files = {
             p.name: {"sha256": sha256(p), "bytes": p.stat().st_size}
             for p in sorted(staging.iterdir())
