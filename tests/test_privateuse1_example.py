@@ -140,7 +140,7 @@ def test_backend_outside_the_root_package(tmp_path: Path) -> None:
     """The example as //some/pkg of a larger workspace: the kernels' "PrivateUse1NativeFunctions.h"
     and the YAML's extra_headers "host_device.h" are found there too (the generated header is
     some/pkg/PrivateUse1NativeFunctions.h under the tree; tests/test_bazel7.py builds the
-    examples module the same way on Bazel 7)."""
+    examples module the same way on Bazel 7), and the library loads and runs the demo."""
     ws = tmp_path / "ws"
     shutil.copytree(
         EXAMPLE, ws / "some" / "pkg", ignore=shutil.ignore_patterns("bazel-*", "WORKSPACE")
@@ -156,5 +156,9 @@ def test_backend_outside_the_root_package(tmp_path: Path) -> None:
         bin_dir = Path(example_bazel(ws, output_base, "info", "bazel-bin").stdout.strip())
         header = "some/pkg/host_device_codegen/include/some/pkg/PrivateUse1NativeFunctions.h"
         assert (bin_dir / header).is_file()
+        # And it loads and runs: the example's demo, every check passed, on the device.
+        report = run_demo(EXAMPLE / "demo.py", bin_dir / "some" / "pkg" / "libhost_device.so")
+        dispatch = report["details"]["dispatch"]
+        assert "some/pkg/host_device_codegen/" in dispatch["add.out"]["PrivateUse1"], dispatch
     finally:
         example_bazel(ws, output_base, "shutdown", check=False)
