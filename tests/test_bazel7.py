@@ -29,7 +29,7 @@ import pytest
 import yaml
 
 from tests import slices
-from tests.bazel_helpers import EXAMPLE_ENV, REPO, bazel, own_output_base
+from tests.bazel_helpers import EXAMPLE_ENV, REPO, bazel, own_output_base, run_demo
 from tests.quickstart_helpers import MODULE_FILES, PYTHON_SNIPPET, run_snippet, write_workspace
 
 pytestmark = pytest.mark.bazel
@@ -192,6 +192,13 @@ def test_backend_outside_the_root_package_finds_its_headers(examples_built: Path
     "host_device.h", both found."""
     codegen = examples_built / "bazel-bin" / "privateuse1_backend" / "host_device_codegen"
     assert (codegen / "include" / "privateuse1_backend" / "PrivateUse1NativeFunctions.h").is_file()
+    # And it loads and runs: the example's demo, every check passed, on the device.
+    library = examples_built / "bazel-bin" / "privateuse1_backend" / "libhost_device.so"
+    report = run_demo(examples_built / "privateuse1_backend" / "demo.py", library)
+    assert (
+        "privateuse1_backend/host_device_codegen/"
+        in report["details"]["dispatch"]["add.out"]["PrivateUse1"]
+    ), report["details"]["dispatch"]
 
 
 @pytest.fixture(scope="module")
