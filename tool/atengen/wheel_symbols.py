@@ -325,25 +325,53 @@ def _version_sections(
             _within(data, path, offset, size, ".gnu.version")
             versions = struct.unpack_from(f"<{size // 2}H", data, offset)
         elif sh_type == _SHT_GNU_VERNEED:
-            _within(data, path, offset, size, ".gnu.version_r")
-            strings = data[slice(*_string_table(data, path, table.shoff, link))]
-            need = offset
-            while True:
-                _within(data, path, need, _VERNEED.size, ".gnu.version_r")
-                _, count, file, aux, following = _VERNEED.unpack_from(data, need)
-                library = _name(strings, file, path).decode("utf-8", "replace")
-                entry = need + aux
-                for _ in range(count):
-                    _within(data, path, entry, _VERNAUX.size, ".gnu.version_r")
-                    _, _, other, _, step = _VERNAUX.unpack_from(data, entry)
-                    libraries[other] = library
-                    if not step:
-                        break
-                    entry += step
-                if not following:
-                    break
-                need += following
+            for index, library, _ in _needed_versions(data, path, table.shoff, offset, link):
+                libraries[index] = library
     return versions, libraries
+
+
+def needed_versions(path: str) -> list[tuple[str, str]]:
+    """(library, version) of each symbol version ``path`` requires (.gnu.version_r):
+    ("libc.so.6", "GLIBC_2.34"), ...; empty for a library without symbol versions."""
+
+    def read(data: mmap.mmap) -> list[tuple[str, str]]:
+        table = _dynamic_table(data, path)
+        found = []
+        for i in range(table.shnum):
+            sh_type, offset, _, link, _ = _section(data, path, table.shoff, i)
+            if sh_type == _SHT_GNU_VERNEED:
+                found += [
+                    (lib, v)
+                    for _, lib, v in _needed_versions(data, path, table.shoff, offset, link)
+                ]
+        return found
+
+    return _read(path, read)
+
+
+def _needed_versions(
+    data: mmap.mmap, path: str, shoff: int, offset: int, link: int
+) -> list[tuple[int, str, str]]:
+    """The entries of the .gnu.version_r at ``offset``: (version index, library, version name)."""
+    strings = data[slice(*_string_table(data, path, shoff, link))]
+    found = []
+    need = offset
+    while True:
+        _within(data, path, need, _VERNEED.size, ".gnu.version_r")
+        _, count, file, aux, following = _VERNEED.unpack_from(data, need)
+        library = _name(strings, file, path).decode("utf-8", "replace")
+        entry = need + aux
+        for _ in range(count):
+            _within(data, path, entry, _VERNAUX.size, ".gnu.version_r")
+            _, _, other, name, step = _VERNAUX.unpack_from(data, entry)
+            found.append((other, library, _name(strings, name, path).decode("utf-8", "replace")))
+            if not step:
+                break
+            entry += step
+        if not following:
+            break
+        need += following
+    return found
 
 
 def _string_table(data: mmap.mmap, path: str, shoff: int, index: int) -> tuple[int, int]:

@@ -10,12 +10,12 @@ import struct
 from dataclasses import dataclass
 from pathlib import Path
 
+from atengen.wheel_symbols import needed_versions
+
 _EHDR = struct.Struct("<16sHHIQQQIHHHHHH")  # Elf64_Ehdr
 _SHDR = struct.Struct("<IIQQQQIIQQ")  # Elf64_Shdr
 _DYN = struct.Struct("<qQ")  # Elf64_Dyn
-_VERNEED = struct.Struct("<HHIII")  # Elf64_Verneed
-_VERNAUX = struct.Struct("<IHHII")  # Elf64_Vernaux
-_SHT_DYNAMIC, _SHT_GNU_VERNEED = 6, 0x6FFFFFFE
+_SHT_DYNAMIC = 6
 _DT_NULL, _DT_NEEDED, _DT_RPATH, _DT_RUNPATH = 0, 1, 15, 29
 # e_machine to the platform tag's architecture (the two Linux machines torch ships wheels for).
 _MACHINES = {62: "x86_64", 183: "aarch64"}
@@ -92,7 +92,6 @@ def read_library_facts(path: Path) -> LibraryFacts:
 
     needed: list[str] = []
     runpath: list[str] = []
-    versions: list[str] = []
     for sh_type, offset, size, link in sections:
         if sh_type == _SHT_DYNAMIC:
             table = strings(link)
@@ -103,21 +102,7 @@ def read_library_facts(path: Path) -> LibraryFacts:
                     needed.append(name(table, value))
                 elif tag in (_DT_RPATH, _DT_RUNPATH):
                     runpath += name(table, value).split(":")
-        elif sh_type == _SHT_GNU_VERNEED:
-            table = strings(link)
-            need = offset
-            while True:
-                _, count, _, aux, following = _VERNEED.unpack_from(data, need)
-                entry = need + aux
-                for _ in range(count):
-                    _, _, _, vna_name, step = _VERNAUX.unpack_from(data, entry)
-                    versions.append(name(table, vna_name))
-                    if not step:
-                        break
-                    entry += step
-                if not following:
-                    break
-                need += following
+    versions = [version for _, version in needed_versions(str(path))]
     glibc = [(int(m[1]), int(m[2])) for m in map(_GLIBC.match, versions) if m]
     runtime: list[tuple[int, int]] = []
     newer = ""
