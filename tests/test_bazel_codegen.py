@@ -355,7 +355,7 @@ def test_incremental_rebuilds(tmp_path: Path, summary: list[str]) -> None:
         )
         cpu0, inc0 = ws.sources(), ws.headers()
         assert set(inc0) == {"myops/ops/scale_native.h", "myops/ops/shift_native.h"}, set(inc0)
-        # And once per workspace, the runtime's torch release guard, which each library links.
+        # And the runtime's torch release guard, a source of each library.
         expected = set(cpu0) | {"kernels.cpp", "torch_release_guard.cc"}
         assert compiled(first) == expected, sorted(compiled(first))
         # The compiled sources carry their kernel declarations inline, not as tree includes:

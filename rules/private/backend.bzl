@@ -29,6 +29,7 @@ load(
     "aten_shared_library",
     "codegen_outputs",
     "library_deps",
+    "release_guard_srcs",
 )
 load(":generator_attrs.bzl", "check_torch_visible", "generator_attrs", "shards_attr", "shards_flag", "target_name_error")
 load(":lazy_attrs.bzl", "add_lazy_args", "lazy_attrs")
@@ -281,6 +282,7 @@ def external_backend_codegen(
     aten_archive_library(
         name = name,
         srcs = [":{}_srcs".format(codegen)] + stamp + srcs,
+        runtime_srcs = release_guard_srcs(),
         # The runtime: structured ops' generated wrappers (backend YAML `structured:`) use it.
         deps = library_deps() + [":" + name + "_headers"] + deps,
         copts = copts,

@@ -28,6 +28,15 @@ def library_deps():
     """
     return labels(["//rules/runtime"]) + torch_deps()
 
+def release_guard_srcs():
+    """The runtime's torch release guard, compiled into each ABI-bound library of its own.
+
+    As a source of the library, its compile waits for the library's generated headers, and so
+    for the generator: on a cold build a YAML mistake fails before any compile has started
+    (a source of //rules/runtime would wait for nothing and take a slot beside the generator).
+    """
+    return labels(["//rules/runtime:torch_release_guard_srcs"])
+
 # The precompiled headers of the libraries with no copts (rules/pch/BUILD.bazel), by kind.
 _SHARED_PCH = {kind: "//rules/pch:atengen_pch_" + kind for kind in ["full", "light", "kernels"]}
 
@@ -96,7 +105,7 @@ archive, with --whole-archive.""",
     toolchains = ["@bazel_tools//tools/cpp:toolchain_type"],
 )
 
-def aten_archive_library(name, srcs, deps, copts, visibility, tags, generated_srcs = [], pch_deps = None, pch_after = [], extra_libraries = []):
+def aten_archive_library(name, srcs, deps, copts, visibility, tags, generated_srcs = [], runtime_srcs = [], pch_deps = None, pch_after = [], extra_libraries = []):
     """Target `name`: the sources compiled by the cc_library `<name>_objects`, as its archive.
 
     Args:
@@ -108,6 +117,8 @@ def aten_archive_library(name, srcs, deps, copts, visibility, tags, generated_sr
       tags: tags of all targets.
       generated_srcs: aten_codegen's generated sources (tree artifacts), which name the
         precompiled header they start with (pch.bzl).
+      runtime_srcs: sources of rules_aten's runtime (release_guard_srcs()), compiled with the
+        generated ones and without a precompiled header.
       pch_deps: if given, the sources start with precompiled headers (pch.bzl), full and light
         for `generated_srcs` (each names its kind), and kernels (<ATen/ATen.h> too, what kernels
         start with) for `srcs`, then compiled by `<name>_srcs_objects`. With no copts, the shared
@@ -121,13 +132,13 @@ def aten_archive_library(name, srcs, deps, copts, visibility, tags, generated_sr
         objects of aten_codegen's cuda_srcs).
     """
     if pch_deps == None:
-        libraries = [_objects_library(name + "_objects", generated_srcs + srcs, deps, copts, tags)]
+        libraries = [_objects_library(name + "_objects", generated_srcs + runtime_srcs + srcs, deps, copts, tags)]
     else:
         kinds = ["full", "light"] + (["kernels"] if srcs else [])
         pch = _precompiled_headers(name, kinds, copts, pch_deps, pch_after, tags)
         libraries = [_objects_library(
             name + "_objects",
-            generated_srcs,
+            generated_srcs + runtime_srcs,
             deps + [pch["full"], pch["light"]],
             copts + pch_defines(pch["full"], "full") + pch_defines(pch["light"], "light") +
             ["-Winvalid-pch"],

@@ -28,6 +28,7 @@ load(
     "codegen_outputs",
     "labels",
     "library_deps",
+    "release_guard_srcs",
 )
 load(":cuda.bzl", "aten_cuda_unavailable")
 load(":generator_attrs.bzl", "check_torch_visible", "generator_attrs", "selection_args", "selection_attrs", "shards_attr", "shards_flag", "target_name_error")
@@ -388,6 +389,7 @@ def aten_codegen(
     aten_archive_library(
         name = name,
         generated_srcs = [":{}_cpu_srcs".format(codegen)],
+        runtime_srcs = release_guard_srcs(),
         srcs = srcs,
         deps = runtime_and_torch + [":" + name + "_headers"] + deps,
         copts = copts,
