@@ -99,7 +99,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument(
         "--disk_cache",
         help="a Bazel disk cache for both builds: the tests give their session's, where the "
-        "shared precompiled headers usually are already (the edit's own actions never hit it)",
+        "library's precompiled headers usually are already (the edit's own actions never hit it)",
     )
     args = p.parse_args(argv)
     reject_tiny_write(p, args)

@@ -103,15 +103,18 @@ def dependency_files(bin_dir: Path, library: str) -> dict[str, list[str]]:
 
 
 def test_sources_compile_with_the_precompiled_header(aten_generated: AtenGenerated) -> None:
-    """GCC used one of the shared precompiled headers of a library without copts,
-    //rules/pch:atengen_pch_full and //rules/pch:atengen_pch_light, for every generated source,
+    """GCC used one of the library's precompiled headers, //:aten_generated_pch_full and
+    //:aten_generated_pch_light, for every generated source,
     the one the source names: their .d files name no header it holds (a source
     that parsed ATen/core/Tensor.h itself would), and name its stamp, which makes them recompile
     when the .gch changes (pch.bzl). Registration sources that need no dispatcher take the light
     one."""
     stamps = {}
-    for kind, target in [("FULL", "atengen_pch_full"), ("LIGHT", "atengen_pch_light")]:
-        pch_dir = aten_generated.bin / "rules" / "pch" / f"{target}_pch"
+    for kind, target in [
+        ("FULL", "aten_generated_pch_full"),
+        ("LIGHT", "aten_generated_pch_light"),
+    ]:
+        pch_dir = aten_generated.bin / f"{target}_pch"
         gch = pch_dir / f"{target}.h.gch"
         assert gch.stat().st_size > 10_000_000, gch
         stamp = (pch_dir / f"{target}_stamp.h").read_text()

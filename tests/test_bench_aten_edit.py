@@ -18,8 +18,8 @@ BAZEL_OWN_OUTPUT_BASES = True
 
 
 def test_bench_aten_edit_tiny_mode(summary: list[str]) -> None:
-    # The session's disk cache (tests/conftest.py): the shared precompiled headers come from it
-    # when another workspace built them first.
+    # The session's disk cache (tests/conftest.py): aten_generated's precompiled headers come
+    # from it when the checkout's build made them first.
     stdout = run_benchmark_tiny("bench_aten_edit.py", *session_disk_cache_flags(), timeout=1500)
     wall = re.search(
         r"^\| after dropping the CPU kernel (\w+) of _prelu_kernel: wall \(s\) \| ([\d.]+) \|$",

@@ -246,7 +246,7 @@ def test_a_kernel_edit_recompiles_only_the_kernel_from_the_precompiled_header(
     args = compile_spawn["commandArgs"]
     assert Path(args[args.index("-c") + 1]).name == "kernels.cpp", args
     includes = [args[i + 1] for i, a in enumerate(args) if a == "-include"]
-    assert "atengen_pch_kernels.h" in includes and "-Winvalid-pch" in args, args
+    assert "myops_pch_kernels.h" in includes and "-Winvalid-pch" in args, args
     # GCC says so (-Winvalid-pch) when it cannot use the .gch and parses the headers instead.
     assert ".gch" not in result.stderr and "Winvalid-pch" not in result.stderr, result.stderr
     assert run_snippet(quickstart_workspace) == EDITED_OUTPUT

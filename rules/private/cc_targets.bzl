@@ -37,9 +37,6 @@ def release_guard_srcs():
     """
     return labels(["//rules/runtime:torch_release_guard_srcs"])
 
-# The precompiled headers of the libraries with no copts (rules/pch/BUILD.bazel), by kind.
-_SHARED_PCH = {kind: "//rules/pch:atengen_pch_" + kind for kind in ["full", "light", "kernels"]}
-
 # buildifier: disable=native-cc-common
 # buildifier: disable=native-cc-info
 def _aten_archive_impl(ctx):
@@ -121,12 +118,11 @@ def aten_archive_library(name, srcs, deps, copts, visibility, tags, generated_sr
         generated ones and without a precompiled header.
       pch_deps: if given, the sources start with precompiled headers (pch.bzl), full and light
         for `generated_srcs` (each names its kind), and kernels (<ATen/ATen.h> too, what kernels
-        start with) for `srcs`, then compiled by `<name>_srcs_objects`. With no copts, the shared
-        ones of rules/pch/BUILD.bazel; else `<name>_pch_<kind>`, built with the copts against
-        these deps: those of the headers they hold (torch's and the runtime's), not the
+        start with) for `srcs`, then compiled by `<name>_srcs_objects`: `<name>_pch_<kind>`,
+        built with the copts against these deps: those of the headers they hold (torch's and the runtime's), not the
         library's generated headers or kernels, which change with every operator edit and
         would rebuild them, and with them every source.
-      pch_after: files the library's own precompiled headers wait for (pch.bzl's `after`): the
+      pch_after: files the library's precompiled headers wait for (pch.bzl's `after`): the
         generator's `generated` stamp, so that a YAML mistake fails before they start.
       extra_libraries: more alwayslink libraries to link whole with the archive (the nvcc
         objects of aten_codegen's cuda_srcs).
@@ -208,12 +204,12 @@ def aten_cuda_library(name, codegen, deps, kernel_deps, cuda_srcs, cuda_gencode,
     )
 
 def _precompiled_headers(name, kinds, copts, deps, after, tags):
-    """The aten_pch targets of a library, by kind.
+    """The library's own aten_pch targets, `<name>_pch_<kind>`, by kind.
 
-    With no copts, the shared ones; else its own, `<name>_pch_<kind>`, compiled with its copts.
+    Its own even without copts, so that they can wait for its generator (`after`): a set shared
+    by several libraries waits for none, and on a cold build took both local slots of a 2-core
+    machine before the generator could report a YAML mistake (pch.bzl).
     """
-    if not copts:
-        return {kind: str(Label(_SHARED_PCH[kind])) for kind in kinds}
     own = {}
     for kind in kinds:
         target = "{}_pch_{}".format(name, kind)

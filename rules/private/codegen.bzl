@@ -299,10 +299,9 @@ def aten_codegen(
         (`ATen/core/Tensor.h`, `torch/library.h`, `atengen/runtime.h`), `light` (the same
         without `torch/library.h`, for the registration sources that need no dispatcher) and,
         with `srcs`, `kernels` (`ATen/ATen.h` too, what a kernel starts with: a kernel edit
-        recompiles in about 1.5 s instead of 5). A library without `copts` uses the ones every
-        such library of the build shares, `@rules_aten//rules/pch:atengen_pch_<kind>`; one with
-        `copts` gets its own, `N_pch_<kind>`, built with them (`rules/private/pch.bzl`;
-        [design.md](docs/design.md#precompiled-headers)). Tested with GCC; `False` compiles
+        recompiles in about 1.5 s instead of 5). They are `N`'s own, `N_pch_<kind>`, built with its
+        `copts` after its generator, so that a YAML mistake is reported before they start
+        (`rules/private/pch.bzl`; [design.md](docs/design.md#precompiled-headers)). Tested with GCC; `False` compiles
         without them.
       abi: `"release"`: the library uses torch's full C++ API (ATen, generated autograd,
         functionalization) and loads into the build's torch release only

@@ -20,34 +20,19 @@ A library with hand-written `srcs` (kernels) gets a third, built only then:
          s and 1.2 GB to build (a .gch of about 400 MB), once per torch (the other two: about 20
          and 10 CPU s).
 
-Once for which libraries: those with no copts (the default) share one set, the targets of
-rules/pch/BUILD.bazel, whose command lines and inputs are the same in every workspace that loads
-rules_aten, so that a disk or remote cache holds one entry of each for all of them. A library
-with copts gets its own set, `<name>_pch_<kind>`, compiled with them.
-
-GCC uses a precompiled header only when it comes before the first C token, so one command line
-cannot offer both through `-include`. A generated source names its variant itself: it starts
-with `#include ATENGEN_PCH_<KIND>` and `#include ATENGEN_PCH_<KIND>_STAMP` inside
-`#ifdef ATENGEN_PCH_<KIND>`, and pch_defines() defines those macros for the library's generated
-sources (outside Bazel, without them, the lines do nothing). The library's `srcs` get the kernels
-one through `-include` (pch_include_copts()). GCC looks for `<header>.gch` beside the header it finds
-and uses it when the flags it was built with fit; else it parses the header, which holds the same
-#includes, so the result is the same either way (-Winvalid-pch says when that happens).
+Each library has its own set, `<name>_pch_<kind>`, compiled with its copts. They wait for its
+generator (`after`: its `generated` stamp, whose bytes never change), so that on a cold build a
+mistake in the op or derivatives YAML fails the generator's action, which takes seconds, before
+any of these compiles, which take up to a minute on a loaded machine, has taken a local slot. A
+set shared by every library without copts would wait for no generator: on a 2-core machine two
+of them took both slots first, and the YAML mistake surfaced after 20 s instead of 10. As the
+stamp's bytes are the same after every regeneration, the headers are not rebuilt by it.
 
 For the flags to fit, a header is compiled with the command line of a C++ compile of the
 library that includes it: the toolchain's features and flags, --copt/--cxxopt, the library's
 copts and -fPIC, and the include paths and defines of `deps`: the targets of the headers it
 holds (torch's, the runtime's). Not the library's generated headers or kernel libraries: they
-change with every operator edit, and would rebuild the .gch, and with it every source. (A
-library whose package turns toolchain features on or off gets no use of the shared set: GCC
-parses the headers instead, and -Winvalid-pch says so. Give it a copt to give it its own set.)
-
-A library's own headers wait for its generator (`after`: its `generated` stamp, whose bytes never
-change), so that on a cold build a mistake in the op or derivatives YAML fails the generator's
-action, which takes seconds, before these compiles, which take up to a minute on a loaded
-machine, have started; as the stamp's bytes are the same after every regeneration, the headers
-are not rebuilt by it. The shared ones wait for nothing (no generator of theirs): they start
-beside the generators, and a failing generator stops the build, and them with it, at once.
+change with every operator edit, and would rebuild the .gch, and with it every source.
 
 GCC's dependency file (.d) does not name the .gch, nor any header inside it, and Bazel's action
 cache only looks at the inputs a compile's .d names: a new torch wheel would rebuild the .gch but
