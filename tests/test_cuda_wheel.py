@@ -24,13 +24,16 @@ import re
 import subprocess
 import sys
 import tempfile
+import zipfile
 from pathlib import Path
 
 import pytest
 import torch
 
 from tests import slices
-from tests.bazel_helpers import REPO, bazel, own_output_base, run_demo
+from tests.bazel_helpers import REPO, VENV_PYTHON, bazel, own_output_base, run_demo
+from tests.release_guard_helpers import needed_and_runpath
+from tests.wheel_helpers import pip_install, venv_over
 
 if not torch.version.cuda:
     slices.missing(
@@ -281,6 +284,71 @@ def test_without_a_setting_nvcc_targets_the_wheels_list_and_says_so(toolkit: Pat
 # What demo.py checks on the GPU (examples/cuda_ops/demo.py): kernels.cu against the CPU kernel,
 # in float64 and float32, and under gradcheck.
 GPU_CHECKS = ("cuda_forward", "cuda_float32", "cuda_gradcheck")
+
+
+# In a venv of the wheel's own torch, from a directory with nothing of the build: the op's value
+# on CPU, and the dispatch table's CUDA entry from the wheel's library (run where there is no GPU
+# too: registering a CUDA kernel needs none).
+WHEEL_CHECK = """
+import json, torch, cudaops
+x = torch.arange(6.0, dtype=torch.float64).reshape(2, 3)
+y = torch.full((2, 3), 2.0, dtype=torch.float64)
+value = cudaops.ops.mul_add_scalar(x, y, 0.5)
+table = torch._C._dispatch_dump("cudaops::mul_add_scalar")
+cuda = [line for line in table.splitlines() if line.startswith("CUDA: ")]
+print(json.dumps({"value": value.tolist(), "cuda": cuda, "file": cudaops.__file__}))
+"""
+
+
+def test_cuda_library_as_a_wheel(example: tuple[Path, dict], tmp_path: Path) -> None:
+    """examples/cuda_ops' //:cudaops_wheel: bound to this torch release and its CUDA major
+    version, pip-installed into a fresh venv of this torch, used there; refused with one line by
+    a CPU build of torch."""
+    flags = ("--symlink_prefix=/", f"--@rules_aten//:cuda_archs={_example_archs()}")
+    _bazel(EXAMPLE, "cuda_example", "build", *flags, "//:cudaops_wheel")
+    bin_dir = Path(_bazel(EXAMPLE, "cuda_example", "info", *flags, "bazel-bin").stdout.strip())
+    (wheel,) = (bin_dir / "cudaops_wheel").glob("*.whl")
+    with zipfile.ZipFile(wheel) as archive:
+        names = archive.namelist()
+        metadata = archive.read(next(n for n in names if n.endswith(".dist-info/METADATA")))
+        (library_name,) = [n for n in names if n.endswith(".so")]
+        library = tmp_path / "libcudaops.so"
+        library.write_bytes(archive.read(library_name))
+    release = ".".join(torch.__version__.split(".")[:2])
+    assert f"Requires-Dist: torch=={release}.*" in metadata.decode(), metadata.decode()
+    major = torch.version.cuda.split(".")[0]
+    assert f"Classifier: Environment :: GPU :: NVIDIA CUDA :: {major}" in metadata.decode()
+    needed, runpath = needed_and_runpath(library)
+    assert {"libtorch_cuda.so", "libc10_cuda.so"} & set(needed) and not runpath, (needed, runpath)
+
+    python = venv_over(Path(sys.executable), tmp_path / "venv")
+    installed = pip_install(python, wheel)
+    assert installed.returncode == 0, installed.stderr[-4000:]
+    away = tmp_path / "elsewhere"
+    away.mkdir()
+    result = subprocess.run(
+        [str(python), "-c", WHEEL_CHECK], capture_output=True, text=True, cwd=away, timeout=300
+    )
+    assert result.returncode == 0, result.stderr[-4000:]
+    report = json.loads(result.stdout.strip().splitlines()[-1])
+    assert report["value"] == [[0.5, 2.5, 4.5], [6.5, 8.5, 10.5]], report
+    assert "site-packages" in report["file"], report
+    (cuda_entry,) = report["cuda"]
+    assert "registered at" in cuda_entry and "fallthrough" not in cuda_entry, report
+
+    # The default venv's torch is a CPU build (of another release, too): the CUDA check speaks
+    # first, before anything is loaded.
+    cpu = venv_over(VENV_PYTHON, tmp_path / "cpu_venv")
+    forced = pip_install(cpu, wheel, "--no-deps")
+    assert forced.returncode == 0, forced.stderr[-4000:]
+    refused = subprocess.run(
+        [str(cpu), "-c", "import cudaops"], capture_output=True, text=True, cwd=away, timeout=300
+    )
+    assert refused.returncode != 0
+    last = refused.stderr.strip().splitlines()[-1]
+    assert last.startswith("ImportError: cudaops: libcudaops.so was built for a CUDA ") and (
+        "is a CPU build" in last
+    ), refused.stderr[-4000:]
 
 
 def test_cuda_kernels_run_on_a_gpu(request: pytest.FixtureRequest) -> None:
