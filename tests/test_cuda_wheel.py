@@ -17,6 +17,7 @@ RULES_ATEN_PYTHON.
 
 from __future__ import annotations
 
+import email
 import hashlib
 import json
 import os
@@ -310,14 +311,16 @@ def test_cuda_library_as_a_wheel(example: tuple[Path, dict], tmp_path: Path) -> 
     (wheel,) = (bin_dir / "cudaops_wheel").glob("*.whl")
     with zipfile.ZipFile(wheel) as archive:
         names = archive.namelist()
-        metadata = archive.read(next(n for n in names if n.endswith(".dist-info/METADATA")))
+        metadata_file = next(n for n in names if n.endswith(".dist-info/METADATA"))
+        # (Core metadata's field names are case-insensitive: email's parser reads them so.)
+        metadata = email.message_from_bytes(archive.read(metadata_file))
         (library_name,) = [n for n in names if n.endswith(".so")]
         library = tmp_path / "libcudaops.so"
         library.write_bytes(archive.read(library_name))
     release = ".".join(torch.__version__.split(".")[:2])
-    assert f"Requires-Dist: torch=={release}.*" in metadata.decode(), metadata.decode()
+    assert metadata.get_all("Requires-Dist") == [f"torch=={release}.*"], str(metadata)
     major = torch.version.cuda.split(".")[0]
-    assert f"Classifier: Environment :: GPU :: NVIDIA CUDA :: {major}" in metadata.decode()
+    assert f"Environment :: GPU :: NVIDIA CUDA :: {major}" in metadata.get_all("Classifier")
     needed, runpath = needed_and_runpath(library)
     assert {"libtorch_cuda.so", "libc10_cuda.so"} & set(needed) and not runpath, (needed, runpath)
 
