@@ -152,6 +152,8 @@ def test_the_probe_reads_the_installed_wheel():
     assert "wrap_opt_if" in facts["autograd_helpers_defined"]
     assert "wrap_opt_if" in facts["autograd_helpers_declared"]
     assert "copy_range" in facts["autograd_helpers_exported"]
+    # The aten operators formulas call unqualified: the wheel's native_functions.yaml's names.
+    assert {"mul", "add_", "expand", "_to_copy"} <= set(facts["aten_operators"])
     wheel = parse_wheel_facts(__import__("json").dumps(facts))
     for kernel in sorted(tf.NATIVE_KERNELS_NOT_EXPORTED):
         assert wheel.unexported_kernel(kernel, cuda_key=False), kernel

@@ -99,7 +99,9 @@ for scale, (ph, pw), sampling, aligned in settings:
     weights = torch.randn(out.shape, dtype=torch.float64)
     (ours,) = torch.autograd.grad((out * weights).sum(), [x])
     torch.testing.assert_close(ours.flatten(), m.T @ weights.flatten())
-print("roi_align: gradcheck ok and gradients equal the reference (aligned, sampling 2; legacy, adaptive)")
+print(
+    "roi_align: gradcheck ok and gradients equal the reference (aligned, sampling 2; legacy, adaptive)"
+)
 
 y = torch.randn(5, 3, dtype=torch.float64, requires_grad=True)
 assert gradcheck(lambda a: ops.shift_rows(a, 2), (y,))
@@ -107,7 +109,11 @@ assert gradgradcheck(lambda a: ops.shift_rows(a, 2), (y,))
 (g,) = torch.autograd.grad(ops.shift_rows(y, 2), [y], torch.arange(15.0, dtype=y.dtype).view(5, 3))
 torch.testing.assert_close(g, torch.arange(15.0, dtype=y.dtype).view(5, 3).roll(-2, 0))
 # The backward's call of shift_rows went through the dispatcher to shift_rows' Autograd kernel:
-# with create_graph, the gradient has a ShiftRowsBackward0 of its own.
-(g,) = torch.autograd.grad(ops.shift_rows(y, 2).sum(), [y], create_graph=True)
+# with create_graph and a gradient that requires grad, the result has a ShiftRowsBackward0 of its
+# own, whose backward rolls forward again.
+v = torch.randn(5, 3, dtype=torch.float64, requires_grad=True)
+(g,) = torch.autograd.grad(ops.shift_rows(y, 2), [y], v, create_graph=True)
 assert g.grad_fn.name() == "myvision::ShiftRowsBackward0", g.grad_fn
+(gg,) = torch.autograd.grad(g, [v], torch.arange(15.0, dtype=y.dtype).view(5, 3))
+torch.testing.assert_close(gg, torch.arange(15.0, dtype=y.dtype).view(5, 3).roll(2, 0))
 print("shift_rows: gradcheck and gradgradcheck ok; the backward's own-op call is differentiated")

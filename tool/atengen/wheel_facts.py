@@ -169,7 +169,7 @@ def parse_wheel_facts(text: str) -> WheelFacts:
         autograd_helpers=None
         if helpers["autograd_helpers_exported"] is None
         else AutogradHelpers.of(
-            *(frozenset(_strings(helpers[key], key)) for key in AUTOGRAD_HELPER_FACTS),
+            *_helper_names(helpers),
             aten=frozenset(_strings(_fact(data, "aten_operators", list, []), "aten_operators")),
         ),
     )
@@ -183,6 +183,16 @@ AUTOGRAD_HELPER_FACTS = (
     "autograd_helpers_declared",
     "autograd_helpers_defined",
 )
+
+
+def _helper_names(
+    helpers: dict[str, list[object] | None],
+) -> tuple[frozenset[str], frozenset[str], frozenset[str]]:
+    """The exported, declared and defined helpers of the facts' AUTOGRAD_HELPER_FACTS fields."""
+    exported, declared, defined = (
+        frozenset(_strings(helpers[key], key)) for key in AUTOGRAD_HELPER_FACTS
+    )
+    return exported, declared, defined
 
 
 _JSON_TYPE_NAMES: Mapping[type, str] = MappingProxyType(

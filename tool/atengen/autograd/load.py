@@ -357,7 +357,13 @@ def _info(
                     "only Tensor arguments have gradients"
                 )
         _check_names(
-            formula, scopes[0], operators, f.namespace, f"backward formula for '{raw_names}'", loc_err)
+            formula,
+            scopes[0],
+            operators,
+            f.namespace,
+            f"backward formula for '{raw_names}'",
+            loc_err,
+        )
         try:
             derivatives.append(_derivative(f, formula, names, args, available))
         except FormulaError as e:

@@ -88,11 +88,6 @@ class OperatorNames:
         self._gathered = _Gathered(frozenset(names), frozenset(namespaces), own)
         return self._gathered
 
-    @property
-    def aten(self) -> frozenset[str]:
-        """The aten operators' names known (empty: unknown)."""
-        return self._gather().aten
-
     def may_call(self, name: str, namespace: str) -> bool:
         """An aten operator, one of ``namespace`` (the entry's), or anything where neither the
         op YAML nor the wheel tells aten's (then which names argument-dependent lookup finds is

@@ -279,7 +279,9 @@ def read_autograd_helpers(torch_dir: str) -> AutogradHelpers:
     from atengen.wheel_facts import AutogradHelpers
 
     header = os.path.join(torch_dir, "include", "torch", "csrc", "autograd", "FunctionsManual.h")
-    native = os.path.join(os.path.dirname(torch_dir), "torchgen", wheel_symbols.NATIVE_FUNCTIONS_YAML)
+    native = os.path.join(
+        os.path.dirname(torch_dir), "torchgen", wheel_symbols.NATIVE_FUNCTIONS_YAML
+    )
     try:
         exported = wheel_symbols.exported_names(os.path.join(torch_dir, "lib", "libtorch_cpu.so"))
         names = wheel_symbols.functions_manual_names(read_text(header, "FunctionsManual.h"), header)
