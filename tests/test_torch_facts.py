@@ -368,7 +368,17 @@ def test_autograd_helpers_are_split_by_what_libtorch_exports():
     declared, inline = header_names(root)
     _, _, exported = nm_names(root / "lib" / "libtorch_cpu.so")
     assert inline == {"wrap_opt_if"}
-    expected = AutogradHelpers.of(frozenset(exported), frozenset(declared), frozenset(inline))
+    # The aten operators formulas may call unqualified: torchgen's packaged YAML, parsed as YAML.
+    import yaml
+
+    native = root.parent / "torchgen" / "packaged" / "ATen" / "native" / "native_functions.yaml"
+    entries = yaml.load(native.read_text(), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    aten = frozenset(e["func"].split("(")[0].split(".")[0] for e in entries)
+    assert {"mul", "add_", "expand"} <= aten
+    expected = AutogradHelpers.of(
+        frozenset(exported), frozenset(declared), frozenset(inline), aten
+    )
+    assert expected.aten_operators == aten | {f"{name}_symint" for name in aten}
     assert expected.callable_names == (exported | inline) & declared
     assert expected.unexported_names == declared - exported - inline
     # Helpers the tests and the README name as callable and as not exported.
