@@ -375,9 +375,7 @@ def test_autograd_helpers_are_split_by_what_libtorch_exports():
     entries = yaml.load(native.read_text(), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     aten = frozenset(e["func"].split("(")[0].split(".")[0] for e in entries)
     assert {"mul", "add_", "expand"} <= aten
-    expected = AutogradHelpers.of(
-        frozenset(exported), frozenset(declared), frozenset(inline), aten
-    )
+    expected = AutogradHelpers.of(frozenset(exported), frozenset(declared), frozenset(inline), aten)
     assert expected.aten_operators == aten | {f"{name}_symint" for name in aten}
     assert expected.callable_names == (exported | inline) & declared
     assert expected.unexported_names == declared - exported - inline
