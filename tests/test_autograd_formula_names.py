@@ -83,8 +83,8 @@ def test_an_undeclared_name_is_an_error_at_its_line(tmp_path, case):
     (err,) = proc.stderr.splitlines()
     assert err.startswith(f"{tmp_path / 'derivatives.yaml'}:{line}: error: {message}; "), err
     assert err.endswith(
-        ", and C++ keywords, at::, c10::, std:: and torch:: names, aten operators, torch's "
-        "FunctionsManual.h helpers and names it declares itself"
+        ", and C++ keywords, at::, c10::, std:: and torch:: names, aten operators, its "
+        "namespace's operators, torch's FunctionsManual.h helpers and names it declares itself"
     ), err
     if own is not None:
         assert f"; it may use {own}, and C++ keywords" in err, err

@@ -152,6 +152,8 @@ def test_the_probe_reads_the_installed_wheel():
     assert "wrap_opt_if" in facts["autograd_helpers_defined"]
     assert "wrap_opt_if" in facts["autograd_helpers_declared"]
     assert "copy_range" in facts["autograd_helpers_exported"]
+    # The aten operators formulas call unqualified: the wheel's native_functions.yaml's names.
+    assert {"mul", "add_", "expand", "_to_copy"} <= set(facts["aten_operators"])
     wheel = parse_wheel_facts(__import__("json").dumps(facts))
     for kernel in sorted(tf.NATIVE_KERNELS_NOT_EXPORTED):
         assert wheel.unexported_kernel(kernel, cuda_key=False), kernel
@@ -366,7 +368,15 @@ def test_autograd_helpers_are_split_by_what_libtorch_exports():
     declared, inline = header_names(root)
     _, _, exported = nm_names(root / "lib" / "libtorch_cpu.so")
     assert inline == {"wrap_opt_if"}
-    expected = AutogradHelpers.of(frozenset(exported), frozenset(declared), frozenset(inline))
+    # The aten operators formulas may call unqualified: torchgen's packaged YAML, parsed as YAML.
+    import yaml
+
+    native = root.parent / "torchgen" / "packaged" / "ATen" / "native" / "native_functions.yaml"
+    entries = yaml.load(native.read_text(), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    aten = frozenset(e["func"].split("(")[0].split(".")[0] for e in entries)
+    assert {"mul", "add_", "expand"} <= aten
+    expected = AutogradHelpers.of(frozenset(exported), frozenset(declared), frozenset(inline), aten)
+    assert expected.aten_operators == aten | {f"{name}_symint" for name in aten}
     assert expected.callable_names == (exported | inline) & declared
     assert expected.unexported_names == declared - exported - inline
     # Helpers the tests and the README name as callable and as not exported.

@@ -20,7 +20,8 @@ from hypothesis import strategies as st
 
 from atengen.cli.common import read_autograd_helpers
 from atengen.errors import AtengenError
-from atengen.wheel_symbols import exported_names, functions_manual_names
+from atengen.wheel_facts import parse_wheel_facts
+from atengen.wheel_symbols import exported_names, functions_manual_names, native_function_names
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -303,3 +304,41 @@ def test_the_probe_reads_a_torch_dir_without_nm(tmp_path):
     assert facts["autograd_helpers_exported"] == ["copy_range", "kMessage"]
     assert facts["autograd_helpers_defined"] == ["defined_here"]
     assert "split_over_lines" in facts["autograd_helpers_declared"]
+
+
+NATIVE_FUNCTIONS = """\
+- func: add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
+  variants: function, method
+- func: add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)
+- func: expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)
+# - func: commented_out(Tensor self) -> Tensor
+"""
+
+
+def test_the_wheels_aten_operator_names_are_read(tmp_path):
+    """The names of the wheel's native_functions.yaml (without overloads), which formulas may
+    call unqualified: by the probe into the facts, and without facts from the torch dir."""
+    assert native_function_names(NATIVE_FUNCTIONS) == {"add", "add_", "expand"}
+    root = _torch_dir(tmp_path, elf())
+    native = root.parent / "torchgen" / "packaged" / "ATen" / "native" / "native_functions.yaml"
+    native.parent.mkdir(parents=True)
+    native.write_text(NATIVE_FUNCTIONS)
+    helpers = read_autograd_helpers(str(root))
+    assert helpers.aten_operators == {
+        "add",
+        "add_symint",
+        "add_",
+        "add__symint",
+        "expand",
+        "expand_symint",
+    }
+    proc = subprocess.run(
+        [sys.executable, str(REPO / "tool" / "torch_probe.py"), str(root)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+    facts = __import__("json").loads(proc.stdout)
+    assert facts["aten_operators"] == ["add", "add_", "expand"]
+    assert parse_wheel_facts(proc.stdout).autograd_helpers.aten_operators == helpers.aten_operators

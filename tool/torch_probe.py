@@ -23,7 +23,8 @@ Fields:
   autograd_helpers_exported (the names libtorch_cpu exports in torch::autograd::generated::details,
   the namespace of torch/csrc/autograd/FunctionsManual.h), autograd_helpers_declared and
   autograd_helpers_defined (the functions and variables that header declares there, and the ones
-  it defines inline), abi_source, import_error, and release_support: how rules_aten treats the
+  it defines inline), aten_operators (the operator names of torchgen's packaged
+  native_functions.yaml, which derivative formulas call unqualified), abi_source, import_error, and release_support: how rules_aten treats the
   release (atengen/torch_facts.py's policy, which the @torch rule applies from here instead of
   keeping a copy): {"verdict": "supported", "newer" (built with the newest supported release's
   facts, after one warning), "older" (refused) or "unreadable"; "supported_releases": oldest
@@ -43,7 +44,12 @@ import re
 import sys
 
 from atengen.torch_facts import NEWEST_RELEASE, SUPPORTED_RELEASES, release_support
-from atengen.wheel_symbols import exported_names, functions_manual_names
+from atengen.wheel_symbols import (
+    NATIVE_FUNCTIONS_YAML,
+    exported_names,
+    functions_manual_names,
+    native_function_names,
+)
 
 # Headers some rules need and some wheels lack, by the path under include/.
 OPTIONAL_HEADERS = (
@@ -131,6 +137,13 @@ def probe(override: str) -> dict[str, object]:
         info.update(wheel_exports(torch_dir))
     except ValueError as e:
         sys.exit(str(e))
+    native = os.path.join(str(info["torchgen_dir"]), NATIVE_FUNCTIONS_YAML)
+    if os.path.exists(native):
+        try:
+            with open(native, encoding="utf-8") as f:
+                info["aten_operators"] = sorted(native_function_names(f.read()))
+        except (OSError, UnicodeDecodeError) as e:
+            sys.exit(f"{native}: cannot read: {e}")
     return info
 
 

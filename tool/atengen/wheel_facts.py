@@ -48,15 +48,23 @@ class AutogradHelpers:
     # libtorch_cpu does not export: a formula using one would compile and then fail to link (or
     # to load), so the generator refuses it up front.
     unexported_names: frozenset[str]
+    # The aten operators formulas may call unqualified (at::<name>, and the `_symint` forms): the
+    # names of the wheel's native_functions.yaml; empty where not read (then any call passes).
+    aten_operators: frozenset[str] = frozenset()
 
     @classmethod
     def of(
-        cls, exported: frozenset[str], declared: frozenset[str], defined: frozenset[str]
+        cls,
+        exported: frozenset[str],
+        declared: frozenset[str],
+        defined: frozenset[str],
+        aten: frozenset[str] = frozenset(),
     ) -> AutogradHelpers:
-        """From the names libtorch_cpu exports in that namespace, and those the header declares
-        and defines."""
+        """From the names libtorch_cpu exports in that namespace, those the header declares
+        and defines, and the aten operator names of the wheel's native_functions.yaml."""
         usable = (exported | defined) & declared
-        return cls(frozenset(usable), frozenset(declared - usable))
+        operators = frozenset(n for name in aten for n in (name, name + "_symint"))
+        return cls(frozenset(usable), frozenset(declared - usable), operators)
 
     @property
     def declared(self) -> frozenset[str]:
@@ -161,7 +169,8 @@ def parse_wheel_facts(text: str) -> WheelFacts:
         autograd_helpers=None
         if helpers["autograd_helpers_exported"] is None
         else AutogradHelpers.of(
-            *(frozenset(_strings(helpers[key], key)) for key in AUTOGRAD_HELPER_FACTS)
+            *_helper_names(helpers),
+            aten=frozenset(_strings(_fact(data, "aten_operators", list, []), "aten_operators")),
         ),
     )
 
@@ -174,6 +183,16 @@ AUTOGRAD_HELPER_FACTS = (
     "autograd_helpers_declared",
     "autograd_helpers_defined",
 )
+
+
+def _helper_names(
+    helpers: dict[str, list[object] | None],
+) -> tuple[frozenset[str], frozenset[str], frozenset[str]]:
+    """The exported, declared and defined helpers of the facts' AUTOGRAD_HELPER_FACTS fields."""
+    exported, declared, defined = (
+        frozenset(_strings(helpers[key], key)) for key in AUTOGRAD_HELPER_FACTS
+    )
+    return exported, declared, defined
 
 
 _JSON_TYPE_NAMES: Mapping[type, str] = MappingProxyType(

@@ -1,6 +1,7 @@
 """What a torch wheel exports and declares, read from its files: the dynamic symbol table of a
-shared library (ELF64, little-endian: the only kind torch ships for Linux), and the helper
-functions torch/csrc/autograd/FunctionsManual.h declares.
+shared library (ELF64, little-endian: the only kind torch ships for Linux), the helper
+functions torch/csrc/autograd/FunctionsManual.h declares, and the names of the aten operators
+of torchgen's packaged native_functions.yaml.
 
 The symbol table is read directly, without binutils: the @torch repository (tool/torch_probe.py)
 runs where `nm` may be missing, and reading it here takes a fraction of a second where `nm -DC`
@@ -470,3 +471,16 @@ def _declared_name(statement: str, body: bool) -> str | None:
         variable = _VARIABLE.search(statement.strip())
         return variable.group(1) if variable else None
     return None
+
+
+# An entry's schema in native_functions.yaml: `- func: add.Tensor(...)`, `- func: add_(...)`.
+_FUNC_NAME = re.compile(r"^- func: ([A-Za-z_]\w*)[.(]", re.MULTILINE)
+NATIVE_FUNCTIONS_YAML = os.path.join("packaged", "ATen", "native", "native_functions.yaml")
+
+
+def native_function_names(text: str) -> frozenset[str]:
+    """The operator names (`add`, `add_`: without the overload) of a native_functions.yaml's
+    text, read line by line: the wheel's C++ API declares at::<name> for each, which formulas
+    call unqualified. A scan instead of a YAML parse: the file is 600 KB, and the probe runs
+    without PyYAML."""
+    return frozenset(_FUNC_NAME.findall(text))

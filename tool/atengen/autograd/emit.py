@@ -37,7 +37,6 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from atengen.api.calls import OpRef, op_ref
-from atengen.api.cpp_types import cpp_arguments, dispatcher_options, returns_type
 from atengen.autograd.foreach import (
     ForeachInplaceKernel,
     foreach_inplace_kernel,
@@ -67,6 +66,7 @@ from atengen.autograd.nodes import (
     unexported_helpers,
     unsupported,
 )
+from atengen.autograd.own_ops import OwnCall, callable_ops, check_overloads, own_calls
 from atengen.autograd.signature import handle_var
 from atengen.model.native_function import NativeFunction
 from atengen.model.operator_model import OperatorModel
@@ -105,30 +105,6 @@ def _op_handle(op: OpRef) -> OpHandle:
     return OpHandle(handle_var(op), op.name, op.overload, op.cpp_type)
 
 
-@dataclass(frozen=True)
-class LinearCall:
-    """`<ns>::<op>(...)` as an auto_linear forward formula of a custom op calls it: a full
-    dispatcher call through the op's handle."""
-
-    returns: str
-    name: str
-    parameters: tuple[str, ...]
-    handle: str
-    arguments: tuple[str, ...]
-
-
-def _linear_call(f: NativeFunction, op: OpRef) -> LinearCall:
-    opts = dispatcher_options(f)
-    args = cpp_arguments(f.func, opts)
-    return LinearCall(
-        returns=returns_type(f.func.returns, opts),
-        name=str(f.name.name) + ("_symint" if f.func.has_symint() else ""),
-        parameters=tuple(a.decl() for a in args),
-        handle=handle_var(op),
-        arguments=tuple(a.name for a in args),
-    )
-
-
 @dataclass
 class _Shard:
     """What one file gets, gathered function by function."""
@@ -137,7 +113,10 @@ class _Shard:
     nodes: dict[str, BackwardNode] = field(default_factory=dict)
     kernels: list[AutogradKernel | ForeachInplaceKernel | OutKernel] = field(default_factory=list)
     inplace: list[BumpVersionKernel | ViewKernel] = field(default_factory=list)
-    linear: dict[str, LinearCall] = field(default_factory=dict)
+    # The functions calling the namespace's own operators that formulas call (own_ops.py), by
+    # (name, handle); and the names of those called by bare name.
+    own: dict[tuple[str, str], OwnCall] = field(default_factory=dict)
+    bare: dict[str, None] = field(default_factory=dict)
     helpers: set[str] = field(default_factory=set)
     views: bool = False
 
@@ -205,6 +184,11 @@ def autograd_files(
     the wheel does not export is an error; with ``left_out``, it is left out and added there."""
     out_infos = _functional_infos(derivatives, model)
     helpers = derivatives.helpers
+    callable_ = _Callable(
+        {} if target.namespace == "aten" else callable_ops(model).get(target.namespace, {}),
+        helpers.aten_operators,
+        model,
+    )
     chosen: dict[int, FunctionDerivatives] = {
         id(fd.func): fd for fd in derivatives.functions if target.wants(fd.func)
     }
@@ -217,7 +201,7 @@ def autograd_files(
         for f in functions:
             before = len(shard.kernels) + len(shard.inplace)
             _add_function(
-                shard, chosen[id(f)], out_infos.get(id(f)), target, model, left_out, helpers
+                shard, chosen[id(f)], out_infos.get(id(f)), target, callable_, left_out, helpers
             )
             if len(shard.kernels) + len(shard.inplace) > before:
                 served.add(str(f.name.name))
@@ -231,7 +215,8 @@ def autograd_files(
             cpp_namespace=target.cpp_namespace,
             key=target.key,
             handles=tuple(_op_handle(op) for op in shard.ops.values() if not op.aten_call),
-            linear_calls=tuple(shard.linear.values()),
+            own_calls=tuple(shard.own.values()),
+            bare_calls=tuple(shard.bare),
             manual_helpers=tuple(sorted(shard.helpers)),
             views=shard.views,
             nodes=tuple(shard.nodes.values()),
@@ -245,6 +230,23 @@ def autograd_files(
         )
         files.append(GeneratedFile(f"{target.key}_{shard_name}.cpp", text))
     return files
+
+
+@dataclass
+class _Callable:
+    """What formulas may call of the target namespace's operators, and which bare names are
+    aten's (which stay aten's)."""
+
+    ops: dict[str, list[NativeFunction]]
+    wheel_aten: frozenset[str]
+    model: OperatorModel
+    _aten: frozenset[str] | None = None
+
+    def aten(self) -> frozenset[str]:
+        if self._aten is None:
+            names = {str(f.name.name) for f in self.model.functions if f.namespace == "aten"}
+            self._aten = self.wheel_aten | {n for x in names for n in (x, x + "_symint")}
+        return self._aten
 
 
 def _info_for_key(fd: FunctionDerivatives, target: AutogradTarget) -> DifferentiabilityInfo | None:
@@ -268,7 +270,7 @@ def _add_function(
     fd: FunctionDerivatives,
     out_infos: dict[str, DifferentiabilityInfo] | None,
     target: AutogradTarget,
-    model: OperatorModel,
+    callable_: _Callable,
     left_out: LeftOut | None,
     helpers: AutogradHelpers,
 ) -> None:
@@ -314,19 +316,16 @@ def _add_function(
     shard.ops[op.name + "." + op.overload] = op
     if info.has_derivatives and info.node not in shard.nodes:
         shard.nodes[info.node] = backward_node(info, target.namespace)
-    # auto_linear formulas call the op itself; a view_copy op's (the view's formulas) the view.
-    group = model.view_group_of.get(id(info.func))
-    linear_ops = [info.func] + ([group.view] if group and group.view_copy is info.func else [])
-    for x in forward:
-        for g in linear_ops:
-            if op.aten_call:
-                continue
-            linear = op_ref(g)
-            call = _linear_call(g, linear)
-            # `<ns>::<op>_symint(` for an op taking SymInts, as auto_linear writes it.
-            if f"{target.namespace}::{call.name}(" in x.formula:
-                shard.ops[linear.name + "." + linear.overload] = linear
-                shard.linear[handle_var(linear)] = call
+    # Calls of the namespace's own operators (auto_linear formulas call the op itself, a
+    # view_copy op's the view), each through a function of the op's name.
+    if callable_.ops:
+        formulas = [d.formula for d in info.derivatives] + [x.formula for x in forward]
+        bare, qualified = own_calls(formulas, target.namespace, callable_.ops, callable_.aten())
+        for call in bare + qualified:
+            shard.ops[call.op.name + "." + call.op.overload] = call.op
+            shard.own[(call.name, call.handle)] = call
+        shard.bare.update((c.name, None) for c in bare)
+        check_overloads(shard.own.values(), info.loc)
     if is_foreach(f) and f.kind is SchemaKind.inplace:
         shard.kernels.append(foreach_inplace_kernel(fd, info, op))
     elif is_foreach(f):

@@ -137,7 +137,7 @@ class _FunctionIndex:
         for f in model.functions:
             self.by_schema[(f.namespace, str(f.func))] = f
         self._model = model
-        self.operators = OperatorNames(model, helpers.declared)
+        self.operators = OperatorNames(model, helpers.declared, helpers.aten_operators)
         self._signatures_ready = False
         self._by_base: dict[tuple[str, str], list[str]] | None = None
 
@@ -356,7 +356,14 @@ def _info(
                     f"gradient formula for '{n}', which is not differentiable ({what}); "
                     "only Tensor arguments have gradients"
                 )
-        _check_names(formula, scopes[0], operators, f"backward formula for '{raw_names}'", loc_err)
+        _check_names(
+            formula,
+            scopes[0],
+            operators,
+            f.namespace,
+            f"backward formula for '{raw_names}'",
+            loc_err,
+        )
         try:
             derivatives.append(_derivative(f, formula, names, args, available))
         except FormulaError as e:
@@ -377,7 +384,9 @@ def _info(
             raise _key_error(table, raw_names)(str(e)) from None
         if formula not in ("auto_element_wise", "auto_linear"):
             what = f"forward formula for '{raw_names}'"
-            _check_names(formula, scopes[1], operators, what, _key_error(table, raw_names))
+            _check_names(
+                formula, scopes[1], operators, f.namespace, what, _key_error(table, raw_names)
+            )
     try:
         processed = forward.postprocess(
             f, entry.name, args, derivatives, forward_derivatives, args_with_derivatives
@@ -438,12 +447,16 @@ def _check_names(
     formula: str,
     scope: frozenset[str],
     operators: OperatorNames,
+    namespace: str,
     what: str,
     err: Callable[[str], AtengenError],
 ) -> None:
-    name = undeclared_name(formula, scope, operators)
+    name = undeclared_name(formula, scope, operators, namespace)
     if name is not None:
-        raise err(undeclared_message(name, what, scope))
+        raise err(undeclared_message(name, what, scope, operators.own(namespace)))
+    call = operators.unknown_call(formula, namespace)
+    if call is not None:
+        raise err(f"the {what} {call}")
 
 
 def _key_error(table: YamlMap, key: str) -> Callable[[str], AtengenError]:

@@ -11,8 +11,10 @@ not qualified: see formulas.free_names) must be one of:
 - what C++ has without a declaration: keywords, fixed-width integer types, <cmath>'s M_*
   constants; the names the generated file brings in with `using` (Tensor, GradMode, ...);
 - functions found through their arguments: aten operators (`where(c, a, b)` finds at::where),
-  and c10::fmap; an op YAML without aten's operators cannot tell which those are, so then any
-  called name passes;
+  and c10::fmap: those of the op YAML and of the wheel (its native_functions.yaml, read into
+  the torch facts); where neither tells which those are, any called name passes;
+- the operators of the entry's own namespace, which the generated file declares (own_ops.py),
+  by bare name or as `<namespace>::<name>`;
 - torch's FunctionsManual.h helpers (whether the wheel exports them is checked elsewhere) and
   the properties a node saves instead of a tensor (`TensorGeometry(self)`, `to_args_sizes(xs)`);
 - a namespace before `::` (at, c10, std, torch, an operator namespace of the op YAML);
@@ -22,8 +24,11 @@ not qualified: see formulas.free_names) must be one of:
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
+from dataclasses import dataclass
 
 from atengen.autograd.formulas import free_names
+from atengen.autograd.own_ops import callable_ops, op_names, qualified_calls
 from atengen.errors import did_you_mean
 from atengen.model.operator_model import OperatorModel
 
@@ -53,37 +58,75 @@ _NOT_TYPES = frozenset({"return", "else", "case", "throw", "new", "delete", "got
 
 
 class OperatorNames:
-    """The aten operators' names (and their `_symint` forms), which formulas call unqualified,
-    and the operator namespaces, gathered from the op model on first use; and the helpers of
-    torch's FunctionsManual.h (those the wheel declares, exported or not)."""
+    """The aten operators' names (and their `_symint` forms), which formulas call unqualified:
+    the op model's and ``aten`` (the wheel's, where known); each custom namespace's operators,
+    which its formulas call by name too; and the operator namespaces, gathered from the op model
+    on first use; and the helpers of torch's FunctionsManual.h (those the wheel declares,
+    exported or not)."""
 
-    def __init__(self, model: OperatorModel, helpers: frozenset[str]):
+    def __init__(
+        self, model: OperatorModel, helpers: frozenset[str], aten: frozenset[str] = frozenset()
+    ):
         self.helpers = helpers
         self._model = model
-        self._names: frozenset[str] | None = None
-        self._namespaces: frozenset[str] | None = None
+        self._wheel_aten = aten
+        self._gathered: _Gathered | None = None
 
-    def _gather(self) -> tuple[frozenset[str], frozenset[str]]:
-        """The aten operators' names and the namespaces, gathered on first use."""
-        names: set[str] = set()
+    def _gather(self) -> _Gathered:
+        """The aten operators' names, each custom namespace's and the namespaces, gathered on
+        first use."""
+        if self._gathered is not None:
+            return self._gathered
+        names: set[str] = set(self._wheel_aten)
         namespaces: set[str] = set()
         for f in self._model.functions:
             namespaces.add(f.namespace)
             if f.namespace == "aten":
                 name = str(f.name.name)
                 names.update((name, name + "_symint"))
-        self._names, self._namespaces = frozenset(names), frozenset(namespaces)
-        return self._names, self._namespaces
+        own = {ns: op_names(ops) for ns, ops in callable_ops(self._model).items()}
+        self._gathered = _Gathered(frozenset(names), frozenset(namespaces), own)
+        return self._gathered
 
-    def may_call(self, name: str) -> bool:
-        """An aten operator, or anything where the op YAML has none (then which names argument-
-        dependent lookup finds is unknown)."""
-        names = self._names if self._names is not None else self._gather()[0]
-        return name in names or not names
+    def may_call(self, name: str, namespace: str) -> bool:
+        """An aten operator, one of ``namespace`` (the entry's), or anything where neither the
+        op YAML nor the wheel tells aten's (then which names argument-dependent lookup finds is
+        unknown)."""
+        known = self._gather()
+        return name in known.aten or name in known.own.get(namespace, ()) or not known.aten
+
+    def own(self, namespace: str) -> frozenset[str]:
+        """What formulas of ``namespace`` may call of its operators."""
+        return self._gather().own.get(namespace, frozenset())
 
     def is_namespace(self, name: str) -> bool:
-        namespaces = self._namespaces if self._namespaces is not None else self._gather()[1]
-        return name in _NAMESPACES or name in namespaces
+        return name in _NAMESPACES or name in self._gather().namespaces
+
+    def unknown_call(self, formula: str, namespace: str) -> str | None:
+        """Why a `<ns>::<name>(...)` call of the formula, ``ns`` a custom namespace of the op
+        model, names no operator the formula may call; None when all do."""
+        known = self._gather()
+        for ns, ops in sorted(known.own.items()):
+            for name in qualified_calls(formula, ns):
+                if ns != namespace:
+                    return (
+                        f"calls '{ns}::{name}', an operator of another namespace; a formula of "
+                        f"{namespace} may call {namespace}'s operators and aten's"
+                    )
+                if name not in ops:
+                    bases = sorted({n for n in ops if not n.endswith("_symint")})
+                    return (
+                        f"calls '{ns}::{name}', which is no operator of {ns}"
+                        f"{did_you_mean(name, ops)}; {ns} has {', '.join(bases)}"
+                    )
+        return None
+
+
+@dataclass(frozen=True)
+class _Gathered:
+    aten: frozenset[str]
+    namespaces: frozenset[str]
+    own: dict[str, frozenset[str]]  # namespace -> what its formulas may call of it
 
 
 def backward_scope(
@@ -107,15 +150,18 @@ def forward_scope(arguments: list[str], outputs: list[str], foreach: bool) -> fr
     )
 
 
-def undeclared_name(formula: str, scope: frozenset[str], operators: OperatorNames) -> str | None:
-    """The first free name of formula that names nothing it may use, or None."""
+def undeclared_name(
+    formula: str, scope: frozenset[str], operators: OperatorNames, namespace: str
+) -> str | None:
+    """The first free name of formula (of an entry of ``namespace``) that names nothing it may
+    use, or None."""
     text = _COMMENT_RE.sub(" ", formula) if "/" in formula else formula
     declared = None
     free = free_names(text)
     for name in free:
         if name in scope or name in _CPP or name in operators.helpers:
             continue
-        if free[name] and operators.may_call(name):
+        if free[name] and operators.may_call(name, namespace):
             continue
         if operators.is_namespace(name) and re.search(rf"(?<![\w.:>]){name}\s*::", text):
             continue
@@ -136,12 +182,16 @@ def _declared(text: str) -> frozenset[str]:
     )
 
 
-def undeclared_message(name: str, what: str, scope: frozenset[str]) -> str:
+def undeclared_message(
+    name: str, what: str, scope: frozenset[str], operators: Iterable[str] = ()
+) -> str:
     """The error for `name` in `what` (the backward formula for 'self'), listing what the
-    formula may use."""
+    formula may use; the closest of scope and ``operators`` (its namespace's) suggested."""
     own = ", ".join(sorted(scope))
     return (
-        f"the {what} uses '{name}', which is not declared there{did_you_mean(name, scope)}; "
+        f"the {what} uses '{name}', which is not declared there"
+        f"{did_you_mean(name, scope | frozenset(operators))}; "
         f"it may use {own}, and C++ keywords, at::, c10::, std:: and torch:: names, aten "
-        "operators, torch's FunctionsManual.h helpers and names it declares itself"
+        "operators, its namespace's operators, torch's FunctionsManual.h helpers and names it "
+        "declares itself"
     )

@@ -279,9 +279,17 @@ def read_autograd_helpers(torch_dir: str) -> AutogradHelpers:
     from atengen.wheel_facts import AutogradHelpers
 
     header = os.path.join(torch_dir, "include", "torch", "csrc", "autograd", "FunctionsManual.h")
+    native = os.path.join(
+        os.path.dirname(torch_dir), "torchgen", wheel_symbols.NATIVE_FUNCTIONS_YAML
+    )
     try:
         exported = wheel_symbols.exported_names(os.path.join(torch_dir, "lib", "libtorch_cpu.so"))
         names = wheel_symbols.functions_manual_names(read_text(header, "FunctionsManual.h"), header)
     except ValueError as e:
         raise AtengenError(None, str(e)) from None
-    return AutogradHelpers.of(exported.autograd_details, names.declared, names.defined)
+    aten = (
+        wheel_symbols.native_function_names(read_text(native, "native_functions.yaml"))
+        if os.path.exists(native)
+        else frozenset()
+    )
+    return AutogradHelpers.of(exported.autograd_details, names.declared, names.defined, aten)

@@ -61,10 +61,11 @@ const c10::TypedOperatorHandle<at::Tensor (const at::Tensor &, const at::Scalar 
 }  // namespace autograd_generated
 }  // namespace myops
 
-// `myops::<op>(...)` as auto_linear forward formulas call it: a full dispatcher call.
+// The myops operators that formulas call, by name or as `myops::<op>(...)`
+// (auto_linear's `<op>_symint`): a full dispatcher call, which their own Autograd kernels record.
 namespace myops {
 namespace {
-at::Tensor scale(const at::Tensor & self, double factor) {
+[[maybe_unused]] at::Tensor scale(const at::Tensor & self, double factor) {
   return ::myops::autograd_generated::op_scale().call(self, factor);
 }
 }  // namespace
