@@ -9,7 +9,7 @@ The operator YAML comes from the `torchgen` package next to it
 Nothing is copied: the repository holds symlinks into the wheel.
 """
 
-load(":python.bzl", "PYTHON_ATTRS", "PYTHON_ENV", "find_python", "python_error_repository")
+load(":python.bzl", "PYTHON_ATTRS", "PYTHON_ENV", "find_python", "main_workspace_root", "python_error_repository")
 load(":repo_error.bzl", "one_line", "write_error_repository")
 
 TORCH_DIR_ENV = "RULES_ATEN_TORCH_DIR"
@@ -348,6 +348,63 @@ _ERROR_DEFS = _DEFS.format(version = "", release = "", torch_dir = "", abi = 1, 
 def _torch_error(rctx, message):
     write_error_repository(rctx, message, _TARGETS, bzl_files = {"defs.bzl": _ERROR_DEFS})
 
+# A path of the main workspace that a label can name (Bazel 4 tracks a file it reads by label
+# only): no character a label refuses, no `.` or `..` part.
+_LABEL_CHARACTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.+@/"
+
+def _workspace_label(rctx, path):
+    """The label of the main workspace's file at `path` (a string), or None when it is elsewhere
+    or no label can name it."""
+    workspace_file = rctx.attr.main_workspace_file
+    if workspace_file == None:
+        return None
+    root = str(rctx.path(workspace_file).dirname) + "/"
+    if not path.startswith(root):
+        return None
+    relative = path[len(root):]
+    for part in relative.split("/"):
+        if part in ["", ".", ".."]:
+            return None
+    for character in relative.elems():
+        if character not in _LABEL_CHARACTERS:
+            return None
+    return workspace_file.relative(":" + relative)
+
+def _track(rctx, path):
+    """Sets @torch up again at the next build when the file at `path` changes, appears or goes.
+
+    This is how @torch follows the torch install it describes (torch/version.py, which every
+    install of torch writes afresh, and the venv's pyvenv.cfg) without `bazel sync`: the headers
+    and libraries are symlinks into the wheel, which a build follows by itself, and the facts the
+    generator reads (torch_facts.json) and defs.bzl must follow with them. Bazel 7.1 and newer
+    watch any path. Bazel 4 refetches a repository when a file it read by label changes, and
+    follows a change through the symlinks on its path (a `.venv` link pointed at another venv),
+    but names by label only a file of the main workspace that exists: a torch elsewhere
+    ($RULES_ATEN_PYTHON, python3 on PATH) is looked at again after `bazel sync --configure`.
+
+    Args:
+      rctx: the repository_ctx.
+      path: an absolute path, a string.
+    """
+    if hasattr(rctx, "watch"):
+        rctx.watch(path)
+        return
+    label = _workspace_label(rctx, path)
+    if label != None and rctx.path(path).exists:
+        rctx.path(label)
+
+def _venv_files(rctx, python):
+    """The files of the workspace's .venv that tell which torch it holds, known before the probe
+    runs: its pyvenv.cfg and where its torch/version.py is, for an interpreter from .venv."""
+    if python.source != ".venv":
+        return []
+    venv = main_workspace_root(rctx).get_child(".venv")
+    return [
+        str(venv.get_child("pyvenv.cfg")),
+        str(venv.get_child("lib").get_child("python" + ".".join(python.version.split(".")[:2]))
+            .get_child("site-packages").get_child("torch").get_child("version.py")),
+    ]
+
 def _torch_repo_impl(rctx):
     # Every label the function reads, resolved before anything runs: Bazel restarts a repository
     # function from the top at the first label it has not resolved yet, and a restart after the
@@ -358,13 +415,22 @@ def _torch_repo_impl(rctx):
     if python.error:
         python_error_repository(rctx, python, _TARGETS, bzl_files = {"defs.bzl": _ERROR_DEFS})
         return
-    error = _set_up(rctx, python)
+    override = rctx.os.environ.get(TORCH_DIR_ENV, "").strip()
+
+    # The files that tell which torch the probe will find, tracked before it runs, for the same
+    # reason (the probe names torch_dir, which _set_up tracks too: a label only in a layout other
+    # than a venv's lib/pythonX.Y/site-packages costs the rare restart).
+    tracked = _venv_files(rctx, python)
+    if override.startswith("/"):
+        tracked.append(str(rctx.path(override).get_child("version.py")))
+    for path in tracked:
+        _track(rctx, path)
+    error = _set_up(rctx, python, override)
     if error:
         _torch_error(rctx, error)
 
-def _set_up(rctx, python):
+def _set_up(rctx, python, override):
     """Writes @torch; returns None, or the one-line error that stopped it."""
-    override = rctx.os.environ.get(TORCH_DIR_ENV, "").strip()
 
     # -B: the probe imports tool/atengen from rules_aten's own tree (a user's clone, or the
     # unpacked release archive), where Python would otherwise write __pycache__ directories.
@@ -381,6 +447,7 @@ def _set_up(rctx, python):
     info = json.decode(result.stdout.strip().split("\n")[-1])
     torch_dir = rctx.path(info["torch_dir"])
     torchgen_dir = rctx.path(info["torchgen_dir"])
+    _track(rctx, str(torch_dir.get_child("version.py")))
 
     for sub in ["include", "lib"]:
         if not torch_dir.get_child(sub).exists:
