@@ -39,10 +39,10 @@ from __future__ import annotations
 import glob
 import json
 import os
-import re
 import sys
 
 from atengen.torch_facts import NEWEST_RELEASE, SUPPORTED_RELEASES, release_support
+from atengen.wheel_facts import version_py_fields
 from atengen.wheel_symbols import exported_names, functions_manual_names
 
 # Headers some rules need and some wheels lack, by the path under include/.
@@ -75,9 +75,7 @@ def version_file(torch_dir: str) -> dict[str, str]:
             text = f.read()
     except OSError:
         return {}
-    found = dict(
-        re.findall(r"^(__version__|cuda)\s*(?::\s*\S+\s*)?=\s*['\"]([^'\"]*)['\"]", text, re.M)
-    )
+    found = version_py_fields(text)
     if "__version__" not in found:
         return {}
     version = found["__version__"]

@@ -1,13 +1,15 @@
-"""@torch follows the workspace's `.venv`: pointed at another torch, or at a venv without one,
-the next build (same Bazel server, no `bazel sync`) sets @torch up again from it.
+"""@torch follows the torch it describes. The workspace's `.venv` pointed at another torch, or at
+a venv without one, sets @torch up again at the next build (same Bazel server, no `bazel sync`);
+a torch outside the workspace that changes in place stops the generator with one line.
 
-@torch's headers and libraries are symlinks through `.venv`, which a build follows by itself; its
+@torch's headers and libraries are symlinks into the wheel, which a build follows by itself; its
 facts (torch_facts.json, which the generator reads, and defs.bzl) come from the probe, which runs
 when the repository is set up. rules/private/torch.bzl reads the venv's pyvenv.cfg and
-torch/version.py by label, so Bazel sets the repository up again when either changes, the `.venv`
-link included. Each case builds the README quickstart's workspace with a genrule that copies
-@torch//:torch_facts.json, and checks the release it names against the one the venv's own
-interpreter imports.
+torch/version.py by label, so Bazel 4 sets the repository up again when either changes, the
+`.venv` link included; it cannot name a file outside the workspace so, and there the generator
+compares @torch//:version.py, a link to the wheel's, with the facts. Each case builds the README
+quickstart's workspace with a genrule that copies @torch//:torch_facts.json, and checks the
+release it names against the one the venv's own interpreter imports.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ pytestmark = pytest.mark.bazel
 BAZEL_OWN_OUTPUT_BASES = True
 
 _KEY = hashlib.sha256(str(REPO).encode()).hexdigest()[:12]
-BASE = Path(tempfile.gettempdir()) / f"rules_aten_torch_follows_venv_{_KEY}"
+BASE = Path(tempfile.gettempdir()) / f"rules_aten_torch_changes_{_KEY}"
 STARTUP = own_output_base(BASE / "output_base")
 # The venvs of other torch releases that `./dev setup-torches` installs (./dev test-releases).
 RELEASE_VENVS = Path(
@@ -58,10 +60,12 @@ def workspace() -> Path:
     bazel("shutdown", cwd=root, startup=STARTUP, check=False)
 
 
-def _env() -> dict[str, str]:
-    # No RULES_ATEN_PYTHON: the interpreter is the workspace's .venv, as in the quickstart.
+def _env(**settings: str) -> dict[str, str]:
+    # No RULES_ATEN_PYTHON unless given: the interpreter is the workspace's .venv, as in the
+    # quickstart.
     env = {k: v for k, v in os.environ.items() if not k.startswith("RULES_ATEN_")}
     env["RULES_ATEN_CUDA_DIR"] = "none"
+    env.update(settings)
     return env
 
 
@@ -83,16 +87,17 @@ def _torch_version(venv: Path) -> str:
     return result.stdout.strip()
 
 
-def _build(workspace: Path) -> subprocess.CompletedProcess[str]:
-    return bazel("build", *TARGETS, cwd=workspace, startup=STARTUP, env=_env(), check=False)
+def _build(workspace: Path, **settings: str) -> subprocess.CompletedProcess[str]:
+    env = _env(**settings)
+    return bazel("build", *TARGETS, cwd=workspace, startup=STARTUP, env=env, check=False)
 
 
-def _builds_with(workspace: Path, venv: Path, repointed: bool = True) -> None:
+def _builds_with(workspace: Path, venv: Path, repointed: bool = True, **settings: str) -> None:
     """The build succeeds with the facts of the venv's torch; after `.venv` was pointed at
     another venv, @local_cuda, which reads @torch's defs.bzl, is set up again too, and its line
     names the venv's torch."""
     version = _torch_version(venv)
-    result = _build(workspace)
+    result = _build(workspace, **settings)
     assert result.returncode == 0, result.stderr[-6000:]
     facts = json.loads((workspace / "bazel-bin" / "torch_facts_copy.json").read_text())
     assert facts["version"] == version, (facts["version"], version)
@@ -150,3 +155,42 @@ def test_a_venv_repointed_to_one_without_torch_is_one_message(
     # Pointed back, the next build finds torch again, still without a sync.
     _point_venv(workspace, default)
     _builds_with(workspace, default)
+
+
+def test_a_torch_outside_the_workspace_changed_in_place_stops_the_generator(workspace: Path):
+    """RULES_ATEN_PYTHON is the interpreter of a venv link outside the workspace, which Bazel 4
+    does not watch: pointed at another torch, the build stops at the generator with one line,
+    until `bazel sync --configure` sets @torch up again."""
+    other = _release_venv("2.15.0")
+    default = VENV_PYTHON.parent.parent
+    link = BASE / "venv_link"
+    link.unlink(missing_ok=True)
+    link.symlink_to(default)
+    python = str(link / "bin" / "python3")
+    try:
+        _builds_with(workspace, default, repointed=False, RULES_ATEN_PYTHON=python)
+        link.unlink()
+        link.symlink_to(other)
+        result = _build(workspace, RULES_ATEN_PYTHON=python)
+        assert result.returncode != 0, result.stderr[-4000:]
+        (version_py,) = (other / "lib").glob("python3*/site-packages/torch/version.py")
+        line = (
+            f"{version_py.resolve()}:1: error: rules_aten: @torch describes torch "
+            f"{_torch_version(default)}, but this torch/version.py now names torch "
+            f"{_torch_version(other)}: torch changed after @torch was set up; run "
+            "`bazel sync --configure` to set it up again"
+        )
+        lines = [x for x in result.stderr.splitlines() if "@torch describes torch" in x]
+        assert lines == [line], result.stderr[-4000:]
+        sync = bazel(
+            "sync",
+            "--configure",
+            cwd=workspace,
+            startup=STARTUP,
+            env=_env(RULES_ATEN_PYTHON=python),
+            check=False,
+        )
+        assert sync.returncode == 0, sync.stderr[-4000:]
+        _builds_with(workspace, other, repointed=False, RULES_ATEN_PYTHON=python)
+    finally:
+        link.unlink(missing_ok=True)
