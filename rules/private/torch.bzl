@@ -360,8 +360,9 @@ def _torch_error(rctx, message):
 _LABEL_CHARACTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.+@/"
 
 def _workspace_label(rctx, path):
-    """The label of the main workspace's file at `path` (a string), or None when it is elsewhere
-    or no label can name it."""
+    """The label of the main workspace's file at `path` (a string), or None.
+
+    None: the file is outside the main workspace, or no label can name it."""
     workspace_file = rctx.attr.main_workspace_file
     if workspace_file == None:
         return None
@@ -401,8 +402,10 @@ def _track(rctx, path):
         rctx.path(label)
 
 def _venv_files(rctx, python):
-    """The files of the workspace's .venv that tell which torch it holds, known before the probe
-    runs: its pyvenv.cfg and where its torch/version.py is, for an interpreter from .venv."""
+    """The files of the workspace's .venv that tell which torch it holds.
+
+    Known before the probe runs: its pyvenv.cfg and where its torch/version.py is, for an
+    interpreter from .venv (none for another)."""
     if python.source != ".venv":
         return []
     venv = main_workspace_root(rctx).get_child(".venv")
