@@ -8,8 +8,8 @@ interpreter imports) torch is imported, which adds what only the running module 
 release, the CUDA version and arch list, the C++ ABI, the dispatch keys). The @torch repository
 rule (rules/private/torch.bzl) runs it with the interpreter it found and writes the result to
 @torch//:torch_facts.json, which `atengen generate --torch_facts` reads. Standard library and
-torch only (with atengen/torch_facts.py and atengen/wheel_symbols.py beside it, which are too): it
-runs on the user's interpreter, not the generator's.
+torch only (with atengen/torch_facts.py, atengen/wheel_facts.py and atengen/wheel_symbols.py
+beside it, which are too): it runs on the user's interpreter, not the generator's.
 
 Fields:
   version, release ("2.14"), cuda ("13.0", or "" for a CPU wheel), arch_list (the CUDA

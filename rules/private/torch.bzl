@@ -7,6 +7,11 @@ The torch directory is, in order:
 The operator YAML comes from the `torchgen` package next to it
 (`torchgen/packaged/ATen/native/{native_functions,tags}.yaml`, `torchgen/packaged/autograd/derivatives.yaml`).
 Nothing is copied: the repository holds symlinks into the wheel.
+
+The facts (torch_facts.json, defs.bzl) are read once, when the repository is set up, while a
+build follows the symlinks by itself: the repository reads torch/version.py (and the .venv's
+pyvenv.cfg) so that Bazel sets it up again when torch changes (_track), and, where Bazel cannot
+see such a change, the generator compares the facts with @torch//:version.py.
 """
 
 load(":python.bzl", "PYTHON_ATTRS", "PYTHON_ENV", "find_python", "main_workspace_root", "python_error_repository")
