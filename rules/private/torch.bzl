@@ -390,7 +390,7 @@ def _track(rctx, path):
     install of torch writes afresh, and the venv's pyvenv.cfg) without `bazel sync`: the headers
     and libraries are symlinks into the wheel, which a build follows by itself, and the facts the
     generator reads (torch_facts.json) and defs.bzl must follow with them. Bazel 7.1 and newer
-    watch any path. Bazel 4 refetches a repository when a file it read by label changes, and
+    watch any path, one that does not exist yet too. Bazel 4 refetches a repository when a file it read by label changes, and
     follows a change through the symlinks on its path (a `.venv` link pointed at another venv),
     but names by label only a file of the main workspace that exists: a torch elsewhere
     ($RULES_ATEN_PYTHON, python3 on PATH) is looked at again after `bazel sync --configure`.
