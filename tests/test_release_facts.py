@@ -2,8 +2,9 @@
 (`--torch_facts` of a release below the floor is one error line, a newer one builds with the
 newest facts after one warning), the types only some releases' schema parser knows (Dimname),
 the tags only some releases' at::Tag has (`out`, `inplace`), and torchgen rules that changed
-(2.15's `_philox_*` ops need no nondeterministic_seeded tag). tests/test_releases.py checks
-each release's whole YAML against its own torchgen.
+(2.15's `_philox_*` ops need no nondeterministic_seeded tag), and facts of another torch than
+the --torch_version_py beside them (one error line). tests/test_releases.py checks each
+release's whole YAML against its own torchgen.
 """
 
 from __future__ import annotations
@@ -152,3 +153,46 @@ def test_philox_ops_need_no_seeded_tag(tmp_path, name, ok):
         assert "looks random (rand/dropout/Generator) and needs the nondeterministic_seeded" in (
             r.stderr
         )
+
+
+# torch/version.py as torch 2.14 writes it (a type annotation on `cuda`).
+VERSION_PY = """\
+from typing import Optional
+
+__all__ = ['__version__', 'debug', 'cuda', 'git_version', 'hip', 'rocm', 'xpu']
+__version__ = '{version}'
+debug = False
+cuda: Optional[str] = None
+"""
+
+
+def test_facts_of_another_torch_than_its_version_py_are_one_error_line(tmp_path):
+    """--torch_version_py names a torch other than the facts' (torch changed after @torch read
+    them): one line naming both and the real path of the file, and nothing written."""
+    facts = _facts(tmp_path, "2.13", "2.13.0+cpu")
+    version_py = tmp_path / "torch" / "version.py"
+    version_py.parent.mkdir()
+    version_py.write_text(VERSION_PY.format(version="2.15.0+cu132"))
+    link = tmp_path / "version_link.py"
+    link.symlink_to(version_py)
+    r, out = _generate(tmp_path, CUSTOM_OP, f"--torch_facts={facts}", f"--torch_version_py={link}")
+    assert r.returncode == 1 and not out.exists()
+    assert r.stderr.splitlines() == [
+        f"{version_py}:1: error: rules_aten: @torch describes torch 2.13.0+cpu, but this "
+        "torch/version.py now names torch 2.15.0+cu132: torch changed after @torch was set up; "
+        "run `bazel sync --configure` to set it up again"
+    ]
+
+
+@pytest.mark.parametrize(
+    "text", [VERSION_PY.format(version="2.13.0+cpu"), "# no version.py in that directory\n"]
+)
+def test_a_version_py_of_the_facts_torch_or_without_a_version_generates(tmp_path, text: str):
+    facts = _facts(tmp_path, "2.13", "2.13.0+cpu")
+    version_py = tmp_path / "version.py"
+    version_py.write_text(text)
+    r, out = _generate(
+        tmp_path, CUSTOM_OP, f"--torch_facts={facts}", f"--torch_version_py={version_py}"
+    )
+    assert r.returncode == 0, r.stderr
+    assert out.is_dir()

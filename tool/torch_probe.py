@@ -8,8 +8,8 @@ interpreter imports) torch is imported, which adds what only the running module 
 release, the CUDA version and arch list, the C++ ABI, the dispatch keys). The @torch repository
 rule (rules/private/torch.bzl) runs it with the interpreter it found and writes the result to
 @torch//:torch_facts.json, which `atengen generate --torch_facts` reads. Standard library and
-torch only (with atengen/torch_facts.py and atengen/wheel_symbols.py beside it, which are too): it
-runs on the user's interpreter, not the generator's.
+torch only (with atengen/torch_facts.py, atengen/wheel_facts.py and atengen/wheel_symbols.py
+beside it, which are too): it runs on the user's interpreter, not the generator's.
 
 Fields:
   version, release ("2.14"), cuda ("13.0", or "" for a CPU wheel), arch_list (the CUDA
@@ -40,10 +40,10 @@ from __future__ import annotations
 import glob
 import json
 import os
-import re
 import sys
 
 from atengen.torch_facts import NEWEST_RELEASE, SUPPORTED_RELEASES, release_support
+from atengen.wheel_facts import version_py_fields
 from atengen.wheel_symbols import (
     NATIVE_FUNCTIONS_YAML,
     exported_names,
@@ -81,9 +81,7 @@ def version_file(torch_dir: str) -> dict[str, str]:
             text = f.read()
     except OSError:
         return {}
-    found = dict(
-        re.findall(r"^(__version__|cuda)\s*(?::\s*\S+\s*)?=\s*['\"]([^'\"]*)['\"]", text, re.M)
-    )
+    found = version_py_fields(text)
     if "__version__" not in found:
         return {}
     version = found["__version__"]

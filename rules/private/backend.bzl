@@ -31,7 +31,7 @@ load(
     "library_deps",
     "release_guard_srcs",
 )
-load(":generator_attrs.bzl", "check_torch_visible", "generator_attrs", "shards_attr", "shards_flag", "target_name_error")
+load(":generator_attrs.bzl", "check_torch_visible", "generator_attrs", "shards_attr", "shards_flag", "target_name_error", "torch_facts_flags", "torch_version_py_attr")
 load(":lazy_attrs.bzl", "add_lazy_args", "lazy_attrs")
 
 def _common_args(ctx, args):
@@ -45,9 +45,9 @@ def _common_args(ctx, args):
         args.add("--functional_backend")
     if ctx.file.derivatives:
         args.add("--derivatives_yaml=" + ctx.file.derivatives.path)
-    args.add("--torch_facts=" + ctx.file.torch_facts.path)
+    facts_inputs = torch_facts_flags(ctx, args)
     lazy_inputs = add_lazy_args(ctx, args)
-    return [ctx.file.backend_yaml, ctx.file.op_yaml, ctx.file.tags_yaml, ctx.file.torch_facts] + lazy_inputs + (
+    return [ctx.file.backend_yaml, ctx.file.op_yaml, ctx.file.tags_yaml] + facts_inputs + lazy_inputs + (
         [ctx.file.derivatives] if ctx.file.derivatives else []
     )
 
@@ -150,6 +150,7 @@ external_backend_codegen macro rather than this rule.""",
             doc = "Sources to scan for the kernel definitions; empty: no check.",
         ),
         "shards": shards_attr(default = "0"),
+        "_torch_version_py": torch_version_py_attr(),
         "torch_facts": attr.label(
             default = Label("@torch//:torch_facts.json"),
             allow_single_file = [".json"],

@@ -31,7 +31,7 @@ load(
     "release_guard_srcs",
 )
 load(":cuda.bzl", "aten_cuda_unavailable")
-load(":generator_attrs.bzl", "check_torch_visible", "generator_attrs", "selection_args", "selection_attrs", "shards_attr", "shards_flag", "target_name_error")
+load(":generator_attrs.bzl", "check_torch_visible", "generator_attrs", "selection_args", "selection_attrs", "shards_attr", "shards_flag", "target_name_error", "torch_facts_flags", "torch_version_py_attr")
 load(":providers.bzl", "AtenCodegenInfo")
 load(":releases.bzl", "OLDEST_STABLE_TARGET")
 load(":stable.bzl", "aten_stable_library")
@@ -60,7 +60,7 @@ def _aten_codegen_impl(ctx):
     args.add("--header_output_dir=" + headers.path)
     if cuda:
         args.add("--cuda_output_dir=" + cuda.path)
-    args.add("--torch_facts=" + ctx.file.torch_facts.path)
+    facts_inputs = torch_facts_flags(ctx, args)
 
     # Generated sources declare the custom-namespace kernels they call themselves instead of
     # including include/<ns>/ops/<root>_native.h: Bazel 4 tracks a header from a tree artifact
@@ -70,7 +70,7 @@ def _aten_codegen_impl(ctx):
     ctx.actions.run(
         executable = ctx.executable.tool,
         arguments = [args],
-        inputs = [ctx.file.op_yaml, ctx.file.tags_yaml, ctx.file.torch_facts] + selection_inputs,
+        inputs = [ctx.file.op_yaml, ctx.file.tags_yaml] + facts_inputs + selection_inputs,
         outputs = [cpu, headers] + ([cuda] if cuda else []),
         mnemonic = "AtenCodegen",
         progress_message = "Generating ATen registrations %s" % ctx.label,
@@ -91,11 +91,11 @@ def _aten_codegen_impl(ctx):
         autograd_args.add("--output_dir=" + autograd.path)
 
         # Which FunctionsManual.h helpers the wheel exports (formulas calling others are left out).
-        autograd_args.add("--torch_facts=" + ctx.file.torch_facts.path)
+        autograd_facts_inputs = torch_facts_flags(ctx, autograd_args)
         ctx.actions.run(
             executable = ctx.executable.tool,
             arguments = [autograd_args],
-            inputs = [ctx.file.op_yaml, ctx.file.tags_yaml, ctx.file.derivatives, ctx.file.torch_facts],
+            inputs = [ctx.file.op_yaml, ctx.file.tags_yaml, ctx.file.derivatives] + autograd_facts_inputs,
             outputs = [autograd],
             mnemonic = "AtenAutogradCodegen",
             progress_message = "Generating autograd kernels %s" % ctx.label,
@@ -169,6 +169,7 @@ path. Use the aten_codegen macro rather than this rule.""",
             doc = "Dispatch keys to generate, or `[\"auto\"]` for every key the selection uses.",
         ),
         "shards": shards_attr(default = "auto"),
+        "_torch_version_py": torch_version_py_attr(),
         "torch_facts": attr.label(
             default = Label("@torch//:torch_facts.json"),
             allow_single_file = [".json"],

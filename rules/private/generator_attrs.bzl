@@ -40,6 +40,40 @@ def generator_attrs(default_to_torch):
         ),
     }
 
+def torch_version_py_attr():
+    """The `_torch_version_py` attribute torch_facts_flags reads: @torch's torch/version.py.
+
+    Returns:
+      The attribute.
+    """
+    return attr.label(default = Label("@torch//:version.py"), allow_single_file = True)
+
+def torch_facts_flags(ctx, args):
+    """Adds `--torch_facts` of the rule's `torch_facts`, and `--torch_version_py` for @torch's own.
+
+    The generator compares the two (atengen/wheel_facts.py's stale_facts): @torch's facts are
+    read once, when the repository is set up, while its headers and libraries are links into the
+    wheel that each build follows. A torch changed in place since (reinstalled, or a venv link
+    pointed at another, where Bazel does not set @torch up again by itself) then stops the
+    generator with one line, instead of building with the old release's facts against the new
+    release's headers. Facts from elsewhere (a torch_facts of the user's) are not compared.
+
+    Args:
+      ctx: the rule context; its attributes include `torch_facts` and `_torch_version_py`
+        (torch_version_py_attr()).
+      args: the generator's Args.
+
+    Returns:
+      The input files of the flags.
+    """
+    facts = ctx.file.torch_facts
+    args.add("--torch_facts=" + facts.path)
+    version_py = ctx.file._torch_version_py
+    if facts.owner.workspace_name != version_py.owner.workspace_name:
+        return [facts]
+    args.add("--torch_version_py=" + version_py.path)
+    return [facts, version_py]
+
 def shards_attr(default):
     """The `shards` attribute (a string, as --shards takes it) of the sharding rules.
 

@@ -10,8 +10,9 @@ message. The .bzl files that are loaded (`defs.bzl`) hold empty values, so loadi
 analysis reaches the one failing target: the message is printed once, after `Error in fail:`.
 
 A failed fetch is tried again at the next build; a repository written this way is not, until
-what it depends on changes (its environment variables) or `bazel sync --configure` (or a new
-Bazel server) fetches it again. Each message says so where the fix is to install something.
+what it depends on changes (its environment variables, the files it reads by label) or `bazel
+sync --configure` (or a new Bazel server) fetches it again. Each message says so where the fix
+is to install something.
 """
 
 # The rule of `:error` in the written repository: its analysis fails with the message.

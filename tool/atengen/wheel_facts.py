@@ -11,6 +11,7 @@ The facts kept by hand per release are atengen/torch_facts.py's; what a WheelFac
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -172,6 +173,39 @@ def parse_wheel_facts(text: str) -> WheelFacts:
             *_helper_names(helpers),
             aten=frozenset(_strings(_fact(data, "aten_operators", list, []), "aten_operators")),
         ),
+    )
+
+
+# --- The torch the facts are of ---------------------------------------------------------------
+
+# A field of torch/version.py, which every install of torch writes: `__version__ = '2.14.1+cu130'`,
+# `cuda: Optional[str] = '13.0'` (the type annotation of newer releases allowed).
+_VERSION_PY_FIELD = re.compile(
+    r"^(__version__|cuda)\s*(?::\s*\S+\s*)?=\s*['\"]([^'\"]*)['\"]", re.MULTILINE
+)
+
+
+def version_py_fields(text: str) -> dict[str, str]:
+    """`__version__` and `cuda` of a torch/version.py's text, those it assigns a string."""
+    return dict(_VERSION_PY_FIELD.findall(text))
+
+
+def stale_facts(wheel: WheelFacts, version_py: str) -> str | None:
+    """Why `wheel` (@torch's facts) is not of the torch whose version.py has the text
+    `version_py`, or None.
+
+    @torch//:version.py links to the version.py of the torch @torch was set up from, so a build
+    sees the torch now at that path: a torch reinstalled there, or a venv link pointed at another,
+    after @torch was set up (where Bazel does not set it up again by itself, as for an
+    interpreter outside the workspace). Its headers and libraries are then the new torch's,
+    its facts still the old one's."""
+    found = version_py_fields(version_py).get("__version__")
+    if found is None or found == wheel.version:
+        return None
+    return (
+        f"rules_aten: @torch describes torch {wheel.version}, but this torch/version.py now "
+        f"names torch {found}: torch changed after @torch was set up; run "
+        "`bazel sync --configure` to set it up again"
     )
 
 

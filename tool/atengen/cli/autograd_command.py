@@ -67,7 +67,9 @@ def _run(args: argparse.Namespace) -> Outputs:
 
     if args.cpp_namespace and not args.namespace:
         raise AtengenError(None, "autograd --cpp_namespace needs --namespace")
-    helpers = autograd_helpers(wheel_facts(args.torch_facts), args.torch_facts)
+    helpers = autograd_helpers(
+        wheel_facts(args.torch_facts, args.torch_version_py), args.torch_facts
+    )
     return autograd_outputs(
         AutogradOptions(
             inputs=yaml_inputs(args),

@@ -84,7 +84,7 @@ def _run(args: argparse.Namespace) -> Outputs:
     from atengen.cli.common import autograd_helpers, wheel_facts
     from atengen.pipelines.backend import BackendOptions, backend_outputs
 
-    wheel = wheel_facts(args.torch_facts)
+    wheel = wheel_facts(args.torch_facts, args.torch_version_py)
     return backend_outputs(
         BackendOptions(
             inputs=yaml_inputs(args),

@@ -112,6 +112,7 @@ INPUT_FILE_FLAGS = (
     "ops_file",
     "shape_inference_file",
     "torch_facts",
+    "torch_version_py",
 )
 
 
@@ -228,20 +229,31 @@ def add_torch_facts_flag(p: argparse.ArgumentParser, what: str) -> None:
         help="The installed torch's facts (@torch//:torch_facts.json, from tool/torch_probe.py): "
         + what,
     )
+    p.add_argument(
+        "--torch_version_py",
+        help="The torch/version.py of the torch the facts are of (@torch//:version.py): one "
+        "naming another version stops the run (torch changed after the facts were read).",
+    )
 
 
-def wheel_facts(path: str | None) -> WheelFacts | None:
-    """--torch_facts read; one `file:1: error:` when it is not for a supported release."""
+def wheel_facts(path: str | None, version_py: str | None = None) -> WheelFacts | None:
+    """--torch_facts read; one `file:1: error:` when it is not for a supported release, or when
+    --torch_version_py (``version_py``) names another torch than the facts."""
     if path is None:
         return None
     from atengen.errors import Location
     from atengen.pipelines.inputs import read_text
-    from atengen.wheel_facts import parse_wheel_facts
+    from atengen.wheel_facts import parse_wheel_facts, stale_facts
 
     try:
         wheel = parse_wheel_facts(read_text(path, "--torch_facts"))
     except ValueError as e:
         raise AtengenError(Location(path, 1), str(e)) from None
+    if version_py is not None:
+        stale = stale_facts(wheel, read_text(version_py, "--torch_version_py"))
+        if stale:
+            # The real path: in a build, the file is a link (through @torch) into the wheel.
+            raise AtengenError(Location(os.path.realpath(version_py), 1), stale)
     if wheel.warning:
         print(f"{path}:1: warning: {wheel.warning}", file=sys.stderr)
     return wheel

@@ -73,6 +73,6 @@ def _run(args: argparse.Namespace) -> Outputs:
             header_output_dir=args.header_output_dir,
             jobs=args.jobs,
             templates=template_options(),
-            wheel=wheel_facts(args.torch_facts),
+            wheel=wheel_facts(args.torch_facts, args.torch_version_py),
         )
     )
