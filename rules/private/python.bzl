@@ -7,11 +7,12 @@ The interpreter is, in order:
 It must be Python 3.11 or newer.
 
 The toolchain is part of the build, so that the key of an action that runs a py_binary holds no
-path of this machine: @rules_aten_python has bin/python3 (a symlink to the real interpreter
-binary; a venv's python resolves to its base interpreter), the shared libpython if there is one,
-and the standard library, all declared files. The py_binary launcher names the interpreter by
-its runfiles path (rules_aten_python/bin/python3) and starts it from /bin/sh, with no absolute
-interpreter path in its shebang.
+path of this machine, and the action reads no file of the installation: @rules_aten_python has
+copies of the real interpreter binary (a venv's python resolves to its base interpreter) as
+bin/python3, of the shared libpython if there is one, and of the standard library, all declared
+files. The py_binary launcher names the interpreter by its runfiles path
+(rules_aten_python/bin/python3), starts it from /bin/sh, with no absolute interpreter path in its
+shebang, and points it at its libpython and standard library in the runfiles.
 """
 
 load(":repo_error.bzl", "one_line", "write_error_repository")
