@@ -1,5 +1,6 @@
-"""A problem the repository rules find (no torch, an unsupported release, no usable Python, a
-toolkit directory without headers, a failed pip install) is one message, printed once.
+"""A problem the repository rules find (no torch, an unsupported release, no usable Python or one
+whose copy would still read its installation, a toolkit directory without headers, a failed pip
+install) is one message, printed once.
 
 Each case builds the README quickstart's workspace (`bazel build --nobuild`: loading and analysis,
 where the message surfaces) with one bad setting, and counts the message in Bazel's output. The
@@ -12,9 +13,11 @@ installed into the same interpreter) after `bazel sync --configure`, as the mess
 from __future__ import annotations
 
 import hashlib
+import importlib
 import os
 import subprocess
 import sys
+import sysconfig
 import tempfile
 from pathlib import Path
 
@@ -208,6 +211,33 @@ def test_too_old_a_python_is_one_message(workspace: Path, tmp_path: Path):
     old.chmod(0o755)
     result = _build(workspace, _env(RULES_ATEN_PYTHON=str(old)))
     _the_one_message(result, f"rules_aten: {old} (RULES_ATEN_PYTHON) is Python 3.9.1; need 3.11+")
+
+
+def test_an_interpreter_whose_copy_reads_its_installation_is_one_message(
+    workspace: Path, tmp_path: Path
+):
+    """The venv's interpreter with a build configuration whose LIBDIR has no libpython (as a
+    relocated build's may say): @rules_aten_python copies no libpython, so its copy, started as
+    the launcher starts it, still loads the installation's, which a sandbox or a remote worker
+    does not have. The fetch names what the copy reads outside the repository."""
+    name = sysconfig._get_sysconfigdata_name()  # type: ignore[attr-defined]
+    build_vars = dict(importlib.import_module(name).build_time_vars)
+    build_vars["LIBDIR"] = str(tmp_path / "no_lib")
+    (tmp_path / "_sysconfigdata_relocated.py").write_text(f"build_time_vars = {build_vars!r}\n")
+    python = tmp_path / "python3"
+    python.write_text(
+        "#!/bin/sh\n"
+        f"_PYTHON_SYSCONFIGDATA_NAME=_sysconfigdata_relocated PYTHONPATH={tmp_path} "
+        f'exec {VENV_PYTHON} "$@"\n'
+    )
+    python.chmod(0o755)
+    libpython = Path(sysconfig.get_config_var("LIBDIR")) / sysconfig.get_config_var("INSTSONAME")
+    assert libpython.is_file(), libpython
+    message = _the_one_message(
+        _build(workspace, _env(RULES_ATEN_PYTHON=str(python))),
+        f"rules_aten: the copy of {python} (RULES_ATEN_PYTHON) does not run from ",
+    )
+    assert f"alone: it reads {os.path.realpath(libpython)}; set RULES_ATEN_PYTHON" in message
 
 
 def test_a_cuda_dir_without_a_toolkit_is_one_message(workspace: Path, tmp_path: Path):
