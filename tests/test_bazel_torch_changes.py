@@ -27,6 +27,7 @@ import pytest
 from tests import slices
 from tests.bazel_helpers import REPO, VENV_PYTHON, bazel, one_fail_message, own_output_base
 from tests.quickstart_helpers import write_workspace
+from tests.release_venvs import VENVS_DIR, installed_venv
 
 pytestmark = pytest.mark.bazel
 # Bazel only with output bases of its own (tests/bazel_helpers.py).
@@ -35,10 +36,6 @@ BAZEL_OWN_OUTPUT_BASES = True
 _KEY = hashlib.sha256(str(REPO).encode()).hexdigest()[:12]
 BASE = Path(tempfile.gettempdir()) / f"rules_aten_torch_changes_{_KEY}"
 STARTUP = own_output_base(BASE / "output_base")
-# The venvs of other torch releases that `./dev setup-torches` installs (./dev test-releases).
-RELEASE_VENVS = Path(
-    os.environ.get("RULES_ATEN_RELEASE_VENVS_DIR") or Path.home() / ".cache" / "rules_aten"
-)
 # What the build copies of @torch: the facts the generator reads.
 FACTS_RULE = """
 genrule(
@@ -108,9 +105,9 @@ def _builds_with(workspace: Path, venv: Path, repointed: bool = True, **settings
 
 
 def _release_venv(version: str) -> Path:
-    venv = RELEASE_VENVS / f"venv-torch-{version}"
-    if not (venv / "bin" / "python3").exists():
-        slices.missing("releases", f"no venv of torch {version} at {venv}")
+    venv = installed_venv(version)
+    if venv is None:
+        slices.missing("releases", f"no venv of torch {version} under {VENVS_DIR}")
     return venv
 
 

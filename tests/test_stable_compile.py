@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 
 from tests.model_helpers import run_cli
-from tests.test_stable_releases import VENVS_DIR, installed_torch_dirs
+from tests.release_venvs import installed_venv
+from tests.test_stable_releases import installed_torch_dirs
 
 pytestmark = pytest.mark.slow
 
@@ -83,7 +84,7 @@ print("OK", torch.__version__)
 """
 
 TORCH_DIRS = installed_torch_dirs()
-TORCH_2_11_PYTHON = VENVS_DIR / "venv-torch-2.11.0" / "bin" / "python"
+TORCH_2_11 = installed_venv("2.11.0")
 
 
 @pytest.fixture(scope="module")
@@ -166,6 +167,6 @@ def test_loads_into_torch_2_13(library):
 
 
 def test_the_same_library_loads_into_torch_2_11(library):
-    if not TORCH_2_11_PYTHON.exists():
-        pytest.skip(f"no torch 2.11 venv at {TORCH_2_11_PYTHON} (./dev setup-torches)")
-    assert _check(str(TORCH_2_11_PYTHON), library).startswith("OK 2.11")
+    if TORCH_2_11 is None:
+        pytest.skip("no torch 2.11 venv installed (./dev setup-torches)")
+    assert _check(str(TORCH_2_11 / "bin" / "python"), library).startswith("OK 2.11")

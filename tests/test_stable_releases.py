@@ -4,7 +4,6 @@
 
 from __future__ import annotations
 
-import os
 import re
 from pathlib import Path
 
@@ -12,18 +11,16 @@ import pytest
 
 from atengen import torch_facts
 from atengen.stable.releases import CONVERSIONS_BY_RELEASE, NEWEST_KNOWN, parse_target
+from tests.release_venvs import VENVS_DIR, installed_venvs
 
 REPO = Path(__file__).resolve().parent.parent
-VENVS_DIR = Path(
-    os.environ.get("RULES_ATEN_RELEASE_VENVS_DIR", Path.home() / ".cache" / "rules_aten")
-)
 HEADER = Path("include/torch/csrc/stable/stableivalue_conversions.h")
 
 
 def installed_torch_dirs() -> dict[str, Path]:
     """Release -> torch package directory, for the dev venv and each release venv there is."""
     found = {}
-    candidates = [REPO / ".venv"] + sorted(VENVS_DIR.glob("venv-torch-*"))
+    candidates = [REPO / ".venv"] + installed_venvs()
     for venv in candidates:
         for torch_dir in sorted(venv.glob("lib/python3*/site-packages/torch")):
             version_py = torch_dir / "version.py"

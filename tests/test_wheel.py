@@ -30,6 +30,7 @@ from tests import slices
 from tests.bazel_helpers import REPO, VENV_PYTHON, bazel, own_output_base
 from tests.quickstart_helpers import readme_blocks
 from tests.release_guard_helpers import GUARD_LINE, needed_and_runpath
+from tests.release_venvs import VENVS_DIR, installed_venv
 from tests.wheel_helpers import pip_install, venv_over
 
 pytestmark = pytest.mark.bazel
@@ -38,9 +39,6 @@ BAZEL_OWN_OUTPUT_BASES = True
 
 _KEY = hashlib.sha256(str(REPO).encode()).hexdigest()[:12]
 BASE = Path(tempfile.gettempdir()) / f"rules_aten_wheel_{_KEY}"
-RELEASE_VENVS = Path(
-    os.environ.get("RULES_ATEN_RELEASE_VENVS_DIR") or Path.home() / ".cache" / "rules_aten"
-)
 BOUND_BUILD = """load("@rules_aten//rules:defs.bzl", "aten_codegen", "aten_wheel")
 
 aten_codegen(
@@ -125,10 +123,10 @@ def _run_demo(python: Path, where: Path) -> dict:
 
 
 def _release_venv(version: str) -> Path:
-    python = RELEASE_VENVS / f"venv-torch-{version}" / "bin" / "python"
-    if not python.exists():
-        slices.missing("releases", f"no venv of torch {version} at {python.parent.parent}")
-    return python
+    venv = installed_venv(version)
+    if venv is None:
+        slices.missing("releases", f"no venv of torch {version} under {VENVS_DIR}")
+    return venv / "bin" / "python"
 
 
 @pytest.mark.parametrize("version", ["2.11.0", "2.15.0", "dev"])
