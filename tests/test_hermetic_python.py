@@ -7,8 +7,9 @@ sandbox, with every Python installation of this machine hidden from the actions 
 `--sandbox_block_path` (an empty directory or file mounted over each): the installation of the
 interpreter the build found (its pyenv tree, if it is one), the venv, Debian's /usr/lib/python3*
 and /usr/local/lib/python3*, and the system libpython3*.so. The venv holds torch's YAML, so there
-@torch is overridden by a copy of the checkout's @torch whose YAML files are copies, not links
-into the venv: the action reads the same bytes by the same paths.
+@torch is overridden by a copy of the checkout's @torch whose YAML files and version.py (which the
+generator compares with @torch's facts) are copies, not links into the venv: the action reads the
+same bytes by the same paths.
 
 Then:
 - the generated tree is byte for byte the one the checkout's ordinary build writes;
@@ -59,7 +60,14 @@ def tree_files(root: Path) -> dict[str, bytes]:
 
 
 def codegen_outputs(bin_dir: Path) -> dict[str, bytes]:
-    files = tree_files(bin_dir / "aten_generated_codegen")
+    """The generator's trees (cpu.cc/, cuda.cc/, include/). Not its `generated` stamp beside
+    them, which only a build of the library's precompiled headers asks for: the checkout's output
+    base may hold one from another test's build."""
+    files = {
+        name: data
+        for name, data in tree_files(bin_dir / "aten_generated_codegen").items()
+        if "/" in name
+    }
     assert any(name.startswith("cpu.cc/") for name in files), sorted(files)[:20]
     return files
 
@@ -98,16 +106,17 @@ def hidden_paths(output_base: Path) -> list[str]:
 
 
 def torch_copy(checkout_output_base: Path, dest: Path) -> Path:
-    """The checkout's @torch with its YAML files copied in place of its links into the wheel."""
+    """The checkout's @torch with the files the generator reads (its YAML files and version.py)
+    copied in place of their links into the wheel."""
     shutil.copytree(checkout_output_base / "external" / "torch", dest, symlinks=True)
     copied = []
-    for link in dest.glob("*.yaml"):
+    for link in [*dest.glob("*.yaml"), dest / "version.py"]:
         if link.is_symlink():
             target = link.resolve()
             link.unlink()
             shutil.copyfile(target, link)
             copied.append(link.name)
-    assert "native_functions.yaml" in copied and "tags.yaml" in copied, copied
+    assert {"native_functions.yaml", "tags.yaml", "version.py"} <= set(copied), copied
     return dest
 
 
