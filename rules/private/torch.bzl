@@ -383,7 +383,7 @@ def _workspace_label(rctx, path):
             return None
     return workspace_file.relative(":" + relative)
 
-def _track(rctx, path):
+def _track(rctx, path, python):
     """Sets @torch up again at the next build when the file at `path` changes, appears or goes.
 
     This is how @torch follows the torch install it describes (torch/version.py, which every
@@ -395,12 +395,19 @@ def _track(rctx, path):
     but names by label only a file of the main workspace that exists: a torch elsewhere
     ($RULES_ATEN_PYTHON, python3 on PATH) is looked at again after `bazel sync --configure`.
 
+    Only for an interpreter from the workspace's .venv does Bazel 4 name a file by label here:
+    that found the main workspace's root already, and a label of a workspace without a root
+    package (a library in //some/pkg alone) fails the repository instead of naming nothing.
+
     Args:
       rctx: the repository_ctx.
       path: an absolute path, a string.
+      python: find_python's result.
     """
     if hasattr(rctx, "watch"):
         rctx.watch(path)
+        return
+    if python.source != ".venv":
         return
     label = _workspace_label(rctx, path)
     if label != None and rctx.path(path).exists:
@@ -439,7 +446,7 @@ def _torch_repo_impl(rctx):
     if override.startswith("/"):
         tracked.append(str(rctx.path(override).get_child("version.py")))
     for path in tracked:
-        _track(rctx, path)
+        _track(rctx, path, python)
     error = _set_up(rctx, python, override)
     if error:
         _torch_error(rctx, error)
@@ -463,7 +470,7 @@ def _set_up(rctx, python, override):
     torch_dir = rctx.path(info["torch_dir"])
     torchgen_dir = rctx.path(info["torchgen_dir"])
     version_py = torch_dir.get_child("version.py")
-    _track(rctx, str(version_py))
+    _track(rctx, str(version_py), python)
     if version_py.exists:
         rctx.symlink(version_py, "version.py")
     else:
