@@ -116,7 +116,9 @@ def wait_for_port(port: int, proc: subprocess.Popen[bytes], what: str, log: Path
             if s.connect_ex(("127.0.0.1", port)) == 0:
                 return
         time.sleep(0.2)
-    raise EngineError(f"{what} did not listen on 127.0.0.1:{port} in {START_TIMEOUT_S} s: {tail(log)}")
+    raise EngineError(
+        f"{what} did not listen on 127.0.0.1:{port} in {START_TIMEOUT_S} s: {tail(log)}"
+    )
 
 
 def tail(log: Path, lines: int = 5) -> str:
@@ -200,11 +202,13 @@ class Engine:
         wait_for_port(self.port, server, "bgd server", server_log)
         python = str(BUILDGRID_VENV / "bin" / "python")
         # The workers' base image, made once here rather than by two workers at once.
-        image = CACHE / ("remote-image-host-python" if ALLOW_HOST_PYTHON in self.worker_args
-                         else "remote-image")
+        image = CACHE / (
+            "remote-image-host-python" if ALLOW_HOST_PYTHON in self.worker_args else "remote-image"
+        )
         made = subprocess.run(
             [python, str(WORKER), "--make-image", "--image", str(image), *self.worker_args],
-            capture_output=True, text=True,
+            capture_output=True,
+            text=True,
         )
         if made.returncode != 0:
             last = (made.stderr.strip().splitlines() or ["?"])[-1]
@@ -212,9 +216,21 @@ class Engine:
         for i in range(self.workers):
             work = self.state / f"worker{i}"
             self.spawn(
-                [python, str(WORKER), "--server", self.url, "--bot-id", f"test-worker-{i}",
-                 "--work-dir", str(work), "--cache-dir", str(self.state / "blobs"), "--image", str(image),
-                 *self.worker_args],
+                [
+                    python,
+                    str(WORKER),
+                    "--server",
+                    self.url,
+                    "--bot-id",
+                    f"test-worker-{i}",
+                    "--work-dir",
+                    str(work),
+                    "--cache-dir",
+                    str(self.state / "blobs"),
+                    "--image",
+                    str(image),
+                    *self.worker_args,
+                ],
                 self.state / f"worker{i}.log",
             )
 
@@ -227,21 +243,45 @@ class Engine:
             self.state.chmod(0o711)
             shutil.chown(data, "postgres")
         init = subprocess.run(
-            as_postgres([str(PG_BIN / "initdb"), "-D", str(data), "-U", "postgres",
-                         "--auth=trust", "--no-sync"]),
-            capture_output=True, text=True,
+            as_postgres(
+                [
+                    str(PG_BIN / "initdb"),
+                    "-D",
+                    str(data),
+                    "-U",
+                    "postgres",
+                    "--auth=trust",
+                    "--no-sync",
+                ]
+            ),
+            capture_output=True,
+            text=True,
         )
         if init.returncode != 0:
             last = (init.stderr.strip().splitlines() or ["?"])[-1]
             raise EngineError(f"initdb exited {init.returncode}: {last}")
         self.pg_port = free_port()
-        options = (f"-c listen_addresses=127.0.0.1 -p {self.pg_port} -k {data} "
-                   "-c fsync=off -c max_connections=200")
+        options = (
+            f"-c listen_addresses=127.0.0.1 -p {self.pg_port} -k {data} "
+            "-c fsync=off -c max_connections=200"
+        )
         log = data / "postgres.log"
         started = subprocess.run(
-            as_postgres([str(PG_BIN / "pg_ctl"), "-D", str(data), "-o", options, "-l", str(log),
-                         "-w", "start"]),
-            capture_output=True, text=True,
+            as_postgres(
+                [
+                    str(PG_BIN / "pg_ctl"),
+                    "-D",
+                    str(data),
+                    "-o",
+                    options,
+                    "-l",
+                    str(log),
+                    "-w",
+                    "start",
+                ]
+            ),
+            capture_output=True,
+            text=True,
         )
         if started.returncode != 0:
             raise EngineError(f"pg_ctl start exited {started.returncode}: {tail(log)}")
@@ -249,7 +289,10 @@ class Engine:
     def spawn(self, args: list[str], log: Path) -> subprocess.Popen[bytes]:
         with log.open("wb") as out:
             proc = subprocess.Popen(
-                args, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                args,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
                 start_new_session=True,
             )
         self.pids.append(proc.pid)
@@ -268,15 +311,22 @@ class Engine:
         data = self.state / "pgdata"
         if (data / "postmaster.pid").exists():
             subprocess.run(
-                as_postgres([str(PG_BIN / "pg_ctl"), "-D", str(data), "-m", "immediate", "-w",
-                             "stop"]),
+                as_postgres(
+                    [str(PG_BIN / "pg_ctl"), "-D", str(data), "-m", "immediate", "-w", "stop"]
+                ),
                 capture_output=True,
             )
         shutil.rmtree(self.state, ignore_errors=True)
 
     def to_json(self) -> str:
-        return json.dumps({"state": str(self.state), "port": self.port, "pg_port": self.pg_port,
-                           "pids": self.pids})
+        return json.dumps(
+            {
+                "state": str(self.state),
+                "port": self.port,
+                "pg_port": self.pg_port,
+                "pids": self.pids,
+            }
+        )
 
     @classmethod
     def from_json(cls, text: str) -> Engine:

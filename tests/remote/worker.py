@@ -31,14 +31,18 @@ import sys
 import tempfile
 import time
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import grpc
 from buildgrid._protos.build.bazel.remote.execution.v2 import remote_execution_pb2 as re_pb2
 from buildgrid._protos.build.bazel.remote.execution.v2 import remote_execution_pb2_grpc as re_grpc
 from buildgrid._protos.google.bytestream import bytestream_pb2, bytestream_pb2_grpc
-from buildgrid._protos.google.devtools.remoteworkers.v1test2 import bots_pb2, bots_pb2_grpc
-from buildgrid._protos.google.devtools.remoteworkers.v1test2 import worker_pb2
+from buildgrid._protos.google.devtools.remoteworkers.v1test2 import (
+    bots_pb2,
+    bots_pb2_grpc,
+    worker_pb2,
+)
 from buildgrid._protos.google.rpc import code_pb2, status_pb2
 
 # The base image: these directories of the host, read-only, without HIDDEN.
@@ -46,14 +50,23 @@ IMAGE_DIRS = ("/usr/bin", "/usr/sbin", "/usr/lib", "/usr/lib64", "/usr/libexec",
 IMAGE_LINKS = {"/bin": "usr/bin", "/sbin": "usr/sbin", "/lib": "usr/lib", "/lib64": "usr/lib64"}
 # /etc: the dynamic loader's cache, users and groups (some tools ask for a name), and the
 # alternatives that /usr/bin/cc and friends link through.
-IMAGE_ETC = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "passwd", "group", "nsswitch.conf",
-             "alternatives")
+IMAGE_ETC = (
+    "ld.so.cache",
+    "ld.so.conf",
+    "ld.so.conf.d",
+    "passwd",
+    "group",
+    "nsswitch.conf",
+    "alternatives",
+)
 # Names of a Python installation, at any depth of IMAGE_DIRS that is scanned.
 HIDDEN = re.compile(r"python|pydoc|^py3|^pip3?(\.|$)")
 # Where the input root is in the sandbox (actions use paths relative to it).
 EXEC_ROOT = "/execroot"
 BATCH_BYTES = 2 << 20
 CHUNK = 1 << 20
+# Concurrent CAS reads of one worker (the engine limits its RPCs to its thread pool).
+READERS = 4
 POLL_S = 20.0
 
 
@@ -77,30 +90,43 @@ class Cas:
     def _store(self, digest: re_pb2.Digest, data: bytes) -> None:
         if hashlib.sha256(data).hexdigest() != digest.hash:
             raise RuntimeError(f"CAS returned wrong content for {digest.hash}")
-        for executable in (False, True):
-            path = self.path(digest, executable)
+        fd, tmp = tempfile.mkstemp(dir=self.cache)
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.chmod(tmp, 0o444)
+        os.replace(tmp, self.path(digest))
+
+    def linkable(self, digest: re_pb2.Digest, executable: bool) -> Path:
+        """The cached blob with the mode a file of the input root has (hard links share it)."""
+        path = self.path(digest, executable)
+        if executable and not path.exists():
             fd, tmp = tempfile.mkstemp(dir=self.cache)
-            with os.fdopen(fd, "wb") as f:
-                f.write(data)
-            os.chmod(tmp, 0o555 if executable else 0o444)
+            os.close(fd)
+            shutil.copyfile(self.path(digest), tmp)
+            os.chmod(tmp, 0o555)
             os.replace(tmp, path)
+        return path
 
     def fetch(self, digests: list[re_pb2.Digest]) -> None:
-        """Makes sure every digest is in the blob cache."""
+        """Makes sure every digest is in the blob cache: batches of reads, READERS at a time."""
         wanted = {d.hash: d for d in digests if not self.path(d).exists()}
-        batch: list[re_pb2.Digest] = []
+        batches: list[list[re_pb2.Digest]] = [[]]
         size = 0
+        large = []
         for d in wanted.values():
             if d.size_bytes > BATCH_BYTES:
-                self._store(d, self.read_stream(d))
+                large.append(d)
                 continue
-            if size + d.size_bytes > BATCH_BYTES:
-                self._read_batch(batch)
-                batch, size = [], 0
-            batch.append(d)
+            if size + d.size_bytes > BATCH_BYTES or len(batches[-1]) >= 1000:
+                batches.append([])
+                size = 0
+            batches[-1].append(d)
             size += d.size_bytes
-        if batch:
-            self._read_batch(batch)
+        with ThreadPoolExecutor(READERS) as pool:
+            done = [pool.submit(self._read_batch, b) for b in batches if b]
+            done += [pool.submit(lambda d: self._store(d, self.read_stream(d)), d) for d in large]
+            for future in done:
+                future.result()
 
     def _read_batch(self, digests: list[re_pb2.Digest]) -> None:
         request = re_pb2.BatchReadBlobsRequest(instance_name=self.instance, digests=digests)
@@ -183,7 +209,7 @@ def materialize(cas: Cas, root: re_pb2.Digest, dest: Path) -> None:
         path.mkdir(parents=True, exist_ok=True)
         directory = directories[digest.hash]
         for f in directory.files:
-            os.link(cas.path(f.digest, f.is_executable), path / f.name)
+            os.link(cas.linkable(f.digest, f.is_executable), path / f.name)
         for s in directory.symlinks:
             os.symlink(s.target, path / s.name)
         for sub in directory.directories:
@@ -302,8 +328,10 @@ class Worker:
     def __init__(self, args: argparse.Namespace) -> None:
         channel = grpc.insecure_channel(
             args.server.removeprefix("grpc://"),
-            options=[("grpc.max_receive_message_length", 64 << 20),
-                     ("grpc.max_send_message_length", 64 << 20)],
+            options=[
+                ("grpc.max_receive_message_length", 64 << 20),
+                ("grpc.max_send_message_length", 64 << 20),
+            ],
         )
         self.bots = bots_pb2_grpc.BotsStub(channel)
         self.instance = args.instance
@@ -349,15 +377,19 @@ class Worker:
             self.execute(lease, result)
             lease.status.CopyFrom(status_pb2.Status(code=code_pb2.OK))
         except subprocess.TimeoutExpired as e:
-            lease.status.CopyFrom(status_pb2.Status(code=code_pb2.DEADLINE_EXCEEDED, message=str(e)))
+            lease.status.CopyFrom(
+                status_pb2.Status(code=code_pb2.DEADLINE_EXCEEDED, message=str(e))
+            )
         except Exception as e:  # reported to the client, which prints it
             lease.status.CopyFrom(
                 status_pb2.Status(code=code_pb2.INTERNAL, message=f"test worker: {e!r}")
             )
         lease.result.Pack(result)
         lease.state = bots_pb2.COMPLETED
-        log(f"lease {lease.id}: exit {result.exit_code}, status {lease.status.code}, "
-            f"{time.monotonic() - start:.1f} s")
+        log(
+            f"lease {lease.id}: exit {result.exit_code}, status {lease.status.code}, "
+            f"{time.monotonic() - start:.1f} s"
+        )
 
     def execute(self, lease: bots_pb2.Lease, result: re_pb2.ActionResult) -> None:
         action = re_pb2.Action()
@@ -370,17 +402,33 @@ class Worker:
         command = re_pb2.Command.FromString(self.cas.read(action.command_digest))
         shutil.rmtree(self.work, ignore_errors=True)
         root = self.work / "root"
+        t0 = time.monotonic()
         materialize(self.cas, action.input_root_digest, root)
+        t1 = time.monotonic()
         workdir = root / command.working_directory
         for name in [*command.output_files, *command.output_paths]:
             (workdir / name).parent.mkdir(parents=True, exist_ok=True)
         for name in command.output_directories:
             (workdir / name).mkdir(parents=True, exist_ok=True)
-        argv = ["bwrap", "--unshare-all", "--die-with-parent", "--new-session",
-                "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", *self.image,
-                "--bind", str(root), EXEC_ROOT,
-                "--chdir", f"{EXEC_ROOT}/{command.working_directory}".rstrip("/"),
-                "--clearenv"]
+        argv = [
+            "bwrap",
+            "--unshare-all",
+            "--die-with-parent",
+            "--new-session",
+            "--dev",
+            "/dev",
+            "--proc",
+            "/proc",
+            "--tmpfs",
+            "/tmp",
+            *self.image,
+            "--bind",
+            str(root),
+            EXEC_ROOT,
+            "--chdir",
+            f"{EXEC_ROOT}/{command.working_directory}".rstrip("/"),
+            "--clearenv",
+        ]
         for var in command.environment_variables:
             argv += ["--setenv", var.name, var.value]
         argv += ["--", *command.arguments]
@@ -389,16 +437,22 @@ class Worker:
         with stdout.open("wb") as out, stderr.open("wb") as err:
             result.execution_metadata.worker = self.bot_id
             result.execution_metadata.execution_start_timestamp.GetCurrentTime()
-            proc = subprocess.run(argv, stdout=out, stderr=err, stdin=subprocess.DEVNULL,
-                                  timeout=timeout)
+            proc = subprocess.run(
+                argv, stdout=out, stderr=err, stdin=subprocess.DEVNULL, timeout=timeout
+            )
             result.execution_metadata.execution_completed_timestamp.GetCurrentTime()
         result.exit_code = proc.returncode
+        t2 = time.monotonic()
         outputs = Outputs()
         outputs.collect(command, workdir, result)
         result.stdout_digest.CopyFrom(outputs.file_digest(stdout))
         result.stderr_digest.CopyFrom(outputs.file_digest(stderr))
         self.cas.upload(outputs.blobs)
         shutil.rmtree(self.work, ignore_errors=True)
+        log(
+            f"{command.arguments[0]} -> {[*command.output_files, *command.output_paths][:1]}: "
+            f"inputs {t1 - t0:.1f} s, run {t2 - t1:.1f} s, outputs {time.monotonic() - t2:.1f} s"
+        )
 
 
 def log(message: str) -> None:
@@ -414,8 +468,11 @@ def main() -> int:
     parser.add_argument("--cache-dir", help="the blob cache (may be shared)")
     parser.add_argument("--image", required=True, help="the base image (made if missing)")
     parser.add_argument("--make-image", action="store_true", help="make --image, and exit")
-    parser.add_argument("--allow-host-python", action="store_true",
-                        help="show the host's Python to actions (development only)")
+    parser.add_argument(
+        "--allow-host-python",
+        action="store_true",
+        help="show the host's Python to actions (development only)",
+    )
     args = parser.parse_args()
     if args.make_image:
         make_image(Path(args.image), args.allow_host_python)
