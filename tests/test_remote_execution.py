@@ -246,8 +246,8 @@ def test_aten_generated_builds_remotely(
     assert kinds.get("remote", 0) > 0, kinds
     library = clone / "bazel-bin" / "libaten_generated.so"
     check = (
-        "import torch; torch.ops.load_library(%r); "
-        "print(torch.ops.aten.add(torch.ones(2), torch.ones(2)).tolist())" % str(library)
+        f"import torch; torch.ops.load_library({str(library)!r}); "
+        "print(torch.ops.aten.add(torch.ones(2), torch.ones(2)).tolist())"
     )
     run = subprocess.run(
         [str(VENV / "bin" / "python"), "-c", check], capture_output=True, text=True
