@@ -215,7 +215,7 @@ def test_quickstart_builds_remotely_and_computes(quickstart: Path) -> None:
 def test_a_second_clone_gets_every_action_from_the_cache(
     quickstart: Path, clone: Path, engine: Engine, scratch: Path, summary: list[str]
 ) -> None:
-    ws = quickstart_workspace(scratch / "second client" / "quickstart", clone)
+    ws = quickstart_workspace(scratch / "second_client" / "quickstart", clone)
     kinds, log = remote_build(
         ws,
         scratch / "ob_second_client",
@@ -281,6 +281,7 @@ def test_an_unreachable_executor_is_one_line(quickstart: Path, scratch: Path) ->
         "build",
         f"--remote_executor=grpc://127.0.0.1:{port}",
         "--spawn_strategy=remote",
+        "--disk_cache=",
         "//:libmyops.so",
         cwd=quickstart,
         startup=own_output_base(ob),
