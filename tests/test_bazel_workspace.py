@@ -104,8 +104,10 @@ def test_atengen_launcher_names_no_interpreter_path(model_check: str, bazel_bin:
         assert local not in launcher, local
     runfiles = bazel_bin / "tool" / "atengen_bin.runfiles" / "rules_aten_python"
     assert (runfiles / "bin" / "python3").is_file()
-    assert (runfiles / "stdlib" / "os.py").is_file()
-    assert not (runfiles / "stdlib" / "site-packages").exists()
+    # The standard library where the interpreter looks under its PYTHONHOME (lib/python3.X).
+    stdlibs = [p.parent for p in (runfiles / "lib").glob("python3.*/os.py")]
+    assert len(stdlibs) == 1, stdlibs
+    assert not (stdlibs[0] / "site-packages").exists()
 
 
 def test_torch_repository_targets() -> None:

@@ -141,36 +141,124 @@ def python_error_repository(rctx, python, targets, bzl_files = {}):
     actual = ":error" if rctx.name == PYTHON_REPOSITORY else "@{}//:error".format(PYTHON_REPOSITORY)
     write_error_repository(rctx, python.error, targets, bzl_files = bzl_files, actual = actual)
 
-# Asks the interpreter where its real binary, its shared libpython (if any) and its standard
-# library are. A venv's python resolves to the base interpreter: the tool needs none of a venv's
-# packages (they come from @rules_aten_pip), and the base binary is the same for every venv made
-# from it, so action keys do not depend on where a venv lives.
-_RUNTIME_PROBE = """
-import json, os, sys, sysconfig
-lib = ""
+# Copies the interpreter into the repository (the current directory) and prints, as one JSON
+# line, where the copy put what. A venv's python resolves to the base interpreter: the tool needs
+# none of a venv's packages (they come from @rules_aten_pip), and the base binary is the same for
+# every venv made from it, so action keys do not depend on where a venv lives.
+#
+# Copies, not symlinks: a symlink into the installation would make every action read that
+# installation's files, which a sandbox or a remote worker without them cannot, and the copied
+# binary would still find its libpython and standard library by their absolute installed paths
+# (its RUNPATH, its compiled-in prefix). The launcher (_STUB_SHEBANG) points the copy at its
+# runfiles instead. The standard library goes where the interpreter looks for it under a
+# PYTHONHOME (its path under the installation's prefix), without the parts the tools never
+# import. Its modules are compiled here into checked-hash .pyc files, with relative paths and a
+# fixed hash seed (set order in constants), so that the repository is the same bytes on every
+# machine with the same interpreter and no action compiles the standard library itself.
+_RUNTIME_COPY = """
+import compileall, json, os, py_compile, shutil, sys, sysconfig
+
+def fail(message):
+    sys.stderr.write(message + "\\n")
+    sys.exit(1)
+
+def under(path, root):
+    rel = os.path.relpath(path, root)
+    if rel == os.curdir or rel == os.pardir or rel.startswith(os.pardir + os.sep):
+        fail(path + " is not under the interpreter's prefix " + root)
+    return rel
+
+ANYWHERE = {"__pycache__", "test", "tests", "idle_test", "site-packages", "dist-packages"}
+TOP = {"ensurepip", "idlelib", "tkinter", "turtledemo"}
+
+def left_out(directory, names):
+    top = os.path.samefile(directory, stdlib)
+    return [
+        n for n in names
+        if n in ANYWHERE or n.endswith(".pyc")
+        # config-* and _sysconfigdata* hold the prefix the interpreter was built for; only
+        # sysconfig reads them.
+        or (top and (n in TOP or n.startswith("config-") or n.startswith("_sysconfigdata")))
+    ]
+
+prefix = os.path.realpath(sys.base_prefix)
+stdlib = os.path.realpath(sysconfig.get_paths()["stdlib"])
+dest = under(stdlib, prefix)
+shutil.copytree(stdlib, dest, ignore=left_out, ignore_dangling_symlinks=True)
+for entry in sys.path:
+    if os.path.basename(entry) == "lib-dynload" and os.path.isdir(entry):
+        dynload = os.path.realpath(entry)
+        if os.path.relpath(dynload, stdlib).startswith(os.pardir):
+            shutil.copytree(dynload, under(dynload, os.path.realpath(sys.base_exec_prefix)))
+os.makedirs("bin")
+shutil.copy2(os.path.realpath(sys.executable), "bin/python3")
+libpython = ""
 if sysconfig.get_config_var("Py_ENABLE_SHARED"):
     name = sysconfig.get_config_var("INSTSONAME") or sysconfig.get_config_var("LDLIBRARY") or ""
     path = os.path.join(sysconfig.get_config_var("LIBDIR") or "", name)
     if name and os.path.isfile(path):
-        lib = os.path.realpath(path)
+        libpython = "lib/" + os.path.basename(name)
+        os.makedirs("lib", exist_ok=True)
+        shutil.copy2(os.path.realpath(path), libpython)
+compileall.compile_dir(
+    dest, quiet=2, invalidation_mode=py_compile.PycInvalidationMode.CHECKED_HASH
+)
 # Paths as their bytes, not JSON's \\u escapes: Bazel reads the output, and holds paths, as
 # Latin-1, one character per byte (tool/torch_probe.py's print_json).
 sys.stdout.buffer.write((json.dumps({
     "executable": os.path.realpath(sys.executable),
-    "libpython": lib,
-    "stdlib": os.path.realpath(sysconfig.get_paths()["stdlib"]),
+    "libpython": libpython,
+    "stdlib": dest,
 }, ensure_ascii=False) + "\\n").encode("utf-8", "surrogateescape"))
 """
+
+# Run by the copied interpreter as the launcher starts it: it must take its shared library, its
+# prefix and every sys.path entry from the repository, not from the installation it was copied
+# from (which this machine still has, so a copy that fell back to it would otherwise work here
+# and fail in a sandbox or on a remote worker without it).
+_RUNTIME_CHECK = """
+import os, sys
+root = os.path.realpath(sys.argv[1])
+inside = lambda p: (os.path.realpath(p) + os.sep).startswith(root + os.sep)
+with open("/proc/self/maps") as maps:
+    libs = {line.split()[-1] for line in maps if "libpython" in line}
+outside = [p for p in [sys.prefix, sys.exec_prefix] + sys.path[1:] + sorted(libs) if not inside(p)]
+print(" ".join(outside) or "ok")
+"""
+
+# What the launcher and the check above set for the copied interpreter, for its repository at
+# ROOT: its shared libpython from ROOT/lib (LD_LIBRARY_PATH comes before the copied binary's
+# RUNPATH, which still names the installation), its standard library under ROOT, no user
+# site-packages (~/.local) on sys.path, and not the main script's directory first on sys.path
+# (PYTHONSAFEPATH, Python 3.11): that is the directory of the script's real file, in the source
+# tree, where any file, declared or not, would be importable and shadow the runfiles.
+def _runtime_environment(root):
+    return {
+        "LD_LIBRARY_PATH": root + "/lib",
+        "PYTHONHOME": root,
+        "PYTHONNOUSERSITE": "1",
+        "PYTHONSAFEPATH": "1",
+    }
 
 # The py_binary launcher starts as a shell script and execs the in-build interpreter from its
 # runfiles, which then runs the same file as Python (the shell part is the module's docstring).
 # So the launcher holds no interpreter path, and it needs no python3 on the action's PATH.
 # Its runfiles are found as Bazel's own stub finds them: <launcher>.runfiles, or the runfiles
-# tree the launcher is in, or $RUNFILES_DIR.
+# tree the launcher is in, or $RUNFILES_DIR. It sets _runtime_environment's variables for the
+# interpreter's repository in those runfiles, by an absolute path (Bazel's stub may change the
+# directory); the program the stub then starts with the same interpreter inherits them.
 _STUB_SHEBANG = """#!/bin/sh
 ''':'
 for d in "$0.runfiles" "${{0%%.runfiles/*}}.runfiles" "${{RUNFILES_DIR:-.}}"; do
-  if [ -x "$d/{repo}/bin/python3" ]; then exec "$d/{repo}/bin/python3" "$0" "$@"; fi
+  if [ -x "$d/{repo}/bin/python3" ]; then
+    case "$d" in /*) ;; *) d="$PWD/$d" ;; esac
+    PYTHONHOME="$d/{repo}"
+    LD_LIBRARY_PATH="$d/{repo}/lib${{LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}}"
+    PYTHONNOUSERSITE=1
+    PYTHONSAFEPATH=1
+    export PYTHONHOME LD_LIBRARY_PATH PYTHONNOUSERSITE PYTHONSAFEPATH
+    exec "$d/{repo}/bin/python3" "$0" "$@"
+  fi
 done
 echo "$0: no {repo}/bin/python3 in its runfiles" >&2
 exit 1
@@ -184,33 +272,12 @@ package(default_visibility = ["//visibility:public"])
 
 exports_files(["interpreter.txt"])
 
-# bin/python3 and the standard library are symlinks to the interpreter's own files. They are
-# declared, so every action that runs a py_binary has their contents in its key, and the
-# launcher names the interpreter by its runfiles path, not by an absolute one.
+# bin/python3, its shared libpython and its standard library (with compiled modules) are copies
+# of the interpreter's files, and declared: every action that runs a py_binary has their
+# contents in its key, and reads them, by relative paths, from its runfiles alone.
 filegroup(
     name = "runtime_files",
-    srcs = {libpython} + glob(
-        ["stdlib/**"],
-        exclude = [
-            # Other packages, tests, caches and build-time files: the tools import none of them.
-            "stdlib/site-packages/**",
-            "stdlib/dist-packages/**",
-            "stdlib/**/__pycache__/**",
-            "stdlib/**/*.pyc",
-            "stdlib/test/**",
-            "stdlib/**/test/**",
-            "stdlib/**/tests/**",
-            "stdlib/**/idle_test/**",
-            "stdlib/ensurepip/**",
-            "stdlib/idlelib/**",
-            "stdlib/tkinter/**",
-            "stdlib/turtledemo/**",
-            # These hold the absolute prefix the interpreter was installed under; only the
-            # sysconfig module reads them.
-            "stdlib/config-*/**",
-            "stdlib/_sysconfigdata*",
-        ],
-    ),
+    srcs = {libpython} + glob(["{stdlib}/**"]),
 )
 
 py_runtime(
@@ -254,32 +321,37 @@ def _python_toolchain_repo_impl(rctx):
     if python.error:
         _toolchain_error(rctx, python.error)
         return
-    result = rctx.execute([python.path, "-c", _RUNTIME_PROBE])
+
+    result = rctx.execute(
+        [python.path, "-B", "-c", _RUNTIME_COPY],
+        environment = {"PYTHONHASHSEED": "0"},
+        quiet = True,
+    )
     if result.return_code != 0:
-        _toolchain_error(rctx, "rules_aten: cannot ask {} ({}) for its standard library: {}; set {} to another interpreter".format(
+        _toolchain_error(rctx, "rules_aten: cannot copy {} ({}) with its standard library: {}; set {} to another interpreter".format(
             python.path,
             python.source,
-            one_line(result.stderr),
+            one_line(result.stderr) or "exit status {}".format(result.return_code),
             PYTHON_ENV,
         ))
         return
     runtime = json.decode(result.stdout.strip().split("\n")[-1])
-    stdlib = rctx.path(runtime["stdlib"])
-    if not stdlib.get_child("os.py").exists:
-        _toolchain_error(rctx, "rules_aten: {} ({}) reports its standard library at {}, which has no os.py; set {} to another interpreter".format(
+    root = str(rctx.path("."))
+    check = rctx.execute(
+        [root + "/bin/python3", "-c", _RUNTIME_CHECK, root],
+        # An empty PYTHONPATH is none: the user's would add entries outside the repository.
+        environment = dict(_runtime_environment(root), PYTHONPATH = ""),
+    )
+    if check.return_code != 0 or check.stdout.strip() != "ok":
+        _toolchain_error(rctx, "rules_aten: the copy of {} ({}) does not run from {} alone: {}; set {} to another interpreter".format(
             python.path,
             python.source,
-            stdlib,
+            root,
+            one_line(check.stderr) or "it reads " + one_line(check.stdout),
             PYTHON_ENV,
         ))
         return
-    rctx.symlink(runtime["executable"], "bin/python3")
-    rctx.symlink(stdlib, "stdlib")
-    libpython = []
-    if runtime["libpython"]:
-        name = "lib/" + rctx.path(runtime["libpython"]).basename
-        rctx.symlink(runtime["libpython"], name)
-        libpython = [name]
+    libpython = [runtime["libpython"]] if runtime["libpython"] else []
 
     rctx.file("WORKSPACE", "workspace(name = \"{}\")\n".format(rctx.name), executable = False)
     rctx.file("interpreter.txt", "{}\n{}\n{}\n{}\n".format(
@@ -291,14 +363,16 @@ def _python_toolchain_repo_impl(rctx):
     rctx.file("BUILD.bazel", _TOOLCHAIN_BUILD.format(
         libpython = repr(libpython),
         source = python.source,
+        stdlib = runtime["stdlib"],
         stub_shebang = repr(_STUB_SHEBANG.format(repo = rctx.name)),
         version = python.version,
     ), executable = False)
 
 python_toolchain_repo = repository_rule(
     implementation = _python_toolchain_repo_impl,
-    doc = "A Python toolchain (py_runtime_pair + toolchain) around the discovered interpreter, " +
-          "which is part of the build: bin/python3 and its standard library are declared files.",
+    doc = "A Python toolchain (py_runtime_pair + toolchain) around a copy of the discovered " +
+          "interpreter, which is part of the build: bin/python3, its libpython and its " +
+          "standard library are declared files, and actions read them from their runfiles.",
     attrs = PYTHON_ATTRS,
     environ = [PYTHON_ENV],
     local = True,
