@@ -11,15 +11,11 @@ hit`). Each build prints its counts in pytest's summary.
 - a second client, a fresh clone of this checkout at another path with its own output base,
   against the same engine: every action an action-cache hit, none executed;
 - //:aten_generated and //:libaten_generated.so in that clone (`slow`);
-- a Python action of the build (the generator's template compiler) on a worker that shows no
-  Python of the host: it needs the hermetic interpreter, and is expected to fail until
-  @rules_aten_python is self-contained (a strict xfail: it fails the run once it passes, so that
-  the mark and HOST_PYTHON go);
 - an unreachable --remote_executor: Bazel's one line.
 
-Until the interpreter is hermetic, the engine of the other builds runs its workers with
---allow-host-python (HOST_PYTHON): their Python actions read the host's Python installation,
-everything else comes from the actions' declared inputs.
+The workers show no Python of the host (tests/remote/worker.py): the generator and the other
+Python actions (MUST_RUN_REMOTELY, checked in the execution log) run on @rules_aten_python's
+interpreter and standard library, which the build declares as inputs.
 
 `./dev test-remote` runs this module (the `remote` slice, tests/slices.py); it needs BuildGrid's
 venv, PostgreSQL 15 and bubblewrap (`./dev setup-remote`).
@@ -51,8 +47,9 @@ from tests.remote.engine import BUILDGRID_VENV, PG_BIN, Engine, EngineError, fre
 pytestmark = pytest.mark.bazel
 BAZEL_OWN_OUTPUT_BASES = True
 
-# Shows the host's Python to the workers' actions, until the declared interpreter is hermetic.
-HOST_PYTHON = ("--allow-host-python",)
+# Mnemonics of actions that run Python (the generator, the template compiler) and C++, each of
+# which a remote build must have run on a worker.
+MUST_RUN_REMOTELY = ("AtenCodegen", "Genrule", "CppCompile", "CppLink")
 # "INFO: 19 processes: 7 internal, 12 remote."
 PROCESSES = re.compile(r"^INFO: (\d+) process(?:es)?(?:: (.*?))?\.?$", re.M)
 # BuildGrid answers RESOURCE_EXHAUSTED past its thread pool; Bazel 4.2.3 opens up to 100.
@@ -112,8 +109,10 @@ def remote_build(
     targets: tuple[str, ...],
     name: str,
     summary: list[str],
+    executed: bool = True,
 ) -> tuple[dict[str, int], Path]:
-    """A cold build of targets on the engine: its process kinds and execution log."""
+    """A cold build of targets on the engine: its process kinds and execution log. When
+    `executed`, actions of each of MUST_RUN_REMOTELY ran on a worker (not from the cache)."""
     shutil.rmtree(output_base, ignore_errors=True)
     log = output_base.parent / f"{output_base.name}.exec.json"
     start = time.monotonic()
@@ -137,13 +136,20 @@ def remote_build(
         f"{input_counts(log)}"
     )
     assert not local, f"{name}: actions ran outside the engine: {kinds}"
+    spawns = read_execution_log(log)
+    assert {s.get("runner") for s in spawns} <= {"remote", "remote cache hit"}, spawns[:3]
+    if executed:
+        ran = {s.get("mnemonic") for s in spawns if not s.get("remoteCacheHit")}
+        assert set(MUST_RUN_REMOTELY) <= ran, (
+            f"{name}: no worker ran {set(MUST_RUN_REMOTELY) - ran}"
+        )
     return kinds, log
 
 
 @pytest.fixture(scope="module")
 def engine() -> Iterator[Engine]:
     try:
-        with Engine(worker_args=HOST_PYTHON) as started:
+        with Engine() as started:
             yield started
     except EngineError as e:
         pytest.fail(str(e), pytrace=False)
@@ -223,6 +229,7 @@ def test_a_second_clone_gets_every_action_from_the_cache(
         ("//:libmyops.so",),
         "quickstart, second clone",
         summary,
+        executed=False,
     )
     assert "remote" not in kinds, kinds
     assert kinds.get("remote cache hit", 0) > 0, kinds
@@ -254,24 +261,6 @@ def test_aten_generated_builds_remotely(
     )
     assert run.returncode == 0, run.stderr[-3000:]
     assert run.stdout.strip() == "[2.0, 2.0]"
-
-
-@pytest.mark.xfail(
-    strict=True,
-    reason="@rules_aten_python's interpreter needs the host's libpython and standard library "
-    "(an absolute RUNPATH into the Python it was copied from)",
-)
-def test_a_python_action_runs_without_the_host_python(scratch: Path, summary: list[str]) -> None:
-    ws = quickstart_workspace(scratch / "hermetic", REPO)
-    with Engine() as strict:
-        remote_build(
-            ws,
-            scratch / "ob_hermetic",
-            strict.url,
-            ("@rules_aten//tool:atengen_template_code",),
-            "a Python action, no host Python on the worker",
-            summary,
-        )
 
 
 def test_an_unreachable_executor_is_one_line(quickstart: Path, scratch: Path) -> None:

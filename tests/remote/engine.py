@@ -3,8 +3,7 @@
 Test infrastructure, not a deployment: everything listens on 127.0.0.1 only, PostgreSQL trusts
 every local connection, the CAS and the action cache are in memory and die with the server.
 
-    python3 tests/remote/engine.py up [--allow-host-python]
-                                           start it; prints the --remote_executor URL
+    python3 tests/remote/engine.py up      start it; prints the --remote_executor URL
     python3 tests/remote/engine.py down    stop what `up` started (and remove its state)
     python3 tests/remote/engine.py status  the URL, or exit 1 when none is up
 
@@ -53,8 +52,6 @@ THREAD_POOL_SIZE = 200
 # actions, and a compile that declares the ~9,400 torch headers can run minutes on 2 loaded cores.
 KEEPALIVE_S = 900
 START_TIMEOUT_S = 120
-# The worker option that shows the host's Python to actions (worker.py; development only).
-ALLOW_HOST_PYTHON = "--allow-host-python"
 
 CONFIG = """\
 server:
@@ -202,9 +199,7 @@ class Engine:
         wait_for_port(self.port, server, "bgd server", server_log)
         python = str(BUILDGRID_VENV / "bin" / "python")
         # The workers' base image, made once here rather than by two workers at once.
-        image = CACHE / (
-            "remote-image-host-python" if ALLOW_HOST_PYTHON in self.worker_args else "remote-image"
-        )
+        image = CACHE / "remote-image"
         made = subprocess.run(
             [python, str(WORKER), "--make-image", "--image", str(image), *self.worker_args],
             capture_output=True,
@@ -355,12 +350,12 @@ def wait_gone(pid: int, timeout: float = 10.0) -> None:
 
 
 def main(argv: list[str]) -> int:
-    command = argv[0] if argv and set(argv[1:]) <= {ALLOW_HOST_PYTHON} else ""
+    command = argv[0] if len(argv) == 1 else ""
     if command == "up":
         if STATE_FILE.exists():
             print(f"remote engine: already up ({STATE_FILE}); run `down` first", file=sys.stderr)
             return 1
-        engine = Engine(worker_args=tuple(a for a in argv[1:] if a == ALLOW_HOST_PYTHON))
+        engine = Engine()
         try:
             engine.start()
         except EngineError as e:

@@ -14,8 +14,6 @@ compiler and the C library. It hides every Python of the host (HIDDEN: Debian's 
 its libpython and its standard library; nothing under /usr/local, the home directory, pyenv or a
 venv is bound), the checkout, the home directory and the host's /tmp, and has no network.
 An action therefore sees the interpreter, torch and CUDA only where the build declares them.
---allow-host-python binds the interpreter this worker runs on (sys.base_prefix) and Debian's
-Python too: for developing, never in the tests that check hermeticity.
 """
 
 from __future__ import annotations
@@ -278,7 +276,7 @@ class Outputs:
                 )
 
 
-def make_image(dest: Path, allow_host_python: bool) -> None:
+def make_image(dest: Path) -> None:
     """The base image under dest (usr/ and etc/), unless dest has it already for this host.
 
     Hard links (`cp -al`) of IMAGE_DIRS without HIDDEN: one bind mount of the image per action.
@@ -286,7 +284,7 @@ def make_image(dest: Path, allow_host_python: bool) -> None:
     Python, took 15 s per action here (1,600 mounts)."""
     status = Path("/var/lib/dpkg/status")
     info = status.stat() if status.exists() else None
-    stamp = f"{HIDDEN.pattern} {allow_host_python} {info and (info.st_mtime_ns, info.st_size)}"
+    stamp = f"{HIDDEN.pattern} {info and (info.st_mtime_ns, info.st_size)}"
     if (dest / ".stamp").is_file() and (dest / ".stamp").read_text() == stamp:
         return
     tmp = dest.with_name(f"{dest.name}.tmp{os.getpid()}")
@@ -297,30 +295,27 @@ def make_image(dest: Path, allow_host_python: bool) -> None:
     subprocess.run(["cp", "-a", "--link", *tops, str(tmp / "usr")], check=True)
     etc = [f"/etc/{n}" for n in IMAGE_ETC if os.path.lexists(f"/etc/{n}")]
     subprocess.run(["cp", "-a", *etc, str(tmp / "etc")], check=True)
-    if not allow_host_python:
-        for top in tops:
-            for base in (top, f"{top}/x86_64-linux-gnu"):
-                copy = tmp / base.lstrip("/")
-                for name in os.listdir(copy) if copy.is_dir() else []:
-                    if HIDDEN.search(name):
-                        path = copy / name
-                        if path.is_dir() and not path.is_symlink():
-                            shutil.rmtree(path)
-                        else:
-                            path.unlink()
+    for top in tops:
+        for base in (top, f"{top}/x86_64-linux-gnu"):
+            copy = tmp / base.lstrip("/")
+            for name in os.listdir(copy) if copy.is_dir() else []:
+                if HIDDEN.search(name):
+                    path = copy / name
+                    if path.is_dir() and not path.is_symlink():
+                        shutil.rmtree(path)
+                    else:
+                        path.unlink()
     (tmp / ".stamp").write_text(stamp)
     shutil.rmtree(dest, ignore_errors=True)
     os.replace(tmp, dest)
 
 
-def image_args(image: Path, allow_host_python: bool) -> list[str]:
+def image_args(image: Path) -> list[str]:
     """The bwrap arguments of the base image made by make_image."""
     args = ["--ro-bind", str(image / "usr"), "/usr", "--ro-bind", str(image / "etc"), "/etc"]
     for link, target in IMAGE_LINKS.items():
         if (image / target).is_dir():
             args += ["--symlink", target, link]
-    if allow_host_python:
-        args += ["--ro-bind", sys.base_prefix, sys.base_prefix]
     return args
 
 
@@ -339,8 +334,8 @@ class Worker:
         self.cas = Cas(channel, args.instance, Path(args.cache_dir))
         self.work = Path(args.work_dir)
         image = Path(args.image)
-        make_image(image, args.allow_host_python)
-        self.image = image_args(image, args.allow_host_python)
+        make_image(image)
+        self.image = image_args(image)
 
     def run_forever(self) -> None:
         session = self.bots.CreateBotSession(
@@ -468,14 +463,9 @@ def main() -> int:
     parser.add_argument("--cache-dir", help="the blob cache (may be shared)")
     parser.add_argument("--image", required=True, help="the base image (made if missing)")
     parser.add_argument("--make-image", action="store_true", help="make --image, and exit")
-    parser.add_argument(
-        "--allow-host-python",
-        action="store_true",
-        help="show the host's Python to actions (development only)",
-    )
     args = parser.parse_args()
     if args.make_image:
-        make_image(Path(args.image), args.allow_host_python)
+        make_image(Path(args.image))
         return 0
     missing = [n for n in ("server", "bot_id", "work_dir", "cache_dir") if not getattr(args, n)]
     if missing:
