@@ -11,7 +11,8 @@ hit`). Each build prints its counts in pytest's summary.
 - a second client, a fresh clone of this checkout at another path with its own output base,
   against the same engine: every action an action-cache hit, none executed;
 - //:aten_generated and //:libaten_generated.so in that clone (`slow`);
-- an unreachable --remote_executor: Bazel's one line.
+- an unreachable --remote_executor: Bazel's one line;
+- a worker image without the C++ compiler the toolchain names: the compile fails, naming it.
 
 The workers show no Python of the host (tests/remote/worker.py): the generator and the other
 Python actions (MUST_RUN_REMOTELY, checked in the execution log) run on @rules_aten_python's
@@ -283,3 +284,36 @@ def test_an_unreachable_executor_is_one_line(quickstart: Path, scratch: Path) ->
         f"ERROR: Failed to query remote execution capabilities: Connection refused: "
         f"/127.0.0.1:{port}"
     ], result.stderr[-3000:]
+
+
+def test_a_worker_image_without_the_compiler_names_it(scratch: Path) -> None:
+    """The C++ toolchain is configured on the client (@local_config_cc: `which gcc`), and a
+    worker must have that compiler at that path. A plain cc_binary, so that no header upload
+    comes first."""
+    compiler = shutil.which("gcc")
+    assert compiler, "no gcc on PATH"
+    ws = scratch / "no_compiler"
+    ws.mkdir()
+    (ws / "WORKSPACE").write_text(
+        f'local_repository(name = "rules_aten", path = "{REPO}")\n\n'
+        'load("@rules_aten//rules:repositories.bzl", "rules_aten_debian_dependencies")\n\n'
+        "rules_aten_debian_dependencies()\n"
+    )
+    (ws / "BUILD.bazel").write_text('cc_binary(name = "hello", srcs = ["hello.cc"])\n')
+    (ws / "hello.cc").write_text('#include <cstdio>\nint main() { std::puts("hello"); }\n')
+    ob = scratch / "ob_no_compiler"
+    with Engine(image_without=(compiler,)) as no_compiler:
+        result = bazel(
+            "build",
+            *remote_flags(no_compiler.url, scratch / "no_compiler.exec.json"),
+            "//:hello",
+            cwd=ws,
+            startup=own_output_base(ob),
+            check=False,
+        )
+    bazel("shutdown", cwd=ws, startup=own_output_base(ob), check=False)
+    assert result.returncode != 0
+    errors = [line for line in result.stderr.splitlines() if line.startswith("ERROR:")]
+    assert len(errors) == 1, result.stderr[-3000:]
+    assert "Compiling hello.cc failed" in errors[0] and compiler in errors[0], errors[0]
+    assert f"bwrap: execvp {compiler}: No such file or directory" in result.stderr.splitlines()

@@ -148,10 +148,12 @@ class Engine:
     """PostgreSQL, a BuildGrid server and WORKERS workers in a fresh state directory.
 
     `with Engine() as engine:` starts them and always stops them; engine.url is the value of
-    --remote_executor. worker_args go to every worker (worker.py --help)."""
+    --remote_executor. worker_args go to every worker (worker.py --help); image_without names
+    files of the host the workers' base image leaves out (an image without the compiler)."""
 
     workers: int = WORKERS
     worker_args: tuple[str, ...] = ()
+    image_without: tuple[str, ...] = ()
     state: Path = field(default_factory=lambda: Path(tempfile.mkdtemp(prefix="rules_aten_remote_")))
     port: int = 0
     pg_port: int = 0
@@ -200,8 +202,11 @@ class Engine:
         python = str(BUILDGRID_VENV / "bin" / "python")
         # The workers' base image, made once here rather than by two workers at once.
         image = CACHE / "remote-image"
+        without = [f"--image-without={path}" for path in self.image_without]
+        if without:  # another image, so that the usual one is not made again afterwards
+            image = self.state / "image"
         made = subprocess.run(
-            [python, str(WORKER), "--make-image", "--image", str(image), *self.worker_args],
+            [python, str(WORKER), "--make-image", "--image", str(image), *without],
             capture_output=True,
             text=True,
         )
@@ -224,6 +229,7 @@ class Engine:
                     str(self.state / "blobs"),
                     "--image",
                     str(image),
+                    *without,
                     *self.worker_args,
                 ],
                 self.state / f"worker{i}.log",

@@ -276,15 +276,16 @@ class Outputs:
                 )
 
 
-def make_image(dest: Path) -> None:
-    """The base image under dest (usr/ and etc/), unless dest has it already for this host.
+def make_image(dest: Path, without: list[str]) -> None:
+    """The base image under dest (usr/ and etc/), unless dest has it already for this host;
+    without: more paths of the host to leave out (a test of an image that lacks the compiler).
 
     Hard links (`cp -al`) of IMAGE_DIRS without HIDDEN: one bind mount of the image per action.
     Bind mounts of the entries of /usr/bin and /usr/lib one by one, to leave out the few of
     Python, took 15 s per action here (1,600 mounts)."""
     status = Path("/var/lib/dpkg/status")
     info = status.stat() if status.exists() else None
-    stamp = f"{HIDDEN.pattern} {info and (info.st_mtime_ns, info.st_size)}"
+    stamp = f"{HIDDEN.pattern} {info and (info.st_mtime_ns, info.st_size)} {sorted(without)}"
     if (dest / ".stamp").is_file() and (dest / ".stamp").read_text() == stamp:
         return
     tmp = dest.with_name(f"{dest.name}.tmp{os.getpid()}")
@@ -305,6 +306,8 @@ def make_image(dest: Path) -> None:
                         shutil.rmtree(path)
                     else:
                         path.unlink()
+    for path in without:
+        (tmp / path.lstrip("/")).unlink()
     (tmp / ".stamp").write_text(stamp)
     shutil.rmtree(dest, ignore_errors=True)
     os.replace(tmp, dest)
@@ -334,7 +337,7 @@ class Worker:
         self.cas = Cas(channel, args.instance, Path(args.cache_dir))
         self.work = Path(args.work_dir)
         image = Path(args.image)
-        make_image(image)
+        make_image(image, args.image_without)
         self.image = image_args(image)
 
     def run_forever(self) -> None:
@@ -463,9 +466,16 @@ def main() -> int:
     parser.add_argument("--cache-dir", help="the blob cache (may be shared)")
     parser.add_argument("--image", required=True, help="the base image (made if missing)")
     parser.add_argument("--make-image", action="store_true", help="make --image, and exit")
+    parser.add_argument(
+        "--image-without",
+        action="append",
+        default=[],
+        metavar="PATH",
+        help="leave this file of the host out of the image (repeatable)",
+    )
     args = parser.parse_args()
     if args.make_image:
-        make_image(Path(args.image))
+        make_image(Path(args.image), args.image_without)
         return 0
     missing = [n for n in ("server", "bot_id", "work_dir", "cache_dir") if not getattr(args, n)]
     if missing:
