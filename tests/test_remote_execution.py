@@ -18,8 +18,8 @@ The workers show no Python of the host (tests/remote/worker.py): the generator a
 Python actions (MUST_RUN_REMOTELY, checked in the execution log) run on @rules_aten_python's
 interpreter and standard library, which the build declares as inputs.
 
-`./dev test-remote` runs this module (the `remote` slice, tests/slices.py); it needs BuildGrid's
-venv, PostgreSQL 15 and bubblewrap (`./dev setup-remote`).
+`./dev test-remote` runs this module (the `remote` slice, tests/slices.py; elsewhere it skips,
+saying so); it needs BuildGrid's venv, PostgreSQL 15 and bubblewrap (`./dev setup-remote`).
 """
 
 from __future__ import annotations
@@ -67,6 +67,12 @@ def _missing() -> str | None:
     return None
 
 
+# The builds take minutes: `./dev test` (every module) leaves them to the slice's own command.
+if "remote" not in slices.required_slices():
+    pytest.skip(
+        f"the remote slice: `{slices.SLICES['remote']}` runs these (CI does)",
+        allow_module_level=True,
+    )
 if (_reason := _missing()) is not None:
     slices.missing("remote", f"{_reason}: ./dev setup-remote installs it")
 

@@ -28,6 +28,7 @@ Stdlib only: any Python 3.11 runs it, without BuildGrid importable.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
@@ -204,7 +205,8 @@ class Engine:
         image = CACHE / "remote-image"
         without = [f"--image-without={path}" for path in self.image_without]
         if without:  # another image, so that the usual one is not made again afterwards
-            image = self.state / "image"
+            key = hashlib.sha256("\0".join(sorted(self.image_without)).encode()).hexdigest()[:12]
+            image = CACHE / f"remote-image-without-{key}"
         made = subprocess.run(
             [python, str(WORKER), "--make-image", "--image", str(image), *without],
             capture_output=True,
@@ -300,10 +302,11 @@ class Engine:
         return proc
 
     def stop(self) -> None:
-        # Workers first, so that none is left polling a server that is gone.
+        # Workers and server at once, with SIGKILL: everything they hold (the in-memory CAS, the
+        # bot sessions) is thrown away, and a server busy with RPCs took seconds to end on SIGTERM.
         for pid in self.pids:
             try:
-                os.killpg(pid, signal.SIGTERM)
+                os.killpg(pid, signal.SIGKILL)
             except ProcessLookupError:
                 continue
         for pid in self.pids:

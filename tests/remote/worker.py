@@ -5,7 +5,9 @@ ships. One process holds one lease at a time: it leases work through the Bots AP
 (CreateBotSession, then UpdateBotSession), fetches the Action, its Command and its input root
 from the CAS, runs the command in a bubblewrap sandbox, uploads the outputs (files, and output
 directories as REAPI `Tree` messages), stdout and stderr, and reports the ActionResult with the
-lease. No retries, no resource limits, no cancellation, no partial execution metadata.
+lease. No retries, no resource limits, no cancellation, no partial execution metadata; the input
+files are hard links into the blob cache, so an action that wrote to one of its inputs would
+change it for later actions (no action of a Bazel build does).
 
 The sandbox shows the action's input root (materialized as hard links into a blob cache shared
 by the workers of one engine) and a read-only base image: /usr/bin, /usr/lib, /usr/lib64,
