@@ -22,6 +22,7 @@ SLICES = {
     "cuda": "./dev test-cuda",
     "releases": "./dev test-releases",
     "bazel7": "./dev test-bazel7",
+    "remote": "./dev test-remote",
 }
 
 

@@ -23,6 +23,7 @@ MODULES = {
     "tests/test_gpu_bundle_build.py": ("releases", "$RULES_ATEN_GPU_BUNDLE_PYTHON="),
     "tests/test_releases.py": ("releases", "$RULES_ATEN_RELEASES names "),
     "tests/test_cuda_wheel.py": ("cuda", "needs a CUDA build of torch"),
+    "tests/test_remote_execution.py": ("remote", "no BuildGrid venv at "),
 }
 # The fast tests take the one module that imports neither torch nor the generator (a second of
 # CPU); the slow one all three.
@@ -40,6 +41,7 @@ def _pytest(
     env = {k: v for k, v in os.environ.items() if not k.startswith("RULES_ATEN_")}
     env["RULES_ATEN_GPU_BUNDLE_PYTHON"] = str(missing / "venv-torch-2.11.0" / "bin" / "python")
     env["RULES_ATEN_RELEASES"] = str(missing / "releases" / "2.15.0" / "torch")
+    env["RULES_ATEN_BUILDGRID_VENV"] = str(missing / "venv-buildgrid")
     if required is not None:
         env[REQUIRED_ENV] = required
     return subprocess.run(
@@ -88,4 +90,4 @@ def test_a_slice_that_does_not_exist_stops_the_run(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_every_slice_module_fails_when_required(tmp_path: Path) -> None:
-    _assert_fails_naming_the_slices(tmp_path, "cuda,releases", list(MODULES))
+    _assert_fails_naming_the_slices(tmp_path, "cuda,releases,remote", list(MODULES))

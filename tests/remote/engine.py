@@ -1,0 +1,396 @@
+"""A Remote Execution API engine on localhost for the tests: PostgreSQL, BuildGrid and test workers.
+
+Test infrastructure, not a deployment: everything listens on 127.0.0.1 only, PostgreSQL trusts
+every local connection, the CAS and the action cache are in memory and die with the server.
+
+    python3 tests/remote/engine.py up      start it; prints the --remote_executor URL
+    python3 tests/remote/engine.py down    stop what `up` started (and remove its state)
+    python3 tests/remote/engine.py status  the URL, or exit 1 when none is up
+
+`./dev remote-up` and `./dev remote-down` run these; tests/test_remote_execution.py uses Engine
+as a context manager (a session fixture), which stops everything even when a test fails.
+
+- **BuildGrid** from its own venv (BUILDGRID_VENV, installed by `./dev setup-remote` from
+  third_party/requirements_buildgrid.lock): Execution, CAS, ActionCache, ByteStream, Bots.
+- **PostgreSQL 15** from Debian (PG_BIN), BuildGrid's scheduler database. It refuses to run as
+  root, so as root its data directory belongs to the user `postgres` and initdb and pg_ctl run as
+  that user. The URL names psycopg2: with plain `postgresql://`, SQLAlchemy 2.1 picks psycopg 3,
+  whose connections lack the `poll` that BuildGrid's LISTEN/NOTIFY uses, and every job then waits
+  for the scheduler's periodic poll.
+- **Workers**: tests/remote/worker.py, WORKERS processes of one lease each, each action in a
+  bubblewrap sandbox.
+
+The server's `thread-pool-size` is also its limit of concurrent RPCs: Bazel 4.2.3 opens up to 100
+connections (--remote_max_connections) to upload the torch headers, and a pool of 40 answered
+RESOURCE_EXHAUSTED. The tests pass a small --remote_max_connections and the pool is larger.
+Stdlib only: any Python 3.11 runs it, without BuildGrid importable.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+CACHE = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "rules_aten"
+BUILDGRID_VENV = Path(os.environ.get("RULES_ATEN_BUILDGRID_VENV") or CACHE / "venv-buildgrid")
+PG_BIN = Path("/usr/lib/postgresql/15/bin")
+WORKER = Path(__file__).resolve().parent / "worker.py"
+# Where `up` keeps what `down` needs (the state directory and the processes).
+STATE_FILE = CACHE / "remote-engine.json"
+WORKERS = 2
+THREAD_POOL_SIZE = 200
+# How long a bot session lives without an UpdateBotSession: a worker reports only between two
+# actions, and a compile that declares the ~9,400 torch headers can run minutes on 2 loaded cores.
+KEEPALIVE_S = 900
+START_TIMEOUT_S = 120
+
+CONFIG = """\
+server:
+  - !channel
+    address: "127.0.0.1:{port}"
+    insecure-mode: true
+thread-pool-size: {pool}
+connections:
+  - !sql-connection &sql
+    connection-string: {db_url}
+    pool-size: 10
+    max-overflow: 20
+storages:
+  - !lru-storage &cas
+    size: 4096M
+caches:
+  - !lru-action-cache &ac
+    storage: *cas
+    max-cached-refs: 100000
+    allow-updates: true
+    cache-failed-actions: false
+schedulers:
+  - !sql-scheduler &scheduler
+    sql: *sql
+    storage: *cas
+    action-cache: *ac
+    bot-session-keepalive-timeout: {keepalive}
+    poll-interval: 0.5
+instances:
+  - name: ""
+    services:
+      - !action-cache
+        cache: *ac
+      - !execution
+        scheduler: *scheduler
+      - !cas
+        storage: *cas
+      - !bytestream
+        storage: *cas
+"""
+
+
+class EngineError(Exception):
+    """The engine could not start: one line that says what is missing or what failed."""
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def wait_for_port(port: int, proc: subprocess.Popen[bytes], what: str, log: Path) -> None:
+    deadline = time.monotonic() + START_TIMEOUT_S
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise EngineError(f"{what} exited {proc.returncode}: {tail(log)}")
+        with socket.socket() as s:
+            if s.connect_ex(("127.0.0.1", port)) == 0:
+                return
+        time.sleep(0.2)
+    raise EngineError(
+        f"{what} did not listen on 127.0.0.1:{port} in {START_TIMEOUT_S} s: {tail(log)}"
+    )
+
+
+def tail(log: Path, lines: int = 5) -> str:
+    try:
+        text = log.read_text(errors="replace").strip().splitlines()
+    except OSError:
+        return f"(no {log})"
+    return " | ".join(text[-lines:]) + f" (log: {log})"
+
+
+def as_postgres(args: list[str]) -> list[str]:
+    """PostgreSQL refuses to run as root: as root, run it as the user `postgres`."""
+    return ["runuser", "-u", "postgres", "--", *args] if os.geteuid() == 0 else args
+
+
+def check_installed() -> None:
+    missing = []
+    if not (BUILDGRID_VENV / "bin" / "bgd").is_file():
+        missing.append(f"BuildGrid ({BUILDGRID_VENV}/bin/bgd)")
+    if not (PG_BIN / "pg_ctl").is_file():
+        missing.append(f"PostgreSQL 15 ({PG_BIN}/pg_ctl; apt-get install postgresql-15)")
+    if shutil.which("bwrap") is None:
+        missing.append("bubblewrap (bwrap; apt-get install bubblewrap)")
+    if missing:
+        raise EngineError(f"remote engine: missing {', '.join(missing)}: run ./dev setup-remote")
+
+
+@dataclass
+class Engine:
+    """PostgreSQL, a BuildGrid server and WORKERS workers in a fresh state directory.
+
+    `with Engine() as engine:` starts them and always stops them; engine.url is the value of
+    --remote_executor. worker_args go to every worker (worker.py --help); image_without names
+    files of the host the workers' base image leaves out (an image without the compiler)."""
+
+    workers: int = WORKERS
+    worker_args: tuple[str, ...] = ()
+    image_without: tuple[str, ...] = ()
+    state: Path = field(default_factory=lambda: Path(tempfile.mkdtemp(prefix="rules_aten_remote_")))
+    port: int = 0
+    pg_port: int = 0
+    pids: list[int] = field(default_factory=list)
+
+    @property
+    def url(self) -> str:
+        return f"grpc://127.0.0.1:{self.port}"
+
+    @property
+    def db_url(self) -> str:
+        return f"postgresql+psycopg2://postgres@127.0.0.1:{self.pg_port}/postgres"
+
+    def __enter__(self) -> Engine:
+        try:
+            self.start()
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def start(self) -> None:
+        check_installed()
+        self.state.mkdir(parents=True, exist_ok=True)
+        self.start_postgres()
+        bgd = str(BUILDGRID_VENV / "bin" / "bgd")
+        migrate = subprocess.run(
+            [bgd, "migrate", "apply", self.db_url], capture_output=True, text=True
+        )
+        if migrate.returncode != 0:
+            last = (migrate.stderr.strip().splitlines() or ["?"])[-1]
+            raise EngineError(f"bgd migrate apply exited {migrate.returncode}: {last}")
+        self.port = free_port()
+        config = self.state / "buildgrid.yml"
+        config.write_text(
+            CONFIG.format(
+                port=self.port, pool=THREAD_POOL_SIZE, db_url=self.db_url, keepalive=KEEPALIVE_S
+            )
+        )
+        server_log = self.state / "buildgrid.log"
+        server = self.spawn([bgd, "server", "start", str(config)], server_log)
+        wait_for_port(self.port, server, "bgd server", server_log)
+        python = str(BUILDGRID_VENV / "bin" / "python")
+        # The workers' base image, made once here rather than by two workers at once.
+        image = CACHE / "remote-image"
+        without = [f"--image-without={path}" for path in self.image_without]
+        if without:  # another image, so that the usual one is not made again afterwards
+            key = hashlib.sha256("\0".join(sorted(self.image_without)).encode()).hexdigest()[:12]
+            image = CACHE / f"remote-image-without-{key}"
+        made = subprocess.run(
+            [python, str(WORKER), "--make-image", "--image", str(image), *without],
+            capture_output=True,
+            text=True,
+        )
+        if made.returncode != 0:
+            last = (made.stderr.strip().splitlines() or ["?"])[-1]
+            raise EngineError(f"worker.py --make-image exited {made.returncode}: {last}")
+        for i in range(self.workers):
+            work = self.state / f"worker{i}"
+            self.spawn(
+                [
+                    python,
+                    str(WORKER),
+                    "--server",
+                    self.url,
+                    "--bot-id",
+                    f"test-worker-{i}",
+                    "--work-dir",
+                    str(work),
+                    "--cache-dir",
+                    str(self.state / "blobs"),
+                    "--image",
+                    str(image),
+                    *without,
+                    *self.worker_args,
+                ],
+                self.state / f"worker{i}.log",
+            )
+
+    def start_postgres(self) -> None:
+        data = self.state / "pgdata"
+        data.mkdir()
+        if os.geteuid() == 0:
+            # The state directory stays root's (the workers' sandboxes bind what is in it), and
+            # the user postgres may only pass through it to its own data directory.
+            self.state.chmod(0o711)
+            shutil.chown(data, "postgres")
+        init = subprocess.run(
+            as_postgres(
+                [
+                    str(PG_BIN / "initdb"),
+                    "-D",
+                    str(data),
+                    "-U",
+                    "postgres",
+                    "--auth=trust",
+                    "--no-sync",
+                ]
+            ),
+            capture_output=True,
+            text=True,
+        )
+        if init.returncode != 0:
+            last = (init.stderr.strip().splitlines() or ["?"])[-1]
+            raise EngineError(f"initdb exited {init.returncode}: {last}")
+        self.pg_port = free_port()
+        options = (
+            f"-c listen_addresses=127.0.0.1 -p {self.pg_port} -k {data} "
+            "-c fsync=off -c max_connections=200"
+        )
+        log = data / "postgres.log"
+        started = subprocess.run(
+            as_postgres(
+                [
+                    str(PG_BIN / "pg_ctl"),
+                    "-D",
+                    str(data),
+                    "-o",
+                    options,
+                    "-l",
+                    str(log),
+                    "-w",
+                    "start",
+                ]
+            ),
+            capture_output=True,
+            text=True,
+        )
+        if started.returncode != 0:
+            raise EngineError(f"pg_ctl start exited {started.returncode}: {tail(log)}")
+
+    def spawn(self, args: list[str], log: Path) -> subprocess.Popen[bytes]:
+        with log.open("wb") as out:
+            proc = subprocess.Popen(
+                args,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                start_new_session=True,
+            )
+        self.pids.append(proc.pid)
+        return proc
+
+    def stop(self) -> None:
+        # Workers and server at once, with SIGKILL: everything they hold (the in-memory CAS, the
+        # bot sessions) is thrown away, and a server busy with RPCs took seconds to end on SIGTERM.
+        for pid in self.pids:
+            try:
+                os.killpg(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                continue
+        for pid in self.pids:
+            wait_gone(pid)
+        self.pids.clear()
+        data = self.state / "pgdata"
+        if (data / "postmaster.pid").exists():
+            subprocess.run(
+                as_postgres(
+                    [str(PG_BIN / "pg_ctl"), "-D", str(data), "-m", "immediate", "-w", "stop"]
+                ),
+                capture_output=True,
+            )
+        shutil.rmtree(self.state, ignore_errors=True)
+
+    def to_json(self) -> str:
+        return json.dumps(
+            {
+                "state": str(self.state),
+                "port": self.port,
+                "pg_port": self.pg_port,
+                "pids": self.pids,
+            }
+        )
+
+    @classmethod
+    def from_json(cls, text: str) -> Engine:
+        d = json.loads(text)
+        return cls(state=Path(d["state"]), port=d["port"], pg_port=d["pg_port"], pids=d["pids"])
+
+
+def wait_gone(pid: int, timeout: float = 10.0) -> None:
+    """Waits for pid to exit (reaping it if it is a child); SIGKILLs its group after timeout."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            done, _ = os.waitpid(pid, os.WNOHANG)
+            if done:
+                return
+        except ChildProcessError:  # not our child: poll whether it still exists
+            try:
+                os.kill(pid, 0)
+            except ProcessLookupError:
+                return
+        time.sleep(0.1)
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+
+
+def main(argv: list[str]) -> int:
+    command = argv[0] if len(argv) == 1 else ""
+    if command == "up":
+        if STATE_FILE.exists():
+            print(f"remote engine: already up ({STATE_FILE}); run `down` first", file=sys.stderr)
+            return 1
+        engine = Engine()
+        try:
+            engine.start()
+        except EngineError as e:
+            engine.stop()
+            print(e, file=sys.stderr)
+            return 1
+        STATE_FILE.parent.mkdir(parents=True, exist_ok=True)
+        STATE_FILE.write_text(engine.to_json())
+        print(f"--remote_executor={engine.url} (logs in {engine.state})")
+        return 0
+    if command == "down":
+        if not STATE_FILE.exists():
+            print("remote engine: none is up", file=sys.stderr)
+            return 0
+        Engine.from_json(STATE_FILE.read_text()).stop()
+        STATE_FILE.unlink()
+        return 0
+    if command == "status":
+        if not STATE_FILE.exists():
+            print("remote engine: none is up", file=sys.stderr)
+            return 1
+        print(f"--remote_executor={Engine.from_json(STATE_FILE.read_text()).url}")
+        return 0
+    print("usage: engine.py up|down|status", file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
