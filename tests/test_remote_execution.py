@@ -11,6 +11,8 @@ hit`). Each build prints its counts in pytest's summary.
 - a second client, a fresh clone of this checkout at another path with its own output base,
   against the same engine: every action an action-cache hit, none executed;
 - //:aten_generated and //:libaten_generated.so in that clone (`slow`);
+- examples/privateuse1_backend's //:libhost_device.so in that clone: an external_backend_codegen
+  backend with a derivatives YAML (generated AutogradPrivateUse1 kernels), its demo run on it;
 - an unreachable --remote_executor: Bazel's one line;
 - a worker image without the C++ compiler the toolchain names: the compile fails, naming it.
 
@@ -35,7 +37,7 @@ from pathlib import Path
 import pytest
 
 from tests import slices
-from tests.bazel_helpers import REPO, bazel, own_output_base, read_execution_log
+from tests.bazel_helpers import REPO, bazel, own_output_base, read_execution_log, run_demo
 from tests.quickstart_helpers import (
     PYTHON_SNIPPET,
     VENV,
@@ -268,6 +270,27 @@ def test_aten_generated_builds_remotely(
     )
     assert run.returncode == 0, run.stderr[-3000:]
     assert run.stdout.strip() == "[2.0, 2.0]"
+
+
+def test_a_backend_with_derivatives_builds_remotely(
+    clone: Path, engine: Engine, scratch: Path, summary: list[str]
+) -> None:
+    example = clone / "examples" / "privateuse1_backend"  # its WORKSPACE names ../.. (the clone)
+    (example / ".venv").symlink_to(VENV)  # the interpreter with torch, as a user's workspace has
+    kinds, log = remote_build(
+        example,
+        scratch / "ob_privateuse1",
+        engine.url,
+        ("//:libhost_device.so",),
+        "examples/privateuse1_backend //:libhost_device.so",
+        summary,
+    )
+    ran = {s.get("mnemonic") for s in read_execution_log(log) if not s.get("remoteCacheHit")}
+    assert "AtenBackendCodegen" in ran, sorted(ran)
+    # Every check of the demo passed (run_demo fails otherwise), the generated autograd's among
+    # them: a training step through tanh's AutogradPrivateUse1 kernel, from derivatives.yaml.
+    report = run_demo(example / "demo.py", example / "bazel-bin" / "libhost_device.so")
+    assert report["checks"]["train_generated_autograd"], report
 
 
 def test_an_unreachable_executor_is_one_line(quickstart: Path, scratch: Path) -> None:
