@@ -68,10 +68,11 @@ def _build(workspace: Path, log: Path, check: bool, *targets: str):
     )
 
 
-# What the README promises a user: a YAML mistake in seconds. Measured here: about 10 s for a
-# cold build of the quickstart with repositories set up on a 2-core machine, Bazel's server
-# start and analysis included; the bound leaves room for a loaded machine.
-YAML_ERROR_WITHIN_S = 30
+# What the README promises a user: a YAML mistake in seconds. Measured: 12.7 s for this cold
+# build (repositories set up, analysis included) on a 2-core machine at load 15, 24.4 s in a
+# CI run beside the other pytest-xdist worker's builds. What the test guarantees is the order
+# (above); this bound only catches a return of the minute a shared precompiled header cost.
+YAML_ERROR_WITHIN_S = 60
 
 LIBRARIES = ("myops", "myops_tuned")
 
