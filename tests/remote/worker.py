@@ -282,7 +282,8 @@ def make_image(dest: Path, without: list[str]) -> None:
     """The base image under dest (usr/ and etc/), unless dest has it already for this host;
     without: more paths of the host to leave out (a test of an image that lacks the compiler).
 
-    Hard links (`cp -al`) of IMAGE_DIRS without HIDDEN: one bind mount of the image per action.
+    Hard links (`cp -al`) of IMAGE_DIRS without HIDDEN, or a copy where dest is on another file
+    system: one bind mount of the image per action.
     Bind mounts of the entries of /usr/bin and /usr/lib one by one, to leave out the few of
     Python, took 15 s per action here (1,600 mounts)."""
     status = Path("/var/lib/dpkg/status")
@@ -295,7 +296,12 @@ def make_image(dest: Path, without: list[str]) -> None:
     (tmp / "usr").mkdir(parents=True)
     (tmp / "etc").mkdir()
     tops = [t for t in IMAGE_DIRS if os.path.isdir(t) and not os.path.islink(t)]
-    subprocess.run(["cp", "-a", "--link", *tops, str(tmp / "usr")], check=True)
+    linked = subprocess.run(["cp", "-a", "--link", *tops, str(tmp / "usr")], capture_output=True)
+    if linked.returncode != 0:
+        # Hard links need the image on /usr's file system; elsewhere, a copy (slower, larger).
+        shutil.rmtree(tmp / "usr")
+        (tmp / "usr").mkdir()
+        subprocess.run(["cp", "-a", *tops, str(tmp / "usr")], check=True)
     etc = [f"/etc/{n}" for n in IMAGE_ETC if os.path.lexists(f"/etc/{n}")]
     subprocess.run(["cp", "-a", *etc, str(tmp / "etc")], check=True)
     for top in tops:
