@@ -111,6 +111,19 @@ def input_counts(log: Path) -> str:
     return ", ".join(f"{m} {n}" for m, n in most.most_common())
 
 
+def build_once(workspace: Path, output_base: Path, *args: str) -> subprocess.CompletedProcess:
+    """`bazel build args...` in workspace with its own output base, whose server is then shut
+    down (each build here is the only one of its output base)."""
+    startup = own_output_base(output_base)
+    result = bazel("build", *args, cwd=workspace, startup=startup, check=False)
+    bazel("shutdown", cwd=workspace, startup=startup, check=False)
+    return result
+
+
+def error_lines(result: subprocess.CompletedProcess) -> list[str]:
+    return [line for line in result.stderr.splitlines() if line.startswith("ERROR:")]
+
+
 def remote_build(
     workspace: Path,
     output_base: Path,
@@ -126,16 +139,8 @@ def remote_build(
     shutil.rmtree(output_base, ignore_errors=True)
     log = output_base.parent / f"{output_base.name}.exec.json"
     start = time.monotonic()
-    result = bazel(
-        "build",
-        *remote_flags(url, log),
-        *targets,
-        cwd=workspace,
-        startup=own_output_base(output_base),
-        check=False,
-    )
+    result = build_once(workspace, output_base, *remote_flags(url, log), *targets)
     seconds = time.monotonic() - start
-    bazel("shutdown", cwd=workspace, startup=own_output_base(output_base), check=False)
     assert result.returncode == 0, result.stderr[-6000:]
     kinds = processes(result.stderr)
     local = {k: n for k, n in kinds.items() if k not in ("internal", "remote", "remote cache hit")}
@@ -294,21 +299,16 @@ def test_a_backend_with_derivatives_builds_remotely(
 
 def test_an_unreachable_executor_is_one_line(quickstart: Path, scratch: Path) -> None:
     port = free_port()  # nothing listens there
-    ob = scratch / "ob_unreachable"
-    result = bazel(
-        "build",
+    result = build_once(
+        quickstart,
+        scratch / "ob_unreachable",
         f"--remote_executor=grpc://127.0.0.1:{port}",
         "--spawn_strategy=remote",
         "--disk_cache=",
         "//:libmyops.so",
-        cwd=quickstart,
-        startup=own_output_base(ob),
-        check=False,
     )
-    bazel("shutdown", cwd=quickstart, startup=own_output_base(ob), check=False)
     assert result.returncode != 0
-    errors = [line for line in result.stderr.splitlines() if line.startswith("ERROR:")]
-    assert errors == [
+    assert error_lines(result) == [
         f"ERROR: Failed to query remote execution capabilities: Connection refused: "
         f"/127.0.0.1:{port}"
     ], result.stderr[-3000:]
@@ -329,19 +329,11 @@ def test_a_worker_image_without_the_compiler_names_it(scratch: Path) -> None:
     )
     (ws / "BUILD.bazel").write_text('cc_binary(name = "hello", srcs = ["hello.cc"])\n')
     (ws / "hello.cc").write_text('#include <cstdio>\nint main() { std::puts("hello"); }\n')
-    ob = scratch / "ob_no_compiler"
     with Engine(image_without=(compiler,)) as no_compiler:
-        result = bazel(
-            "build",
-            *remote_flags(no_compiler.url, scratch / "no_compiler.exec.json"),
-            "//:hello",
-            cwd=ws,
-            startup=own_output_base(ob),
-            check=False,
-        )
-    bazel("shutdown", cwd=ws, startup=own_output_base(ob), check=False)
+        flags = remote_flags(no_compiler.url, scratch / "no_compiler.exec.json")
+        result = build_once(ws, scratch / "ob_no_compiler", *flags, "//:hello")
     assert result.returncode != 0
-    errors = [line for line in result.stderr.splitlines() if line.startswith("ERROR:")]
+    errors = error_lines(result)
     assert len(errors) == 1, result.stderr[-3000:]
     assert "Compiling hello.cc failed" in errors[0] and compiler in errors[0], errors[0]
     assert f"bwrap: execvp {compiler}: No such file or directory" in result.stderr.splitlines()
