@@ -75,26 +75,37 @@ def generate(op_yaml: Path, tags_yaml: Path, tmp_path: Path, *extra: str):
     return generate_into(tmp_path, op_yaml, tags_yaml, *extra)
 
 
-def test_mutable_op_without_functional_variant_is_an_error(tmp_path: Path, tags_yaml) -> None:
+def test_mutable_op_without_functional_variant_is_left_to_torch(tmp_path: Path, tags_yaml) -> None:
+    # A custom op registers as its author wrote it; with no functional variant to call, its
+    # functionalization is torch's own (auto_functionalize), and one note says so.
     op_yaml = tmp_path / "ops.yaml"
     op_yaml.write_text(NO_FUNCTIONAL)
     out = tmp_path / "out"
-    result = generate(op_yaml, tags_yaml, tmp_path)
-    assert result.returncode == 1
+    result = generate(op_yaml, tags_yaml, tmp_path, "--shards=0")
+    assert result.returncode == 0, result.stderr
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1, result.stderr
-    assert lines[0].startswith(f"{op_yaml}:1: error: 'grow_' mutates its arguments"), lines[0]
-    assert "autogen: grow, grow.out" in lines[0], lines[0]
-    assert not out.exists() and not (tmp_path / "inc").exists()
-    # Without functionalization the same YAML generates.
-    ok = generate(op_yaml, tags_yaml, tmp_path, "--nofunctionalize", "--shards=0")
-    assert ok.returncode == 0, ok.stderr
-    assert sorted(p.name for p in out.iterdir()) == [
+    assert lines[0].startswith(f"{op_yaml}:1: note: no Functionalize kernel is generated for grow_")
+    assert "auto_functionalize" in lines[0], lines[0]
+    expected = [
         "KernelSignatures_b0.cpp",  # grow_'s one C++ signature, instantiated once
         "RegisterCPU_badops_grow.cpp",
         "RegisterMeta_badops_grow.cpp",  # the no-op Meta kernel of an in-place op
         "RegisterSchema_badops_grow.cpp",
     ]
+    assert sorted(p.name for p in out.iterdir()) == expected
+    # Asked for the functional variant, it gets a Functionalize kernel calling it.
+    op_yaml.write_text(NO_FUNCTIONAL + "  autogen: grow, grow.out\n")
+    result = generate(op_yaml, tags_yaml, tmp_path, "--shards=0")
+    assert result.returncode == 0 and not result.stderr, result.stderr
+    assert "RegisterFunctionalize_badops_grow.cpp" in {p.name for p in out.iterdir()}
+    # aten's own ops keep torchgen's rule: functionalization must serve them.
+    aten_yaml = tmp_path / "aten_ops.yaml"
+    aten_yaml.write_text(NO_FUNCTIONAL.replace("badops::", ""))
+    result = generate(aten_yaml, tags_yaml, tmp_path)
+    assert result.returncode == 1
+    assert "'grow_' mutates its arguments" in result.stderr
+    assert "autogen: grow, grow.out" in result.stderr
 
 
 CPU_ONLY_VIEW = """\

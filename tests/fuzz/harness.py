@@ -33,6 +33,7 @@ from atengen import torch_facts
 from atengen.cli.main import main
 from atengen.errors import SchemaError
 from atengen.model.schema import parse_schema
+from atengen.model.torch_schema_text import read_torch_schema
 from tests.model_helpers import TAGS_YAML
 
 ERROR_LINE = re.compile(r"^(?:[^\n]+:\d+: )?error: \S[^\n]*$")
@@ -360,3 +361,42 @@ def schema_verdict(text: str):
     elif our_shape(ours) != torch_shape(theirs):
         detail = f"shape differs: {our_shape(ours)} vs {torch_shape(theirs)}"
     return ("accept", "accept", detail)
+
+
+def torch_language_verdict(text: str):
+    """schema_verdict for a custom namespace's schema, which the op YAML takes in torch's own
+    spelling: (ours, theirs, detail). Where both accept, the text the library registers must
+    parse as the author's does, and our model must read each argument and return as torch
+    does (name, kwarg-only, written to, default, type)."""
+    import torch  # noqa: PLC0415 - only the schema fuzzing needs torch
+
+    try:
+        spelled = read_torch_schema(text)
+        ours = parse_schema(spelled.canonical, custom=True)
+        our_error = ""
+    except SchemaError as e:
+        ours, our_error = None, str(e)
+    try:
+        theirs = torch._C.parse_schema(text)
+    except Exception:  # noqa: BLE001 - torch raises RuntimeError and a few others
+        theirs = None
+    if ours is None or theirs is None:
+        return ("accept" if ours else "reject", "accept" if theirs else "reject", our_error)
+    detail = ""
+    ours_in_torch = torch._C.parse_schema(ours.text)
+    if str(torch._C.parse_schema(spelled.registered)) != str(theirs):
+        detail = "the registered text parses otherwise"
+    elif our_shape(ours) != torch_shape(theirs):
+        detail = f"shape differs: {our_shape(ours)} vs {torch_shape(theirs)}"
+    elif _types_and_defaults(ours_in_torch) != _types_and_defaults(theirs):
+        detail = (
+            f"types differ: {_types_and_defaults(ours_in_torch)} vs {_types_and_defaults(theirs)}"
+        )
+    return ("accept", "accept", detail)
+
+
+def _types_and_defaults(s) -> tuple:
+    return (
+        tuple((str(a.type), repr(a.default_value) if a.has_default_value() else "") for a in s.arguments),
+        tuple(str(r.type) for r in s.returns),
+    )  # fmt: skip

@@ -300,3 +300,25 @@ AUTOGRAD_FLAGS = st.fixed_dictionaries(
         "shards": mostly((["0", "2"], ["-1"])),
     }
 )
+
+
+# Spellings torch's tokenizer takes between tokens, beyond the op YAML's canonical single space.
+_GAPS = ["", " ", "  ", "\n", "\n    ", "\t"]
+
+
+@st.composite
+def torch_language_schema(draw) -> str:
+    """A schema() respelled as custom-op authors write theirs for TORCH_LIBRARY: `Tensor!` for
+    an annotation, any whitespace around `,`, `->` and parentheses."""
+    text = draw(schema())
+    if draw(st.booleans()):
+        text = text.replace("(a!)", "!").replace("(b!)", "!")
+    out = []
+    for piece in text.split(", "):
+        out.append(piece)
+        out.append("," + draw(st.sampled_from(_GAPS)))
+    text = "".join(out[:-1])
+    text = text.replace(" -> ", draw(st.sampled_from(["->", " -> ", "\n  -> ", " ->"])), 1)
+    if draw(st.booleans()):
+        text = text.replace("(", "(" + draw(st.sampled_from(_GAPS)), 1)
+    return text

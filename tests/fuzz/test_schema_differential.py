@@ -27,7 +27,7 @@ JUSTIFIED_REJECTIONS = {
     r"argument '…': default value .* is not .*": "torch parses defaults without checking them "
     "against the type (bool a=1, int a=1.5, Tensor a=1.5 are accepted); the C++ and Python "
     "bindings then disagree about the value",
-    r"duplicate argument name '…'": "torch keeps both; C++ cannot declare two parameters of one name",
+    r"duplicate argument name '…': .*": "torch keeps both; C++ cannot declare two parameters of one name",
     r"illegal operator name '…'|illegal overload name in '…'": "names must be C++ identifiers "
     "(torchgen's rule); torch's parser takes any identifier-ish text",
     r"inplace op '…' .*|mutable return '…' .*|mutable positional argument '…' .*"

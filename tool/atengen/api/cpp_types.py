@@ -77,9 +77,9 @@ def argument_type(t: Type, *, mutable: bool, opts: TypeOptions) -> str:
     if isinstance(t, OptionalType):
         elem = str(t.elem)
         if elem == "Tensor":
-            # A mutable optional tensor is passed as a (possibly undefined) Tensor &.
-            if mutable and not opts.const_ref_for_mutable_tensors:
-                return "at::Tensor &"
+            # Mutable or not: the dispatcher checks a kernel's parameter types against the
+            # schema, and takes only an optional for `Tensor?` (an `at::Tensor &` for
+            # `Tensor(a!)?`, torchgen's spelling, aborts the process at registration).
             return "const ::std::optional<at::Tensor> &"
         if elem == "Scalar":
             return "const ::std::optional<at::Scalar> &"

@@ -87,7 +87,7 @@ def schema_files(
 
 
 def _schema_def(f: NativeFunction, c10_tags: frozenset[str]) -> str:
-    schema = json.dumps(f"{f.namespace}::{f.func}")
+    schema = json.dumps(f"{f.namespace}::{f.registered_schema}")
     tags = sorted(t for t in f.tags if t in c10_tags)
     if not tags:
         return schema

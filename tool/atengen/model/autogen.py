@@ -75,9 +75,12 @@ def _generate_for_bucket(
     if all_manual or (all_implicit and not is_core):
         return []
     has_out = SchemaKind.out in d
+    # Outside aten the groups serve only what the conventions allow: an op of another shape
+    # is registered as its author wrote it, and torch functionalizes it (auto_functionalize).
+    custom = next(iter(d.values())).namespace != "aten"
     if has_out and len(d) == 1:
         out = d[SchemaKind.out]
-        if str(out.name) not in torch_facts.LONE_OUT_OPS_ALLOWED:
+        if not custom and str(out.name) not in torch_facts.LONE_OUT_OPS_ALLOWED:
             raise AtengenError(
                 out.loc,
                 f"out= op '{out.name}' has no functional or inplace variant to group with; "
@@ -93,6 +96,7 @@ def _generate_for_bucket(
     )
     if (
         not has_out
+        and not (custom and not base.autogen)
         and base.kind is SchemaKind.mutable
         and not any(r.type.is_tensor_like() for r in base.func.returns)
         and str(base.name) not in torch_facts.MUTABLE_OPS_WITHOUT_OUT_VARIANT

@@ -61,6 +61,14 @@ def modifies_arguments(f: NativeFunction) -> bool:
     return any(a.is_write for a in f.func.arguments.flat_all)
 
 
+def left_to_torch(f: NativeFunction) -> bool:
+    """A custom namespace's op that functionalization cannot rewrite (a mutation without a
+    functional variant, a view without a copy): torch's own handling serves it
+    (auto_functionalize under torch.compile), as it serves a TORCH_LIBRARY op. aten's own
+    ops must be functionalized here, so for them this is an error."""
+    return f.namespace != "aten" and not f.autogen
+
+
 def functionalize_plan(model: OperatorModel, f: NativeFunction) -> Plan | None:
     """What the Functionalize kernel of ``f`` does; None: torch's fallback handles f.
 
@@ -73,6 +81,8 @@ def functionalize_plan(model: OperatorModel, f: NativeFunction) -> Plan | None:
         if f.has_composite_implicit_autograd_kernel:
             return DecomposePlan(f)
         _check_view_geometry_kernel(view_group.view)
+        if view_group.view_copy is None and left_to_torch(view_group.view):
+            return None
         if view_group.view_copy is None:
             view = view_group.view
             raise AtengenError(
@@ -87,7 +97,7 @@ def functionalize_plan(model: OperatorModel, f: NativeFunction) -> Plan | None:
         return None
     group = model.group_of.get(id(f))
     if group is None:
-        if qualified(f) in tf.NOT_FUNCTIONALIZED:
+        if qualified(f) in tf.NOT_FUNCTIONALIZED or left_to_torch(f):
             return None
         raise AtengenError(
             f.loc,

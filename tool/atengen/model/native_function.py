@@ -22,6 +22,7 @@ from atengen.model.schema import (
     parse_operator_name,
     parse_schema,
 )
+from atengen.model.torch_schema_text import read_torch_schema
 from atengen.yaml.loader import YamlList, YamlMap
 
 # Every key an entry may have; anything else is a typo and an error.
@@ -105,6 +106,14 @@ class NativeFunction:
     manual_cpp_binding: bool = False
     manual_kernel_registration: bool = False
     use_const_ref_for_mutable_tensors: bool = False
+    # A custom namespace's schema as its author spelled it (whitespace runs made one space),
+    # which the library registers; None: the canonical spelling, ``str(func)``.
+    torch_schema: str | None = None
+
+    @cached_property
+    def registered_schema(self) -> str:
+        """The schema the library defines, without the namespace."""
+        return self.torch_schema if self.torch_schema is not None else self.func.text
 
     @cached_property
     def name(self) -> OperatorName:
@@ -275,7 +284,7 @@ def native_function_from_entry(
     raw_func = v["func"]
     if raw_func is None:
         raise r.err(None, "entry has no 'func:' schema")
-    namespace, func = _parse_func(r, raw_func)
+    namespace, func, torch_schema = _parse_func(r, raw_func)
 
     variants = _parse_variants(r)
     structured = v["structured"]
@@ -349,6 +358,7 @@ def native_function_from_entry(
         manual_cpp_binding=v["manual_cpp_binding"],
         manual_kernel_registration=v["manual_kernel_registration"],
         use_const_ref_for_mutable_tensors=use_const_ref,
+        torch_schema=torch_schema,
     )
     _check_function(r, nf)
     return nf
@@ -386,19 +396,26 @@ _FIELD_DEFAULTS = {f.name: f.default for f in fields(NativeFunction)}
 _REQUIRED_FIELDS = frozenset(name for name, d in _FIELD_DEFAULTS.items() if d is MISSING)
 
 
-def _parse_func(r: _EntryReader, raw: str) -> tuple[str, FunctionSchema]:
+def _parse_func(r: _EntryReader, raw: str) -> tuple[str, FunctionSchema, str | None]:
+    """The namespace, the schema, and for a custom namespace the text to register."""
     namespace = DEFAULT_NAMESPACE
     text = raw
     head = raw.split("(", 1)[0]
     if "::" in head:
         namespace, _, _ = head.partition("::")
-        text = raw[len(namespace) + 2 :]
+        namespace = namespace.strip()
+        text = raw[raw.index("::") + 2 :]
         if not _IDENT.fullmatch(namespace) or "::" in text.split("(", 1)[0]:
             raise r.err("func", f"illegal namespace in '{head}'; use one level, e.g. myops::foo")
     try:
-        return namespace, parse_schema(text)
+        if namespace == DEFAULT_NAMESPACE:
+            return namespace, parse_schema(text), None
+        # Outside aten the YAML takes torch's own schema language (torch_schema_text).
+        spelled = read_torch_schema(text)
+        return namespace, parse_schema(spelled.canonical, custom=True), spelled.registered
     except SchemaError as e:
-        raise r.err("func", f"bad schema '{raw}': {e}") from None
+        shown = " ".join(raw.split())
+        raise r.err("func", f"bad schema '{shown}': {e}") from None
 
 
 def _parse_op_name(r: _EntryReader, key: Literal["structured_delegate"]) -> OperatorName | None:
@@ -710,11 +727,17 @@ def _check_function(r: _EntryReader, f: NativeFunction) -> None:
             raise r.err(
                 "tags", f"'{f.name}' is tagged inplace_view but its name has no trailing '_'"
             )
-    if "nondeterministic_seeded" not in f.tags and _looks_random(f.func, name):
+    if f.namespace == DEFAULT_NAMESPACE and not_tagged_random(f):
         raise r.err(
             None,
             f"'{f.name}' looks random (rand/dropout/Generator) and needs the nondeterministic_seeded tag",
         )
+
+
+def not_tagged_random(f: NativeFunction) -> bool:
+    """Looks random (by its name or a Generator argument) but lacks the nondeterministic_seeded
+    tag: an error for aten's ops, a warning for a custom namespace's (model_warnings)."""
+    return "nondeterministic_seeded" not in f.tags and _looks_random(f.func, str(f.name))
 
 
 def _looks_random(func: FunctionSchema, name: str) -> bool:

@@ -37,6 +37,7 @@ from atengen.model.schema_names import (
     BaseOperatorName,
     OperatorName,
     parse_base_name,
+    parse_custom_operator_name,
     parse_operator_name,
 )
 from atengen.model.schema_types import (
@@ -251,8 +252,16 @@ def view_base_name(base: str) -> str:
     return base
 
 
-def parse_schema(s: str) -> FunctionSchema:
-    """Parse and check the structural restrictions every native function obeys."""
+def parse_schema(s: str, *, custom: bool = False) -> FunctionSchema:
+    """Parse and check the structural restrictions every native function obeys.
+
+    ``custom``: a schema of a namespace other than aten, already respelled by
+    ``torch_schema_text.read_torch_schema``. It keeps only the rules C++ needs (see
+    ``check_custom_schema``): aten's conventions (one spelling, out= and in-place shapes, the
+    reserved ``_out`` suffix) serve torchgen's products for aten, not what torch registers.
+    """
+    if custom:
+        return _parse_custom_schema(s)
     if " -> " not in s:
         if "->" in s:  # torch takes `f(Tensor x)->Tensor`; the YAML has one spelling
             raise SchemaError(
@@ -308,6 +317,58 @@ def parse_schema(s: str) -> FunctionSchema:
 
 
 _PASSED_SCHEMA_RULES: set[tuple[str, str, bool, bool]] = set()
+
+
+def _parse_custom_schema(s: str) -> FunctionSchema:
+    open_ix = s.find("(")
+    close_ix = s.rfind(") -> ")
+    if open_ix <= 0 or close_ix < open_ix:
+        raise SchemaError("schema has no argument list or no ' -> ' after it")
+    name_s, arguments_s, returns_s = s[:open_ix], s[open_ix + 1 : close_ix], s[close_ix + 5 :]
+    try:
+        arguments = parse_arguments(arguments_s)
+    except NotCanonical as e:  # (keyword-only arguments before positionals, say)
+        assert isinstance(e.parsed, Arguments)
+        arguments = e.parsed
+    try:
+        returns = parse_returns(returns_s)
+    except NotCanonical as e:
+        assert isinstance(e.parsed, tuple)
+        returns = e.parsed
+    name = parse_custom_operator_name(name_s, inplace=_is_inplace_shaped(arguments, returns))
+    r = FunctionSchema(name, arguments, returns)
+    check_custom_schema(r)
+    return r
+
+
+def _is_inplace_shaped(args: Arguments, rets: tuple[Return, ...]) -> bool:
+    """Whether a name with a trailing ``_`` is an in-place op as aten means it: it writes to
+    self and returns self (or nothing, for a non-Tensor self), with no out arguments. Other
+    ops keep the ``_`` as part of their name (vLLM's ``apply_repetition_penalties_`` writes
+    to ``logits``)."""
+    self_arg = args.self_arg
+    if self_arg is None or not self_arg.is_write or args.out:
+        return False
+    if self_arg.type == TENSOR:
+        return len(rets) == 1 and rets[0].annotation == self_arg.annotation
+    return not rets
+
+
+def check_custom_schema(f: FunctionSchema) -> None:
+    """The rules a custom namespace's schema keeps: those without which the generated C++
+    would not compile or would not match what torch registers."""
+    x = f.arguments.precomputed_only_user or next(
+        (r for r in f.returns if r.precomputed_only), None
+    )
+    if x is not None:
+        raise SchemaError(f"type '{x.type}' is for precomputed declarations only")
+    for r in f.returns:
+        if not r.returnable:
+            raise SchemaError(
+                f"return type '{r.type}' has no C++ return type; return Tensor, Tensor?, "
+                "Scalar, a value type (int, float, bool, ..., or their optionals) or an "
+                "unsized list of those"
+            )
 
 
 def check_schema(f: FunctionSchema) -> None:

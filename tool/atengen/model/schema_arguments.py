@@ -397,7 +397,10 @@ def parse_arguments(s: str) -> Arguments:
     names = [a.name for a in positional + kwarg_only + out]
     if len(set(names)) != len(names):
         dup = next(n for n in names if names.count(n) > 1)
-        raise SchemaError(f"duplicate argument name '{dup}'")
+        raise SchemaError(
+            f"duplicate argument name '{dup}': torch keeps both, but a C++ kernel cannot have "
+            "two parameters of one name; rename one (callers pass it by position)"
+        )
 
     positional_names = names[: len(positional)]
     if "self" in positional_names:

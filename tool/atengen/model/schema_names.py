@@ -113,3 +113,22 @@ def parse_operator_name(s: str) -> OperatorName:
         check_not_constant(base, "an operator", s)
         check_not_constant(overload, "an overload", s)
     return OperatorName(parse_base_name(base), overload)
+
+
+def parse_custom_operator_name(s: str, *, inplace: bool) -> OperatorName:
+    """A custom namespace's operator name, as torch takes it: any identifier, an overload
+    after one dot. ``inplace``: the schema has aten's in-place shape, so a trailing ``_``
+    marks the in-place form of the op without it; elsewhere the ``_`` is part of the name.
+    Names ending in ``_out`` and ``_functional``, and dunder names, are plain names here."""
+    base, dot, overload = s.partition(".")
+    if not IDENT_RE.fullmatch(base):
+        raise SchemaError(f"illegal operator name '{base}'")
+    if dot and not _OVERLOAD_RE.fullmatch(overload):
+        raise SchemaError(f"illegal overload name in '{s}'")
+    if overload == "default":
+        raise SchemaError(f"'default' is not a legal overload name (in '{s}')")
+    check_not_constant(base, "an operator", s)
+    check_not_constant(overload, "an overload", s)
+    if inplace and base.endswith("_") and len(base) > 1 and not _DUNDER_RE.fullmatch(base):
+        return OperatorName(BaseOperatorName(base[:-1], True), overload)
+    return OperatorName(BaseOperatorName(base), overload)

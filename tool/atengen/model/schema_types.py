@@ -129,6 +129,9 @@ def parse_type(s: str) -> Type:
             f"type '{_abbreviated(s)}' nests more than {MAX_TYPE_NESTING} '?' and '[]' suffixes"
         )
     if s.endswith("?"):
+        if s.endswith("??"):
+            # torch's parser folds it to one `?`: the C++ type would differ from the schema's.
+            raise SchemaError(f"type '{s}' is an optional of an optional; write one '?'")
         return OptionalType(parse_type(s[:-1]))
     m = _LIST_SUFFIX_RE.match(s)
     if m:

@@ -9,6 +9,7 @@ from atengen import torch_facts, wheel_facts
 from atengen.aten.custom_ops import check_supported, native_headers, schema_files
 from atengen.aten.registration import registration_files
 from atengen.errors import AtengenError
+from atengen.model import custom_notes
 from atengen.model.selection import select_functions
 from atengen.pipelines.inputs import YamlInputs
 from atengen.render.output import GeneratedFile, Outputs
@@ -71,7 +72,10 @@ def aten_outputs(opts: AtenOptions) -> Outputs:
         trees.append((opts.cuda_output_dir, [f for f in files if f.cuda]))
     if opts.header_output_dir is not None:
         trees.append((opts.header_output_dir, headers))
-    outputs = Outputs.of_trees(trees)
+    warnings = custom_notes.random_looking_warnings(functions)
+    if torch_facts.FUNCTIONALIZE_KEY in keys:
+        warnings += custom_notes.functionalization_note(model, functions)
+    outputs = Outputs.of_trees(trees, warnings=tuple(warnings))
     if left_out:
         # The registrations whose kernels the wheel does not export (torch's own stay).
         outputs = replace(outputs, report="".join(line + "\n" for line in left_out))

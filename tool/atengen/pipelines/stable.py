@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from atengen.errors import AtengenError
+from atengen.model import custom_notes
 from atengen.model.selection import select_functions
 from atengen.pipelines.inputs import YamlInputs
 from atengen.render.output import GeneratedFile, Outputs
@@ -50,6 +51,7 @@ def stable_outputs(opts: StableOptions) -> Outputs:
     if opts.output_dir is not None:
         custom = registrations.custom_functions(functions)
         warnings += registrations.check_stable(custom, opts.target)
+        warnings += custom_notes.random_looking_warnings(custom)
         headers = registrations.native_headers(custom, opts.target, templates)
         if headers and opts.header_output_dir is None:
             raise AtengenError(

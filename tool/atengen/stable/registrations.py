@@ -133,7 +133,7 @@ def schema_files(
             namespace=ns,
             roots=sorted({root_name(f) for f in fns}),
             # json.dumps gives a valid C++ string literal for these ASCII schemas.
-            schemas=[json.dumps(f"{f.namespace}::{f.func}") for f in fns],
+            schemas=[json.dumps(f"{f.namespace}::{f.registered_schema}") for f in fns],
         )
         files.append(GeneratedFile(f"StableSchema_{ns}_{shard}.cpp", text))
     return files
