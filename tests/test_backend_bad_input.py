@@ -6,11 +6,12 @@ the allowed keys. The op YAML is the installed torch's, as a backend's would be.
 
 from __future__ import annotations
 
+import os
 import re
 
 import pytest
 
-from tests.model_helpers import run_cli
+from tests.model_helpers import REPO, run_cli
 
 HEAD = "backend: PrivateUse1\ncpp_namespace: my_backend\n"
 
@@ -332,3 +333,20 @@ def test_twenty_errors_are_all_shown_and_twenty_one_are_counted():
         "error: ... and 1 more error",
     ]
     assert len(combined(22).splitlines()) == 21
+
+
+def test_per_operator_options_of_torchs_main_branch_are_refused_in_one_line(tmp_path):
+    # torch's OpenReg example, byte for byte: `- maximum.out:` then `structured: true`.
+    path = os.path.join(REPO, "tests", "data", "backends", "openreg_native_functions.yaml")
+    out = tmp_path / "out"
+    proc = run_cli("backend", f"--backend_yaml={path}", f"--output_dir={out}")
+    assert proc.returncode == 1
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1, proc.stderr
+    assert lines[0].startswith(f'{path}:6: error: per-operator options under "supported"')
+    assert "no torch release up to 2.15" in lines[0]
+    assert (
+        'write `- maximum.out`, and for a structured kernel list `maximum.out` under "structured:"'
+        in lines[0]
+    )
+    assert not out.exists()

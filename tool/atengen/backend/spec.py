@@ -259,6 +259,8 @@ def _op_list(doc: YamlMap, key: str) -> tuple[OpEntry, ...]:
     entries = []
     for i, item in enumerate(value):
         loc = value.item_location(i)
+        if isinstance(item, dict) and (name := _per_operator_options_name(item)) is not None:
+            raise AtengenError(loc, _per_operator_options_refusal(key, name))
         if not isinstance(item, str):
             raise AtengenError(
                 loc, f'item {i + 1} of "{key}" must be an operator name, got {describe_value(item)}'
@@ -269,6 +271,26 @@ def _op_list(doc: YamlMap, key: str) -> tuple[OpEntry, ...]:
             raise AtengenError(loc, f"Found an invalid operator name: {item} ({e})") from None
         entries.append(OpEntry(item, loc))
     return tuple(entries)
+
+
+def _per_operator_options_name(item: dict[object, object]) -> str | None:
+    """The operator of a per-operator options item, as torch's main branch writes them (its
+    OpenReg example: `- maximum.out:` then `structured: true`, which YAML reads as one mapping
+    of both); None for another mapping."""
+    for k, v in item.items():
+        if isinstance(k, str) and (v is None or isinstance(v, dict)):
+            return k
+    return None
+
+
+def _per_operator_options_refusal(key: str, name: str) -> str:
+    """No release reads per-operator options; rules_aten reads what the releases read."""
+    return (
+        f'per-operator options under "{key}" (`- {name}:` then `structured: true`, as torch\'s '
+        f"main branch writes them) are read by no torch release up to "
+        f"{torch_facts.NEWEST_RELEASE}, whose gen_backend_stubs takes operator names only; "
+        f'write `- {name}`, and for a structured kernel list `{name}` under "structured:" too'
+    )
 
 
 def _without_repeats(

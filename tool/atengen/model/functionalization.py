@@ -80,9 +80,9 @@ def functionalize_plan(model: OperatorModel, f: NativeFunction) -> Plan | None:
             return None
         if f.has_composite_implicit_autograd_kernel:
             return DecomposePlan(f)
-        _check_view_geometry_kernel(view_group.view)
         if view_group.view_copy is None and left_to_torch(view_group.view):
             return None
+        _check_view_geometry_kernel(view_group.view)
         if view_group.view_copy is None:
             view = view_group.view
             raise AtengenError(

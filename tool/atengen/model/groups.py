@@ -225,7 +225,9 @@ def make_view_groups(
 def _check_view_group(g: NativeFunctionsViewGroup) -> None:
     view = g.view
     if g.view_copy is None:
-        if gets_generated_view_copy(view):
+        # A custom namespace's view registers as its author wrote it; torch functionalizes it
+        # (functionalization.left_to_torch).
+        if gets_generated_view_copy(view) and view.namespace == "aten":
             base = view.name.name
             name = f"{base.base}_copy" + (
                 f".{view.name.overload_name}" if view.name.overload_name else ""

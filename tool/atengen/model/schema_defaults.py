@@ -87,7 +87,11 @@ def check_default(t: Type, default: str) -> None:
     """Raises SchemaError unless ``default`` is a value of type ``t`` torch can parse."""
     if _accepts(t, default):
         return
-    raise SchemaError(f"default value '{default}' is not {_describe(t)}")
+    why = ""
+    if re.fullmatch(r"-?0[xX][0-9a-fA-F]+", default):
+        # torch's lexer reads the leading 0 alone: `0x2FF` is registered as 0.
+        why = f" (torch registers it as 0; write {int(default, 16)})"
+    raise SchemaError(f"default value '{default}' is not {_describe(t)}{why}")
 
 
 def _accepts(t: Type, default: str) -> bool:

@@ -149,6 +149,9 @@ def parse_type(s: str) -> Type:
         name = s[len(_CUSTOM_CLASS_PREFIX) :]
         if _CUSTOM_CLASS_RE.fullmatch(name):
             return CustomClassType(name)
+    if s == "None":
+        # torch reads `-> None` as one NoneType result, which no C++ kernel returns.
+        raise SchemaError("unrecognized type 'None': a kernel returning nothing is `-> ()`")
     raise SchemaError(f"unrecognized type '{s}'")
 
 
