@@ -29,6 +29,7 @@ from atengen.model.functionalization import is_generated_view_copy
 from atengen.model.groups import NativeFunctionsGroup
 from atengen.model.native_function import NativeFunction, root_name
 from atengen.model.operator_model import OperatorModel
+from atengen.model.schema_names import CPP_KEYWORDS
 from atengen.render.output import GeneratedFile
 from atengen.render.shards import ShardSetting
 from atengen.render.templates import Templates
@@ -40,6 +41,15 @@ def check_supported(functions: list[NativeFunction], wheel: WheelFacts | None = 
     ufunc kernels outside aten, and schema types its runtime parser does not know."""
     release = wheel.facts_release if wheel is not None else None
     for f in functions:
+        keyword = next((a.name for a in f.func.arguments.flat_all if a.name in CPP_KEYWORDS), None)
+        if keyword is not None and f.namespace != "aten":
+            # The ABI-bound kernels take the schema's argument names as their parameters'.
+            raise AtengenError(
+                f.loc,
+                f"argument '{keyword}' of '{f.name}' is a C++ keyword, which the kernel's "
+                "parameter cannot be named; rename it in the schema (or build with "
+                'aten_codegen(abi = "stable"), which renames it)',
+            )
         if f.namespace != "aten" and f.ufunc_inner_loop:
             # ufunc kernels are generated from ATen's own ufunc headers
             raise AtengenError(

@@ -22,6 +22,7 @@ from atengen.model.schema import (
     parse_operator_name,
     parse_schema,
 )
+from atengen.model.schema_names import CPP_KEYWORDS
 from atengen.model.torch_schema_text import read_torch_schema
 from atengen.yaml.loader import YamlList, YamlMap
 
@@ -407,6 +408,12 @@ def _parse_func(r: _EntryReader, raw: str) -> tuple[str, FunctionSchema, str | N
         text = raw[raw.index("::") + 2 :]
         if not _IDENT.fullmatch(namespace) or "::" in text.split("(", 1)[0]:
             raise r.err("func", f"illegal namespace in '{head}'; use one level, e.g. myops::foo")
+        if namespace in CPP_KEYWORDS:
+            raise r.err(
+                "func",
+                f"namespace '{namespace}' is a C++ keyword, and the library's C++ names it "
+                "(TORCH_LIBRARY(ns, m)); choose another",
+            )
     try:
         if namespace == DEFAULT_NAMESPACE:
             return namespace, parse_schema(text), None
@@ -502,6 +509,12 @@ def _parse_dispatch(
                 "without a dispatch table it would be CompositeImplicitAutograd, and factories "
                 "must not decompose",
             )
+        if default_kernel_name(func) in CPP_KEYWORDS:
+            raise r.err(
+                None,
+                f"'{name}' without a dispatch table has a CompositeImplicitAutograd kernel of its "
+                "own name, a C++ keyword; name the kernel in `dispatch:`",
+            )
         dispatch["CompositeImplicitAutograd"] = BackendMetadata(
             default_kernel_name(func), "at::native", False
         )
@@ -531,6 +544,12 @@ def _parse_dispatch(
             metadata = _kernel_metadata(kernel, structured and key in tf.STRUCTURED_DISPATCH_KEYS)
             if metadata is None:
                 raise AtengenError(raw.key_location(keys), f"illegal kernel name '{kernel}'")
+            if metadata.kernel in CPP_KEYWORDS:
+                raise AtengenError(
+                    raw.key_location(keys),
+                    f"kernel name '{kernel}' is a C++ keyword: the kernel is a C++ function; "
+                    f"name it otherwise (e.g. '{metadata.kernel}_kernel')",
+                )
             dispatch[key] = metadata
 
     composites = [k for k in tf.COMPOSITE_KEYS if k in dispatch]

@@ -11,6 +11,19 @@ from atengen.cached import interned
 from atengen.errors import SchemaError
 
 IDENT_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+# Words C++ reserves. A schema may use them as names (torch does not care); where one would
+# reach C++ as written, the generator renames it (stable mode's parameters get a trailing `_`)
+# or refuses it at its YAML line.
+CPP_KEYWORDS = frozenset(
+    "alignas alignof and and_eq asm auto bitand bitor bool break case catch char char8_t "
+    "char16_t char32_t class compl concept const consteval constexpr constinit const_cast "
+    "continue co_await co_return co_yield decltype default delete do double dynamic_cast else "
+    "enum explicit export extern false float for friend goto if inline int long mutable "
+    "namespace new noexcept not not_eq nullptr operator or or_eq private protected public "
+    "register reinterpret_cast requires return short signed sizeof static static_assert "
+    "static_cast struct switch template this thread_local throw true try typedef typeid "
+    "typename union unsigned using virtual void volatile wchar_t while xor xor_eq".split()
+)
 # Words torch's schema lexer reads as constants, never as names: it rejects them as operator,
 # overload, argument and return names ("expected ident but found 'True'").
 CONSTANT_WORDS = frozenset({"True", "False", "None"})

@@ -9,21 +9,10 @@ from dataclasses import dataclass
 
 from atengen.model.schema import FunctionSchema
 from atengen.model.schema_arguments import Argument
+from atengen.model.schema_names import CPP_KEYWORDS
 from atengen.model.schema_types import BaseType, ListType, OptionalType, Type
 from atengen.stable.releases import StableTarget
 from atengen.stable.types import NotCarried, Spelled, spell_for
-
-# Names a schema may use that C++ reserves: such a parameter or function gets a trailing `_`.
-CPP_KEYWORDS = frozenset(
-    "alignas alignof and and_eq asm auto bitand bitor bool break case catch char char8_t "
-    "char16_t char32_t class compl concept const consteval constexpr constinit const_cast "
-    "continue co_await co_return co_yield decltype default delete do double dynamic_cast else "
-    "enum explicit export extern false float for friend goto if inline int long mutable "
-    "namespace new noexcept not not_eq nullptr operator or or_eq private protected public "
-    "register reinterpret_cast requires return short signed sizeof static static_assert "
-    "static_cast struct switch template this thread_local throw true try typedef typeid "
-    "typename union unsigned using virtual void volatile wchar_t while xor xor_eq".split()
-)
 
 
 def cpp_name(name: str) -> str:
