@@ -268,3 +268,28 @@ def test_unstable_symbol_fails_the_link_check(restore: Path) -> None:
         'rules_aten: //:libstableops.so (abi = "stable") needs c10:: symbols'
     )
     assert "_ZN3c109warn_onceEPKc" in lines[0]
+
+
+def test_mistyped_kernel_is_named_at_its_declaration(restore: Path) -> None:
+    """A kernel defined with other parameters than its generated declaration (`float alpha` for
+    `double`): one `header:line: error:` line naming the kernel and both signatures, as the
+    ABI-bound check gives, and no ABI-violation line for the library's own namespace."""
+    _edited(
+        restore,
+        "kernels.cpp",
+        "const torch::stable::Tensor& other, double alpha) {",
+        "const torch::stable::Tensor& other, float alpha) {",
+    )
+    result = _build(restore)
+    assert result.returncode != 0
+    errors = [line for line in result.stderr.splitlines() if ": error: " in line]
+    assert len(errors) == 1, result.stderr[-6000:]
+    assert re.search(
+        r"stableops/ops/scaled_add_native\.h:\d+: error: //:libstableops\.so: kernel "
+        r"stableops::scaled_add_cpu\(torch::stable::Tensor const&, torch::stable::Tensor const&, "
+        r"double\) is defined neither by the library nor by torch; defined as "
+        r"stableops::scaled_add_cpu\(torch::stable::Tensor const&, torch::stable::Tensor const&, "
+        r"float\) instead: make its parameters match this declaration",
+        errors[0],
+    ), errors[0]
+    assert "needs stableops:: symbols" not in result.stderr

@@ -145,3 +145,48 @@ def test_the_check_program(tmp_path: Path) -> None:
     )
     assert good.returncode == 0, good.stderr
     assert (tmp_path / "o").read_bytes() == libc10.read_bytes()
+
+
+def test_a_kernel_defined_with_other_parameters_is_named_at_its_declaration(tmp_path: Path) -> None:
+    """A stable kernel whose parameters differ from the generated declaration (`float` for
+    `double`) leaves the declared one undefined: the line points at the declaration and names
+    both signatures, as the ABI-bound check does, not an ABI violation."""
+    headers = tmp_path / "inc" / "myllm" / "ops"
+    headers.mkdir(parents=True)
+    (headers / "rms_norm_native.h").write_text(
+        "// @generated\n#pragma once\nnamespace myllm {\nvoid rms_norm(int result, double epsilon);\n}\n"
+    )
+    source = tmp_path / "kernels.cpp"
+    source.write_text(
+        '#include "myllm/ops/rms_norm_native.h"\n'
+        "namespace myllm {\nvoid rms_norm(int result, float epsilon) {}\n}\n"
+        "void registration() { myllm::rms_norm(1, 1e-6); }\n"
+    )
+    library = tmp_path / "liblinked.so"
+    subprocess.run(
+        ["g++", "-shared", "-fPIC", f"-I{tmp_path / 'inc'}", str(source), "-o", str(library)],
+        check=True,
+    )
+    script = Path(__file__).resolve().parent.parent / "tool" / "stable_link_check.py"
+    run = subprocess.run(
+        [
+            sys.executable,
+            str(script),
+            f"--kernel_headers={tmp_path / 'inc'}",
+            "//:myllm",
+            str(library),
+            str(tmp_path / "o"),
+        ],
+        capture_output=True,
+        text=True,
+        env={"PYTHONPATH": str(script.parent), "PATH": "/usr/bin:/bin"},
+    )
+    assert run.returncode == 1 and not (tmp_path / "o").exists()
+    lines = run.stderr.splitlines()
+    assert lines[0] == (
+        f"{headers / 'rms_norm_native.h'}:4: error: //:myllm: kernel myllm::rms_norm(int, double) "
+        "is defined neither by the library nor by torch; defined as myllm::rms_norm(int, float) "
+        "instead: make its parameters match this declaration"
+    )
+    # (This toy library, linked without Bazel's flags, has its own runtime lines after it.)
+    assert not any("myllm::" in line for line in lines[1:]), lines

@@ -103,6 +103,7 @@ def _aten_stable_sources_impl(ctx):
             cpu_srcs = depset([cpu]),
             cuda_srcs = depset([cuda]),
             headers = depset([headers, call_api]),
+            kernel_headers = depset([headers]),
             call_api_coverage = depset([coverage]),
         ),
         CcInfo(compilation_context = compilation_context),  # buildifier: disable=native-cc-info
@@ -139,10 +140,13 @@ include path and TORCH_TARGET_VERSION defined. Use aten_codegen(abi = "stable").
 
 def _aten_stable_checked_library_impl(ctx):
     library = ctx.actions.declare_file(ctx.label.name)
+    args = ctx.actions.args()
+    args.add_all(ctx.files.kernel_headers, format_each = "--kernel_headers=%s", expand_directories = False)
+    args.add_all([str(ctx.label), ctx.file.linked.path, library.path])
     ctx.actions.run(
         executable = ctx.executable._check,
-        arguments = [str(ctx.label), ctx.file.linked.path, library.path],
-        inputs = [ctx.file.linked],
+        arguments = [args],
+        inputs = [ctx.file.linked] + ctx.files.kernel_headers,
         outputs = [library],
         mnemonic = "AtenStableLinkCheck",
         progress_message = "Checking that %s uses only torch's stable ABI" % ctx.label,
@@ -164,9 +168,15 @@ aten_stable_checked_library = rule(
     implementation = _aten_stable_checked_library_impl,
     doc = """The linked library, copied once its undefined symbols are all torch's C shim's or
 the C/C++/CUDA runtimes' (tool/stable_link_check.py): else the build fails, one line per
+kernel of the generated headers left undefined (or defined with other parameters), then per
 offending symbol group, and there is no lib<name>.so to load.""",
     attrs = {
         "cuda": attr.string(doc = "The CUDA version of its CUDA kernels, or \"\"."),
+        "kernel_headers": attr.label_list(
+            allow_files = True,
+            doc = "The generator's kernel headers: a kernel they declare must be defined, with " +
+                  "the declared parameters.",
+        ),
         "linked": attr.label(mandatory = True, allow_single_file = [".so"]),
         "op_yaml": attr.label(mandatory = True, allow_single_file = [".yaml"]),
         "tags_yaml": attr.label(mandatory = True, allow_single_file = [".yaml"]),
@@ -234,7 +244,7 @@ def aten_stable_library(
         visibility = visibility,
         tags = tags,
     )
-    codegen_outputs(name, codegen, ["cpu_srcs", "cuda_srcs"], visibility, tags)
+    codegen_outputs(name, codegen, ["cpu_srcs", "cuda_srcs", "kernel_headers"], visibility, tags)
 
     # No //rules/runtime: its release guard would refuse every release but the build's, and the
     # generated sources include torch's stable headers only.
@@ -300,6 +310,7 @@ def aten_stable_library(
     aten_stable_checked_library(
         name = "lib{}.so".format(name),
         linked = ":" + linked,
+        kernel_headers = [":{}_kernel_headers".format(codegen)],
         # Linked with the static CUDA runtime: the kernels need a driver of this CUDA, no torch
         # CUDA library (AtenLibraryInfo, for aten_wheel's metadata).
         cuda = CUDA_VERSION if use_cuda and cuda_srcs else "",

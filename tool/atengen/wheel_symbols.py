@@ -44,6 +44,7 @@ _EHDR = struct.Struct("<16sHHIQQQIHHHHHH")  # Elf64_Ehdr
 _SHDR = struct.Struct("<IIQQQQIIQQ")  # Elf64_Shdr
 _SYM = struct.Struct("<IBBHQQ")  # Elf64_Sym
 _SHT_DYNSYM = 11
+_SHT_SYMTAB = 2
 _SHT_STRTAB = 3
 _SHN_UNDEF = 0
 _SHT_GNU_VERSYM, _SHT_GNU_VERNEED = 0x6FFFFFFF, 0x6FFFFFFE
@@ -54,6 +55,8 @@ _VERNAUX = struct.Struct("<IHHII")  # Elf64_Vernaux
 _STB_GLOBAL, _STB_WEAK, _STB_GNU_UNIQUE = 1, 2, 10
 # What `nm -D --defined-only` lists: global, weak and (GNU) unique symbols.
 _EXPORTED_BINDINGS = frozenset({_STB_GLOBAL, _STB_WEAK, _STB_GNU_UNIQUE})
+# In .symtab, a hidden symbol the link made local counts as defined too.
+_ANY_BINDING = frozenset(range(16))
 
 _NATIVE = b"N2at6native"
 _META = b"N2at4meta"
@@ -114,6 +117,26 @@ def defined_dynamic_symbols(path: str, prefixes: tuple[bytes, ...]) -> list[byte
     """The names of the defined global, weak and unique symbols of ``path``'s dynamic symbol
     table (.dynsym) that start with one of ``prefixes``."""
     return _read(path, lambda data: _defined(data, path, prefixes))
+
+
+def defined_symbols(path: str, prefixes: tuple[bytes, ...]) -> list[bytes]:
+    """Like defined_dynamic_symbols, and also the hidden ones of the full symbol table
+    (.symtab, where the file has one): what a library defines but does not export."""
+
+    def parse(data: mmap.mmap) -> list[bytes]:
+        found = _defined(data, path, prefixes)
+        try:
+            table = _dynamic_table(data, path, _SHT_SYMTAB)
+        except _NoSymbolTable:
+            return found
+        # (An exported symbol is in both tables: each name once, in the order first seen.)
+        return list(dict.fromkeys(found + _defined_in(table, path, prefixes, _ANY_BINDING)))
+
+    return _read(path, parse)
+
+
+class _NoSymbolTable(Exception):  # noqa: N818 - a signal, caught where it is raised
+    """The file has no .symtab (it was stripped)."""
 
 
 def defined_among(path: str, names: frozenset[bytes]) -> frozenset[bytes]:
@@ -193,7 +216,8 @@ class _DynamicTable:
     index: int  # .dynsym's section index
 
 
-def _dynamic_table(data: mmap.mmap, path: str) -> _DynamicTable:
+def _dynamic_table(data: mmap.mmap, path: str, wanted: int = _SHT_DYNSYM) -> _DynamicTable:
+    """``wanted``: _SHT_DYNSYM (the default), or _SHT_SYMTAB, which a stripped file lacks."""
     ident, _, _, _, _, _, shoff, _, _, _, _, shentsize, shnum, _ = _EHDR.unpack_from(data, 0)
     if ident[:4] != _ELF_MAGIC:
         raise ValueError(f"{path}: not an ELF file")
@@ -209,9 +233,11 @@ def _dynamic_table(data: mmap.mmap, path: str) -> _DynamicTable:
         raise ValueError(f"{path}: ELF section headers past the end of the file (truncated?)")
     for i in range(shnum):
         sh_type, offset, size, link, entsize = _section(data, path, shoff, i)
-        if sh_type == _SHT_DYNSYM:
+        if sh_type == wanted:
             break
     else:
+        if wanted == _SHT_SYMTAB:
+            raise _NoSymbolTable
         raise ValueError(f"{path}: no dynamic symbol table (.dynsym)")
     if entsize != _SYM.size or size % _SYM.size:
         raise ValueError(f"{path}: .dynsym entries of {entsize} bytes, not {_SYM.size}")
@@ -240,12 +266,18 @@ def _name(strings: bytes, at: int, path: str) -> bytes:
 
 
 def _defined(data: mmap.mmap, path: str, prefixes: tuple[bytes, ...]) -> list[bytes]:
-    table = _dynamic_table(data, path)
+    return _defined_in(_dynamic_table(data, path), path, prefixes, _EXPORTED_BINDINGS)
+
+
+def _defined_in(
+    table: _DynamicTable, path: str, prefixes: tuple[bytes, ...], bindings: frozenset[int]
+) -> list[bytes]:
     found = []
     for name, info, _, shndx, _, _ in _SYM.iter_unpack(table.entries):
         if (
             shndx != _SHN_UNDEF
-            and info >> 4 in _EXPORTED_BINDINGS
+            and info >> 4 in bindings
+            and name < len(table.strings)
             and table.strings.startswith(prefixes, name)
         ):
             found.append(_name(table.strings, name, path))
