@@ -107,7 +107,8 @@ def _generate_for_bucket(
             base.loc,
             f"mutable op '{base.name}' returns no tensors, so no out= or functional variant "
             "can be generated for it; return the result as a new tensor (e.g. '-> Tensor'), "
-            "or make it an inplace op on self (trailing '_', '-> Tensor(a!)')",
+            "make it an inplace op on self (trailing '_', '-> Tensor(a!)'), or give it "
+            "`manual_cpp_binding: True` to generate no variants",
         )
     wants_out = any("out" in str(name) for name in base.autogen)
     # An out= variant turns tensor returns into out args (or self, if inplace),

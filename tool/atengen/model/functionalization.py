@@ -103,7 +103,8 @@ def functionalize_plan(model: OperatorModel, f: NativeFunction) -> Plan | None:
             f.loc,
             f"'{f.name}' mutates its arguments but has no functional variant for "
             f"functionalization to call; add `autogen: {_suggested_autogen(f)}` to its entry "
-            "(or define the functional op)",
+            "(or define the functional op), or generate no Functionalize kernels "
+            "(aten_codegen(functionalize = False), --nofunctionalize)",
         )
     if any(qualified(g) in tf.HANDWRITTEN_FUNCTIONALIZE_GROUPS for g in group.functions()):
         return None

@@ -729,8 +729,10 @@ def _check_function(r: _EntryReader, f: NativeFunction) -> None:
     if f.structured_inherits is not None and not f.structured:
         raise r.err("structured_inherits", "structured_inherits requires structured: True")
     name = str(f.name)
-    for a in f.func.arguments.flat_all:
-        # Python bindings take every argument by name; torch's own YAML has three exceptions.
+    for a in f.func.arguments.flat_all if f.namespace == DEFAULT_NAMESPACE else ():
+        # torch's generated Python bindings take every argument by name; torch's own YAML has
+        # three exceptions. A custom op has no such bindings (its wheel's stubs make such an
+        # argument positional-only), so torch's schema language is the rule there.
         if keyword.iskeyword(a.name) and (name, a.name) not in tf.PYTHON_KEYWORD_ARGUMENTS_ALLOWED:
             raise r.err(
                 "func", f"argument name '{a.name}' in '{f.name}' is a reserved Python keyword"
