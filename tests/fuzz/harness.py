@@ -332,6 +332,16 @@ def our_shape(f) -> tuple:
     )
 
 
+def torch_parse(text: str):
+    """torch._C.parse_schema(text), or None where torch refuses it."""
+    import torch  # noqa: PLC0415 - only the schema fuzzing needs torch
+
+    try:
+        return torch._C.parse_schema(text)
+    except Exception:  # noqa: BLE001 - torch raises RuntimeError and a few others
+        return None
+
+
 def schema_verdict(text: str):
     """(ours, theirs, detail): each 'accept' or 'reject'; detail is our error or a mismatch."""
     import torch  # noqa: PLC0415 - only the schema fuzzing needs torch
@@ -347,10 +357,7 @@ def schema_verdict(text: str):
         # schema using it for other releases, as their parser does.
         if ours is not None and release not in releases and re.search(rf"\b{name}\b", text):
             ours, our_error = None, f"type '{name}' is not known to torch {release}'s parser"
-    try:
-        theirs = torch._C.parse_schema(text)
-    except Exception:  # noqa: BLE001 - torch raises RuntimeError and a few others
-        theirs = None
+    theirs = torch_parse(text)
     if ours is None or theirs is None:
         return ("accept" if ours else "reject", "accept" if theirs else "reject", our_error)
     detail = ""
@@ -376,10 +383,7 @@ def torch_language_verdict(text: str):
         our_error = ""
     except SchemaError as e:
         ours, our_error = None, str(e)
-    try:
-        theirs = torch._C.parse_schema(text)
-    except Exception:  # noqa: BLE001 - torch raises RuntimeError and a few others
-        theirs = None
+    theirs = torch_parse(text)
     if ours is None or theirs is None:
         return ("accept" if ours else "reject", "accept" if theirs else "reject", our_error)
     detail = ""

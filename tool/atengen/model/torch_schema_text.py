@@ -13,6 +13,7 @@ itself should register (``registered``), so that the library defines exactly wha
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from atengen.errors import SchemaError
@@ -133,22 +134,37 @@ def _collapse_whitespace(text: str) -> str:
     return "".join(out)
 
 
-def _matching_paren(s: str, open_ix: int) -> int:
+def _outside_quotes(s: str, start: int = 0) -> Iterator[tuple[int, str, int]]:
+    """(index, character, bracket depth after it) of each character of ``s`` from ``start`` on
+    that is outside string literals (defaults like `"a, (b"` hold commas and parentheses)."""
     depth = 0
     quote = ""
-    for i in range(open_ix, len(s)):
+    escaped = False
+    for i in range(start, len(s)):
         c = s[i]
         if quote:
-            if c == quote and s[i - 1] != "\\":
+            if escaped:
+                escaped = False
+            elif c == "\\":
+                escaped = True
+            elif c == quote:
                 quote = ""
-        elif c in "\"'":
+            continue
+        if c in "\"'":
             quote = c
-        elif c == "(":
+            continue
+        if c in "([":
             depth += 1
-        elif c == ")":
+        elif c in ")]":
             depth -= 1
-            if depth == 0:
-                return i
+        yield i, c, depth
+
+
+def _matching_paren(s: str, open_ix: int) -> int:
+    """The index of the `)` that closes the `(` at ``open_ix``; -1 when none does."""
+    for i, c, depth in _outside_quotes(s, open_ix):
+        if c == ")" and depth == 0:
+            return i
     return -1
 
 
@@ -157,20 +173,9 @@ def _split_top_level(s: str) -> list[str]:
     if not s.strip(" "):
         return []
     parts: list[str] = []
-    depth = 0
-    quote = ""
     start = 0
-    for i, c in enumerate(s):
-        if quote:
-            if c == quote and s[i - 1] != "\\":
-                quote = ""
-        elif c in "\"'":
-            quote = c
-        elif c in "([":
-            depth += 1
-        elif c in ")]":
-            depth -= 1
-        elif c == "," and depth == 0:
+    for i, c, depth in _outside_quotes(s):
+        if c == "," and depth == 0:
             parts.append(s[start:i].strip(" "))
             start = i + 1
     parts.append(s[start:].strip(" "))
