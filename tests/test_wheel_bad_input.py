@@ -80,19 +80,20 @@ def test_distribution_not_a_package_name(tmp_path: Path, distribution: str, star
 def test_py_srcs_import_what_is_not_shipped(tmp_path: Path) -> None:
     source = tmp_path / "registrations.py"
     source.write_text("import torch\nimport json\n\nimport numpy\n")
-    result, out = _run(tmp_path, f"--py_src={source}=pkg/registrations.py")
+    result, out = _run(tmp_path, f"--py_src={source}", "--py_src_label=pkg/registrations.py")
     line = _one_line(result, out, "py_srcs pkg/registrations.py:4 imports numpy, which the wheel")
     assert "requires" in line
     # Named in requires, it is allowed.
-    result, out = _run(tmp_path, f"--py_src={source}=pkg/registrations.py", "--requires=numpy>=2")
+    result, out = _run(tmp_path, f"--py_src={source}", "--py_src_label=pkg/registrations.py", "--requires=numpy>=2")
     assert result.returncode == 0, result.stderr
     # A sibling imported by its bare name would not be found inside the package.
     source.write_text("import helpers\n")
     (tmp_path / "helpers.py").write_text("")
     result, out = _run(
         tmp_path,
-        f"--py_src={source}=pkg/registrations.py",
-        f"--py_src={tmp_path / 'helpers.py'}=pkg/helpers.py",
+        f"--py_src={source}", "--py_src_label=pkg/registrations.py",
+        f"--py_src={tmp_path / 'helpers.py'}",
+        "--py_src_label=pkg/helpers.py",
     )
     _one_line(result, out, "py_srcs pkg/registrations.py:1 imports helpers by its bare name")
 

@@ -26,7 +26,9 @@ def _aten_wheel_impl(ctx):
     args.add("--cuda=" + info.cuda)
     args.add("--summary=" + ctx.attr.summary)
     for src in ctx.files.py_srcs:
-        args.add("--py_src={}={}".format(src.path, src.short_path))
+        # Two flags: a path may hold "=" (a legal label), which no separator survives.
+        args.add("--py_src=" + src.path)
+        args.add("--py_src_label=" + src.short_path)
     args.add_all(ctx.attr.requires, format_each = "--requires=%s")
 
     # The templates' compiled code (//tool:atengen_template_code), as the generator reads it.

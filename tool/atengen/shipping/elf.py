@@ -5,7 +5,9 @@ wheel action needs no binutils."""
 
 from __future__ import annotations
 
+import os
 import re
+import stat
 import struct
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,7 +17,8 @@ from atengen.wheel_symbols import needed_versions
 _EHDR = struct.Struct("<16sHHIQQQIHHHHHH")  # Elf64_Ehdr
 _SHDR = struct.Struct("<IIQQQQIIQQ")  # Elf64_Shdr
 _DYN = struct.Struct("<qQ")  # Elf64_Dyn
-_SHT_DYNAMIC = 6
+_SHT_STRTAB, _SHT_DYNAMIC = 3, 6
+_ET_DYN = 3
 _DT_NULL, _DT_NEEDED, _DT_RPATH, _DT_RUNPATH = 0, 1, 15, 29
 # e_machine to the platform tag's architecture (the two Linux machines torch ships wheels for).
 _MACHINES = {62: "x86_64", 183: "aarch64"}
@@ -64,44 +67,78 @@ class LibraryFacts:
     newer_cxx_runtime: str = ""  # such a version, newer than every policy's
 
 
-def read_library_facts(path: Path) -> LibraryFacts:
-    """The facts of the shared library at ``path``; a ValueError with one line when it is not a
-    64-bit little-endian ELF file of a known machine."""
-    data = path.read_bytes()
+def _file_bytes(path: Path) -> bytes:
+    """The bytes of a regular file; a ValueError (one line) for anything else."""
+    try:
+        # O_NONBLOCK: opening a FIFO with no writer would block before fstat could refuse it.
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as e:
+        raise ValueError(f"{path}: cannot read: {e.strerror}") from None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise ValueError(f"{path}: not a regular file")
+        with os.fdopen(os.dup(fd), "rb") as f:
+            return f.read()
+    except OSError as e:
+        raise ValueError(f"{path}: cannot read: {e.strerror}") from None
+    finally:
+        os.close(fd)
+
+
+def read_library_facts(path: Path) -> tuple[LibraryFacts, bytes]:
+    """The facts of the shared library at ``path``, and its bytes; a ValueError with one line
+    when it cannot be read or is not a 64-bit little-endian ELF shared library of a known
+    machine whose dynamic section holds together."""
+    data = _file_bytes(path)
     if len(data) < _EHDR.size or data[:4] != b"\x7fELF":
         raise ValueError(f"{path.name} is not an ELF file")
-    ident, _, machine, _, _, _, shoff, _, _, _, _, shentsize, shnum, _ = _EHDR.unpack_from(data)
+    ident, e_type, machine, _, _, _, shoff, _, _, _, _, shentsize, shnum, _ = _EHDR.unpack_from(
+        data
+    )
     if ident[4] != 2 or ident[5] != 1 or shentsize != _SHDR.size:
         raise ValueError(f"{path.name} is not a 64-bit little-endian ELF file")
+    if e_type != _ET_DYN:
+        raise ValueError(f"{path.name} is an ELF file of type {e_type}, not a shared library")
     if machine not in _MACHINES:
         raise ValueError(f"{path.name} is for ELF machine {machine}, not x86_64 or aarch64")
+    invalid = f"{path.name} is not a valid ELF shared library"
     sections = []
     for i in range(shnum):
         at = shoff + i * _SHDR.size
         if at + _SHDR.size > len(data):
-            raise ValueError(f"{path.name}: section headers past the end of the file")
+            raise ValueError(f"{invalid}: section headers past the end of the file")
         sh = _SHDR.unpack_from(data, at)
         sections.append((sh[1], sh[4], sh[5], sh[6]))  # type, offset, size, link
 
-    def strings(index: int) -> bytes:
+    def contents(index: int, what: str) -> bytes:
         _, offset, size, _ = sections[index]
+        if offset + size > len(data):
+            raise ValueError(f"{invalid}: its {what} runs past the end of the file")
         return data[offset : offset + size]
 
     def name(table: bytes, at: int) -> str:
-        return table[at : table.index(b"\0", at)].decode("utf-8", "replace")
+        end = table.find(b"\0", at)
+        if end < 0:
+            raise ValueError(f"{invalid}: a name of its dynamic section is outside its strings")
+        return table[at:end].decode("utf-8", "replace")
 
     needed: list[str] = []
     runpath: list[str] = []
-    for sh_type, offset, size, link in sections:
-        if sh_type == _SHT_DYNAMIC:
-            table = strings(link)
-            for tag, value in _DYN.iter_unpack(data[offset : offset + size - size % _DYN.size]):
-                if tag == _DT_NULL:
-                    break
-                if tag == _DT_NEEDED:
-                    needed.append(name(table, value))
-                elif tag in (_DT_RPATH, _DT_RUNPATH):
-                    runpath += name(table, value).split(":")
+    for index, (sh_type, _, _, link) in enumerate(sections):
+        if sh_type != _SHT_DYNAMIC:
+            continue
+        if link >= len(sections) or sections[link][0] != _SHT_STRTAB:
+            raise ValueError(f"{invalid}: its dynamic section's string table (section {link}) "
+                             "is missing")  # fmt: skip
+        table = contents(link, "dynamic string table")
+        entries = contents(index, "dynamic section")
+        for tag, value in _DYN.iter_unpack(entries[: len(entries) - len(entries) % _DYN.size]):
+            if tag == _DT_NULL:
+                break
+            if tag == _DT_NEEDED:
+                needed.append(name(table, value))
+            elif tag in (_DT_RPATH, _DT_RUNPATH):
+                runpath += name(table, value).split(":")
     versions = [version for _, version in needed_versions(str(path))]
     glibc = [(int(m[1]), int(m[2])) for m in map(_GLIBC.match, versions) if m]
     runtime: list[tuple[int, int]] = []
@@ -113,7 +150,7 @@ def read_library_facts(path: Path) -> LibraryFacts:
             runtime.append(fits[0])
         else:
             newer = m[0]
-    return LibraryFacts(
+    facts = LibraryFacts(
         machine=_MACHINES[machine],
         needed=tuple(needed),
         runpath=tuple(runpath),
@@ -121,3 +158,4 @@ def read_library_facts(path: Path) -> LibraryFacts:
         cxx_runtime_glibc=max(runtime) if runtime else None,
         newer_cxx_runtime=newer,
     )
+    return facts, data

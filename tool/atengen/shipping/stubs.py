@@ -32,6 +32,13 @@ _BASE_TYPES = {
 }
 
 
+# The names ops.pyi defines itself (its imports and aliases): an operator of one of these names
+# would replace it for every annotation of the stub.
+_STUB_NAMES = frozenset(
+    {"Any", "Device", "Number", "Optional", "Sequence", "Tensor", "Union", "overload", "torch"}
+)
+
+
 @dataclass(frozen=True)
 class StubParameter:
     text: str  # `name: type` or `name: type = ...`
@@ -41,10 +48,22 @@ class StubParameter:
 class StubFunction:
     name: str
     positional: tuple[StubParameter, ...]
+    # How many of `positional` are positional-only (a `/` after them): those up to the last one
+    # whose schema name is a Python keyword, renamed, which no call could pass by name.
+    positional_only: int
     keyword_only: tuple[StubParameter, ...]
+    # The keyword-only schema arguments named after Python keywords: a call passes them as
+    # `**{"from": ...}`, which a stub's parameter cannot spell; the stub takes `**kwargs: Any`.
+    unspellable: tuple[str, ...]
     returns: str
     overloaded: bool
     schema: str  # the schema, for the stub's reader
+
+
+@dataclass(frozen=True)
+class LeftOut:
+    name: str
+    why: str
 
 
 @dataclass(frozen=True)
@@ -66,11 +85,37 @@ def _python_type(t: Type, *, argument: bool) -> str:
 
 
 def _parameter(a: Argument) -> StubParameter:
-    # A schema name that is a Python keyword cannot be passed by name: it is renamed, which a
-    # positional call does not see.
+    # A schema name that is a Python keyword cannot be passed by name: it is renamed (and made
+    # positional-only, see StubFunction), which a positional call does not see.
     name = a.name + "_" if keyword.iskeyword(a.name) else a.name
     default = " = ..." if a.default is not None else ""
     return StubParameter(f"{name}: {_python_type(a.type, argument=True)}{default}")
+
+
+def _stub_function(namespace: str, name: str, f: NativeFunction, overloaded: bool) -> StubFunction:
+    arguments = f.func.arguments
+    positional = arguments.flat_positional
+    renamed = [i for i, a in enumerate(positional) if keyword.iskeyword(a.name)]
+    keyword_only = arguments.flat_kwarg_only + arguments.out
+    return StubFunction(
+        name=name,
+        positional=tuple(_parameter(a) for a in positional),
+        positional_only=renamed[-1] + 1 if renamed else 0,
+        keyword_only=tuple(_parameter(a) for a in keyword_only if not keyword.iskeyword(a.name)),
+        unspellable=tuple(a.name for a in keyword_only if keyword.iskeyword(a.name)),
+        returns=_returns(f.func.returns),
+        overloaded=overloaded,
+        schema=f"{namespace}::{f.func}",
+    )
+
+
+def _left_out_because(name: str) -> str:
+    """Why the operator ``name`` has no function in the stub, or "" when it has one."""
+    if keyword.iskeyword(name):
+        return "a Python keyword: call it as getattr(ops, " + repr(name) + ")"
+    if name in _STUB_NAMES:
+        return "a name the stub itself uses"
+    return ""
 
 
 def _returns(returns: tuple[Return, ...]) -> str:
@@ -109,20 +154,14 @@ def ops_stub(functions: list[NativeFunction], templates: Templates, what: str) -
     for f in sorted(custom, key=lambda f: str(f.func.name)):
         by_name.setdefault(str(f.func.name.name), []).append(f)
     stubs = []
+    left_out = []
     for name, overloads in sorted(by_name.items()):
-        for f in overloads:
-            arguments = f.func.arguments
-            stubs.append(
-                StubFunction(
-                    name=name,
-                    positional=tuple(_parameter(a) for a in arguments.flat_positional),
-                    keyword_only=tuple(
-                        _parameter(a) for a in arguments.flat_kwarg_only + arguments.out
-                    ),
-                    returns=_returns(f.func.returns),
-                    overloaded=len(overloads) > 1,
-                    schema=f"{namespace}::{f.func}",
-                )
-            )
-    text = templates.render("ops.pyi.j2", namespace=namespace, functions=stubs)
+        why = _left_out_because(name)
+        if why:
+            left_out.append(LeftOut(name, why))
+            continue
+        stubs += [_stub_function(namespace, name, f, len(overloads) > 1) for f in overloads]
+    text = templates.render(
+        "ops.pyi.j2", namespace=namespace, functions=stubs, left_out=left_out
+    )
     return OpsStub(namespace=namespace, text=text)

@@ -13,7 +13,10 @@ from __future__ import annotations
 
 import keyword
 import os
+import shutil
 import stat
+import sys
+import tempfile
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,6 +37,28 @@ _DATE = (1980, 1, 1, 0, 0, 0)
 # The oldest glibc a tag names: manylinux2014's. An older glibc is not worth a tag pip ignores
 # on every current system.
 _OLDEST_GLIBC = (2, 17)
+# The longest file name Linux file systems take (NAME_MAX), in bytes.
+_NAME_MAX = 255
+# The distributions a torch install needs (torch's unconditional Requires-Dist, and theirs; the
+# CUDA wheels' triton): a wheel of one of these names would replace it, and torch with it.
+# tests/test_wheel_bad_input.py checks it against the installed torch's metadata. The tool does
+# not read that metadata itself: it runs with the generator's dependencies, without torch.
+TORCH_DEPENDENCIES = frozenset(
+    {
+        "filelock",
+        "fsspec",
+        "jinja2",
+        "markupsafe",
+        "mpmath",
+        "networkx",
+        "setuptools",
+        "sympy",
+        "triton",
+        "typing-extensions",
+    }
+)
+# Import names of those distributions that are not their names.
+_TORCH_DEPENDENCY_PACKAGES = frozenset({"pkg_resources", "_distutils_hack"})
 
 
 class WheelInputError(ValueError):
@@ -62,6 +87,16 @@ def check_names(distribution: str, version: str) -> Names:
             f"distribution = {distribution!r} gives the package name {package!r}, which is not "
             "a valid Python package name (an identifier, not a keyword, not torch)"
         )
+    if package in sys.stdlib_module_names:
+        raise WheelInputError(
+            f"distribution = {distribution!r} gives the package name {package!r}, a module of "
+            "Python's standard library, which `import` would find first: choose another name"
+        )
+    if canonical in TORCH_DEPENDENCIES or package in _TORCH_DEPENDENCY_PACKAGES:
+        raise WheelInputError(
+            f"distribution = {distribution!r} is the name of one of torch's dependencies, which "
+            "the wheel would replace: choose another name"
+        )
     try:
         parsed = Version(version)
     except InvalidVersion:
@@ -75,7 +110,10 @@ def requirement(text: str) -> Requirement:
     try:
         return Requirement(text)
     except InvalidRequirement as e:
-        raise WheelInputError(f"requires: {text!r} is not a PEP 508 requirement: {e}") from None
+        # packaging's message goes on with the text and a caret under the problem: its first
+        # line says what is wrong.
+        why = str(e).splitlines()[0] if str(e) else "not parsed"
+        raise WheelInputError(f"requires: {text!r} is not a PEP 508 requirement: {why}") from None
 
 
 def wheel_tag(facts: LibraryFacts) -> Tag:
@@ -109,7 +147,8 @@ class WheelContents:
     files: tuple[tuple[str, bytes, bool], ...]
 
 
-def _metadata(contents: WheelContents) -> bytes:
+def metadata(contents: WheelContents) -> bytes:
+    """METADATA, checked by packaging; a WheelInputError naming the first field it refuses."""
     names = contents.names
     raw: RawMetadata = {
         "metadata_version": "2.1",
@@ -119,7 +158,13 @@ def _metadata(contents: WheelContents) -> bytes:
         "requires_dist": [str(r) for r in contents.requires],
         "classifiers": list(contents.classifiers),
     }
-    return bytes(Metadata.from_raw(raw).as_rfc822())
+    try:
+        return bytes(Metadata.from_raw(raw).as_rfc822())
+    except ExceptionGroup as group:
+        # One exception per invalid field, each naming the field ("'summary' must be a single
+        # line"); the first is the line.
+        first = group.exceptions[0]
+        raise WheelInputError(f"invalid metadata: {first}".splitlines()[0]) from None
 
 
 def _wheel_metadata(tag: Tag) -> bytes:
@@ -136,23 +181,38 @@ def wheel_filename(names: Names, tag: Tag) -> str:
     escaped = canonicalize_name(names.distribution).replace("-", "_")
     filename = f"{escaped}-{names.version}-{tag}.whl"
     parse_wheel_filename(filename)  # packaging's own check of what it will be installed as
+    if len(filename.encode()) > _NAME_MAX:
+        raise WheelInputError(
+            f"the wheel's file name would be {len(filename.encode())} bytes, over the "
+            f"{_NAME_MAX} a file name may have: shorten distribution or version"
+        )
     return filename
 
 
 def write_wheel(contents: WheelContents, output_dir: Path) -> Path:
-    """Writes the wheel into output_dir; returns its path. Entries sorted, times and modes
-    fixed: the same contents give the same bytes."""
+    """Writes the wheel into output_dir, which must exist; returns its path. Entries sorted,
+    times and modes fixed: the same contents give the same bytes. Everything that can be
+    refused is checked before the first byte is written, and the wheel is written under a
+    temporary name and renamed: a failure leaves no wheel behind."""
     filename = wheel_filename(contents.names, contents.tag)
+    meta = metadata(contents)
     path = output_dir / filename
     os.environ["SOURCE_DATE_EPOCH"] = str(_EPOCH)
     package = contents.names.package
-    with WheelFile(str(path), "w") as wheel:
-        entries = [(f"{package}/{name}", data, ex) for name, data, ex in contents.files]
-        for arcname, data, executable in sorted(entries):
-            _add(wheel, arcname, data, executable)
-        dist_info = wheel.dist_info_path
-        _add(wheel, f"{dist_info}/METADATA", _metadata(contents), False)
-        _add(wheel, f"{dist_info}/WHEEL", _wheel_metadata(contents.tag), False)
+    # WheelFile takes the dist-info directory from its file's name: the wheel is written with
+    # its own name in a directory of its own, then moved.
+    partial = Path(tempfile.mkdtemp(prefix=".partial-", dir=output_dir))
+    try:
+        with WheelFile(str(partial / filename), "w") as wheel:
+            entries = [(f"{package}/{name}", data, ex) for name, data, ex in contents.files]
+            for arcname, data, executable in sorted(entries):
+                _add(wheel, arcname, data, executable)
+            dist_info = wheel.dist_info_path
+            _add(wheel, f"{dist_info}/METADATA", meta, False)
+            _add(wheel, f"{dist_info}/WHEEL", _wheel_metadata(contents.tag), False)
+        os.replace(partial / filename, path)
+    finally:
+        shutil.rmtree(partial, ignore_errors=True)
     return path
 
 
