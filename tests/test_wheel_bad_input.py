@@ -160,3 +160,202 @@ def test_cxx_runtime_table_is_auditwheels() -> None:
                 newest = max(tuple(int(n) for n in v.split(".")) for v in numbered)
                 expected.setdefault(name, {}).setdefault(newest, glibc)  # oldest policy first
     assert {k: tuple(sorted(v.items())) for k, v in expected.items()} == CXX_RUNTIME_GLIBC
+
+
+# --- each input the tool once took, and what it does now ----------------------------------
+
+
+def _source(tmp_path: Path, name: str, text: str = "import torch\n") -> Path:
+    path = tmp_path / "src" / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return path
+
+
+def _nothing_left(out: Path) -> None:
+    assert not out.exists() or not list(out.iterdir()), list(out.iterdir())
+
+
+@pytest.mark.parametrize("module", ["class", "if", "True", "None", "async"])
+def test_py_srcs_keyword_module(tmp_path: Path, module: str) -> None:
+    """`from . import class` would not parse: the file is refused, by name."""
+    source = _source(tmp_path, f"{module}.py")
+    result, out = _run(tmp_path, f"--py_src={source}", f"--py_src_label=pkg/{module}.py")
+    line = _one_line(result, out, f"py_srcs: pkg/{module}.py: {module} is a Python keyword")
+    assert "rename the file" in line
+    _nothing_left(out)
+
+
+def test_py_srcs_name_python_imports_otherwise(tmp_path: Path) -> None:
+    """`ﬁ` (U+FB01) is imported as its NFKC form `fi`, which the wheel has no file of."""
+    source = _source(tmp_path, "\ufb01.py")
+    result, out = _run(tmp_path, f"--py_src={source}", "--py_src_label=pkg/\ufb01.py")
+    line = _one_line(result, out, "py_srcs: pkg/\ufb01.py: Python imports \ufb01 as fi")
+    assert "rename the file to fi.py" in line
+    _nothing_left(out)
+
+
+def test_py_srcs_path_holding_equals(tmp_path: Path) -> None:
+    """A label may hold `=`: the path and its label are separate flags, and the wheel works."""
+    source = _source(tmp_path, "a=b/reg.py")
+    result, out = _run(tmp_path, f"--py_src={source}", "--py_src_label=a=b/reg.py")
+    assert result.returncode == 0, result.stderr
+    (wheel,) = out.glob("*.whl")
+    import zipfile
+
+    assert "stableops/reg.py" in zipfile.ZipFile(wheel).namelist()
+
+
+def test_keyword_namespace(tmp_path: Path) -> None:
+    """A namespace C++ takes and Python does not (`lambda`): ops.py names it by string, and the
+    stub leaves out the operators it cannot define (a keyword, a name of its own), saying so."""
+    ops = tmp_path / "ops.yaml"
+    ops.write_text(
+        "- func: lambda::f(Tensor self, float lo=0) -> Tensor\n"
+        "- func: lambda::class(Tensor self) -> Tensor\n"
+        "- func: lambda::Tensor(Tensor self) -> Tensor\n"
+    )
+    result, out = _run(tmp_path, op_yaml=ops)
+    assert result.returncode == 0, result.stderr
+    import zipfile
+
+    (wheel,) = out.glob("*.whl")
+    files = zipfile.ZipFile(wheel)
+    ops_py = files.read("stableops/ops.py").decode()
+    stub = files.read("stableops/ops.pyi").decode()
+    init = files.read("stableops/__init__.py").decode()
+    for name, text in (("ops.py", ops_py), ("ops.pyi", stub), ("__init__.py", init)):
+        compile(text, name, "exec")  # a SyntaxError fails the test
+    assert "_NAMESPACE = 'lambda'" in ops_py
+    namespace: dict[str, object] = {}
+    exec(compile(ops_py, "ops.py", "exec"), namespace)
+    with pytest.raises(AttributeError):  # torch.ops.lambda, which has no operator f here
+        namespace["__getattr__"]("f")  # type: ignore[operator]
+    assert "def f(" in stub and "def class(" not in stub and "def Tensor(" not in stub
+    assert "# class: not typed here, its name is a Python keyword" in stub
+    assert "# Tensor: not typed here" in stub
+
+
+def test_stub_of_keyword_arguments(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Arguments named after Python keywords (aten's uniform_ has `from`; the model refuses them
+    in other ops, so the facts are widened here): a positional one renamed and positional-only,
+    a keyword-only one taken by **kwargs; the stub parses."""
+    from atengen import torch_facts
+    from atengen.model.operator_model import load_model
+    from atengen.model.selection import select_functions
+    from atengen.render.templates import Templates
+    from atengen.shipping.stubs import ops_stub
+
+    allowed = torch_facts.PYTHON_KEYWORD_ARGUMENTS_ALLOWED | {("u", "from"), ("u", "if")}
+    monkeypatch.setattr(torch_facts, "PYTHON_KEYWORD_ARGUMENTS_ALLOWED", allowed)
+    ops = "- func: t::u(Tensor self, float from=0, float to=1, *, bool if=False) -> Tensor\n"
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as d:
+        (Path(d) / "ops.yaml").write_text(ops)
+        model = load_model(str(Path(d) / "ops.yaml"), str(TAGS))
+    stub = ops_stub(select_functions(model, "all"), Templates(), "t").text
+    compile(stub, "ops.pyi", "exec")
+    assert (
+        "    self: Tensor,\n    from_: float = ...,\n    /,\n    to: float = ...,\n"
+        '    # if: Python keywords, passed as **{"if": ...}\n    **kwargs: Any,\n' in stub
+    )
+
+
+def test_summary_of_two_lines(tmp_path: Path) -> None:
+    result, out = _run(tmp_path, summary="one\ntwo")
+    _one_line(result, out, "invalid metadata: 'summary' must be a single line")
+    _nothing_left(out)
+
+
+def test_distribution_name_too_long(tmp_path: Path) -> None:
+    result, out = _run(tmp_path, distribution="a" * 300)
+    line = _one_line(result, out, "the wheel's file name would be ")
+    assert "shorten distribution or version" in line
+    _nothing_left(out)
+
+
+@pytest.mark.parametrize(
+    "distribution",
+    ["os", "sys", "typing", "site", "abc", "sympy", "typing-extensions", "filelock", "networkx",
+     "jinja2", "fsspec", "setuptools", "Typing_Extensions"],
+)  # fmt: skip
+def test_distribution_shadowed_or_replacing(tmp_path: Path, distribution: str) -> None:
+    result, out = _run(tmp_path, distribution=distribution)
+    line = _one_line(result, out, f"distribution = {distribution!r} ")
+    assert "standard library" in line or "torch's dependencies" in line
+    _nothing_left(out)
+
+
+def test_torch_dependencies_are_the_installed_torchs() -> None:
+    """The kept list holds every distribution the installed torch requires (without extras),
+    and theirs: the tool runs without torch, so it cannot read them itself."""
+    from importlib import metadata
+
+    from packaging.requirements import Requirement
+    from packaging.utils import canonicalize_name
+
+    from atengen.shipping.wheel_file import TORCH_DEPENDENCIES
+
+    def requires(name: str) -> set[str]:
+        found = set()
+        for text in metadata.requires(name) or []:
+            r = Requirement(text)
+            if r.marker is None or r.marker.evaluate({"extra": ""}):
+                found.add(canonicalize_name(r.name))
+        return found
+
+    direct = requires("torch")
+    assert direct, "torch's metadata names no requirement"
+    everything = direct.union(*(requires(name) for name in direct))
+    everything = {n for n in everything if not n.startswith("nvidia-")}
+    assert everything <= TORCH_DEPENDENCIES, everything - TORCH_DEPENDENCIES
+
+
+def test_requires_not_pep508_one_line(tmp_path: Path) -> None:
+    result, out = _run(tmp_path, "--requires=bad req")
+    _one_line(result, out, "requires: 'bad req' is not a PEP 508 requirement: Expected")
+    _nothing_left(out)
+
+
+def test_library_not_a_file(tmp_path: Path) -> None:
+    (tmp_path / "dir").mkdir()
+    result, out = _run(tmp_path, f"--library={tmp_path / 'dir'}/..")
+    _one_line(result, out, "library ")  # `..` is no lib<name>.so
+    link = tmp_path / "dir" / "libx.so"
+    link.mkdir()
+    result, out = _run(tmp_path, f"--library={link}")
+    _one_line(result, out, f"cannot read the library: {link}: not a regular file")
+    _nothing_left(out)
+
+
+def test_library_name_with_a_quote(tmp_path: Path) -> None:
+    """The name is written into __init__.py: one that is not lib<name>.so is refused."""
+    library = tmp_path / 'lib"x.so'
+    shutil.copyfile(LIBRARY, library)
+    result, out = _run(tmp_path, f"--library={library}")
+    _one_line(result, out, "library ")
+    _nothing_left(out)
+
+
+def _with_dynamic_link(data: bytes, link: int) -> bytes:
+    """The ELF file ``data`` with its .dynamic section's sh_link set to ``link``."""
+    import struct
+
+    shoff, = struct.unpack_from("<Q", data, 0x28)
+    shnum, = struct.unpack_from("<H", data, 0x3C)
+    edited = bytearray(data)
+    for i in range(shnum):
+        at = shoff + i * 64
+        if struct.unpack_from("<I", data, at + 4)[0] == 6:  # SHT_DYNAMIC
+            struct.pack_into("<I", edited, at + 40, link)
+    return bytes(edited)
+
+
+@pytest.mark.parametrize("link", [0, 0xFFFF, 1])
+def test_library_dynamic_strings_missing(tmp_path: Path, link: int) -> None:
+    library = tmp_path / "libbroken.so"
+    library.write_bytes(_with_dynamic_link(LIBRARY.read_bytes(), link))
+    result, out = _run(tmp_path, f"--library={library}")
+    _one_line(result, out, "cannot read the library: libbroken.so is not a valid ELF shared")
+    _nothing_left(out)

@@ -11,7 +11,8 @@ Which toolkit, given the torch wheel (@torch's defs.bzl: a CUDA wheel's CUDA ver
      (@rules_aten_cuda_nvcc: rules/private/cuda_pypi.bzl and //third_party:cuda_nvcc_wheels.lock).
      When it cannot be installed, the build fails with one line saying why.
 The toolkit's version is CUDART_VERSION in its include/cuda_runtime_api.h. The choice, and why, is
-one line (`rules_aten: ...`) printed when the repository is fetched. Nothing is copied: the
+one line (`rules_aten: ...`) printed when the repository is fetched for a CUDA build of torch (or
+with RULES_ATEN_VERBOSE=1). Nothing is copied: the
 repository's include/ is a symlink to the toolkit's.
 
 The repository always exists, so BUILD files can depend on it unconditionally:
@@ -34,6 +35,8 @@ load(":repo_error.bzl", "ERROR_RULE_LOAD", "write_error_repository", "write_erro
 CUDA_DIR_ENV = "RULES_ATEN_CUDA_DIR"
 
 CUDA_HOME_ENV = "CUDA_HOME"
+
+VERBOSE_ENV = "RULES_ATEN_VERBOSE"
 
 DEFAULT_CUDA_DIR = "/usr/local/cuda"
 
@@ -200,8 +203,12 @@ def _local_cuda_impl(rctx):
         })
         return
 
-    # buildifier: disable=print
-    print(choice.line)
+    # Said where it decides something: CUDA code is built for a CUDA torch. For a CPU torch the
+    # toolkit only compiles (a stable library's kernels), and the line on every fetch is noise;
+    # RULES_ATEN_VERBOSE=1 prints it anyway.
+    if torch.cuda or rctx.os.environ.get(VERBOSE_ENV, "").strip() == "1":
+        # buildifier: disable=print
+        print(choice.line)
     path = choice.path
     arch_list = rctx.os.environ.get(TORCH_CUDA_ARCH_LIST_ENV, "").strip()
     arch_gencode, arch_error = [], None
@@ -261,7 +268,7 @@ TORCH_CUDA_ARCH_LIST_GENCODE = {arch_gencode}
 local_cuda_repo = repository_rule(
     implementation = _local_cuda_impl,
     doc = "Exposes the local CUDA toolkit's headers as @local_cuda//:cuda_headers (see the file's doc).",
-    environ = [CUDA_DIR_ENV, CUDA_HOME_ENV, TORCH_CUDA_ARCH_LIST_ENV],
+    environ = [CUDA_DIR_ENV, CUDA_HOME_ENV, TORCH_CUDA_ARCH_LIST_ENV, VERBOSE_ENV],
     local = True,
     configure = True,
 )

@@ -8,7 +8,30 @@ directory holding the one wheel.
 
 load(":providers.bzl", "AtenLibraryInfo")
 
+def wheel_library_error(wheel, library, name):
+    """The one-line error for aten_wheel's `library` when it lacks AtenLibraryInfo.
+
+    aten_codegen(name = "myops") makes several targets: `:myops` is its archive, and the library
+    a wheel ships is `:libmyops.so`. Bazel's own error would only name the missing provider.
+
+    Args:
+      wheel: the aten_wheel's label, as a string.
+      library: the label it was given, as a string ("//pkg:myops").
+      name: that label's name ("myops").
+
+    Returns:
+      The message for fail().
+    """
+    if name.startswith("lib") and name.endswith(".so"):
+        return ("rules_aten: {}: library = {} is not the lib<name>.so of an aten_codegen: " +
+                "give aten_codegen's lib<name>.so").format(wheel, library)
+    package = library[:len(library) - len(name)]
+    return ("rules_aten: {}: library = {} is not a lib<name>.so: give library = \"{}lib{}.so\", " +
+            "the shared library of aten_codegen(name = \"{}\")").format(wheel, library, package, name, name)
+
 def _aten_wheel_impl(ctx):
+    if AtenLibraryInfo not in ctx.attr.library:
+        fail(wheel_library_error(str(ctx.label), str(ctx.attr.library.label), ctx.attr.library.label.name))
     info = ctx.attr.library[AtenLibraryInfo]
     if not info.op_yaml:
         fail("rules_aten: {}: library = {} has no op YAML (a library of external_backend_codegen?): aten_wheel ships an aten_codegen library".format(ctx.label, ctx.attr.library.label))
@@ -68,8 +91,10 @@ operator, a `version` that is not PEP 440, a `distribution` that is not a valid 
         ),
         "library": attr.label(
             mandatory = True,
-            providers = [AtenLibraryInfo],
-            doc = "The `lib<name>.so` of an `aten_codegen`, of either ABI mode.",
+            # No `providers`: given aten_codegen's own name (`:myops`, its archive), the rule
+            # says which target to give instead (wheel_library_error).
+            doc = "The `lib<name>.so` of an `aten_codegen`, of either ABI mode " +
+                  "(`:libmyops.so` for `aten_codegen(name = \"myops\")`).",
         ),
         "py_srcs": attr.label_list(
             allow_files = [".py"],

@@ -19,6 +19,9 @@ load("//rules/private:pip.bzl", "normalize_name")
 # buildifier: disable=bzl-visibility
 load("//rules/private:releases.bzl", "release_number", "torch_target_version")
 
+# buildifier: disable=bzl-visibility
+load("//rules/private:wheel.bzl", "wheel_library_error")
+
 def _sm(n):
     return "-gencode=arch=compute_{0},code=sm_{0}".format(n)
 
@@ -155,6 +158,30 @@ def _target_name_test_impl(ctx):
 
 target_name_test = unittest.make(_target_name_test_impl)
 
+def _wheel_library_test_impl(ctx):
+    env = unittest.begin(ctx)
+    asserts.equals(
+        env,
+        "rules_aten: //:w: library = //:myops is not a lib<name>.so: give library = \"//:libmyops.so\", the shared library of aten_codegen(name = \"myops\")",
+        wheel_library_error("//:w", "//:myops", "myops"),
+        "wheel_library_error of aten_codegen's own name",
+    )
+    asserts.equals(
+        env,
+        "rules_aten: //p:w: library = @r//a/b:ops is not a lib<name>.so: give library = \"@r//a/b:libops.so\", the shared library of aten_codegen(name = \"ops\")",
+        wheel_library_error("//p:w", "@r//a/b:ops", "ops"),
+        "wheel_library_error in another repository",
+    )
+    asserts.equals(
+        env,
+        "rules_aten: //:w: library = //:libother.so is not the lib<name>.so of an aten_codegen: give aten_codegen's lib<name>.so",
+        wheel_library_error("//:w", "//:libother.so", "libother.so"),
+        "wheel_library_error of another shared library",
+    )
+    return unittest.end(env)
+
+wheel_library_test = unittest.make(_wheel_library_test_impl)
+
 def helpers_test_suite(name):
     unittest.suite(
         name,
@@ -163,4 +190,5 @@ def helpers_test_suite(name):
         releases_test,
         normalize_name_test,
         target_name_test,
+        wheel_library_test,
     )
