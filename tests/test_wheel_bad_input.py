@@ -84,14 +84,17 @@ def test_py_srcs_import_what_is_not_shipped(tmp_path: Path) -> None:
     line = _one_line(result, out, "py_srcs pkg/registrations.py:4 imports numpy, which the wheel")
     assert "requires" in line
     # Named in requires, it is allowed.
-    result, out = _run(tmp_path, f"--py_src={source}", "--py_src_label=pkg/registrations.py", "--requires=numpy>=2")
+    result, out = _run(
+        tmp_path, f"--py_src={source}", "--py_src_label=pkg/registrations.py", "--requires=numpy>=2"
+    )
     assert result.returncode == 0, result.stderr
     # A sibling imported by its bare name would not be found inside the package.
     source.write_text("import helpers\n")
     (tmp_path / "helpers.py").write_text("")
     result, out = _run(
         tmp_path,
-        f"--py_src={source}", "--py_src_label=pkg/registrations.py",
+        f"--py_src={source}",
+        "--py_src_label=pkg/registrations.py",
         f"--py_src={tmp_path / 'helpers.py'}",
         "--py_src_label=pkg/helpers.py",
     )
@@ -342,8 +345,8 @@ def _with_dynamic_link(data: bytes, link: int) -> bytes:
     """The ELF file ``data`` with its .dynamic section's sh_link set to ``link``."""
     import struct
 
-    shoff, = struct.unpack_from("<Q", data, 0x28)
-    shnum, = struct.unpack_from("<H", data, 0x3C)
+    (shoff,) = struct.unpack_from("<Q", data, 0x28)
+    (shnum,) = struct.unpack_from("<H", data, 0x3C)
     edited = bytearray(data)
     for i in range(shnum):
         at = shoff + i * 64

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import keyword
-import os
 import re
 import shutil
 import struct
@@ -84,7 +83,7 @@ def _torch_requirement(args: argparse.Namespace) -> tuple[str, str]:
     # The rule passes these from the library's provider: a wrong one is the rule's mistake,
     # still one line, never a broken requirement or docstring.
     if args.abi not in ("stable", "release"):
-        raise WheelInputError(f"abi = {args.abi!r} is not \"stable\" or \"release\"")
+        raise WheelInputError(f'abi = {args.abi!r} is not "stable" or "release"')
     release = args.torch_target if args.abi == "stable" else args.torch_release
     if not _RELEASE.fullmatch(release):
         which = "torch_target" if args.abi == "stable" else "torch_release"

@@ -3,10 +3,13 @@
     .venv/bin/python tests/fuzz/campaign.py --entry generate --inputs 100000 --seed 1
     .venv/bin/python tests/fuzz/campaign.py --entry all --inputs 2000 --seed 7 --budget_s 900
     .venv/bin/python tests/fuzz/campaign.py --entry classes --inputs 1000 --seed 1
+    .venv/bin/python tests/fuzz/campaign.py --entry wheel --inputs 5000 --seed 1
 
 Entry points: ``schema`` (atengen's schema parser against torch._C.parse_schema), ``check``,
 ``generate``, ``backend``, ``lazy`` (lazy-tensor backend YAMLs) and ``autograd`` (derivatives
-YAMLs) (the CLI in-process, judged by harness.py). Prints, per entry
+YAMLs) (the CLI in-process, judged by harness.py); ``wheel`` (tool/aten_wheel.py's flags) and
+``elf`` (a mutated library through every ELF-reading command), judged by wheel_fuzz.py. Prints,
+per entry
 point: inputs, exit codes, tracebacks, writes outside, partial outputs, bad error lines
 and, for ``schema``, agreement with torch; then up to 5 examples of each failure kind.
 ``classes`` runs the hostile-input classes of classes.py (and ``concurrency``: --inputs
@@ -34,14 +37,19 @@ sys.path[:0] = [REPO, os.path.join(REPO, "tool")]
 from hypothesis import HealthCheck, Phase, given, seed, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-from tests.fuzz import classes, concurrency, harness, strategies  # noqa: E402
+from tests.fuzz import classes, concurrency, harness, strategies, wheel_fuzz  # noqa: E402
 from tests.fuzz.entry_points import YAML_AND_FLAGS  # noqa: E402
 
-ENTRIES = ("schema", "check", "generate", "backend", "lazy", "autograd")
+# The wheel tool and the ELF readers: one strategy, one case each (wheel_fuzz.py).
+WHEEL_ENTRIES = {
+    "wheel": (wheel_fuzz.WHEEL_ARGS, wheel_fuzz.wheel_case),
+    "elf": (wheel_fuzz.ELF_SEEDS, wheel_fuzz.elf_case),
+}
+ENTRIES = ("schema", "check", "generate", "backend", "lazy", "autograd", *WHEEL_ENTRIES)
 # The hostile-input classes (classes.py), and several writers on one directory.
 CLASS_ENTRIES = (*classes.CLASSES, "concurrency")
 JUDGED = ("traceback", "writes outside", "input changed", "partial output", "bad error lines",
-          "slow error path")  # fmt: skip
+          "slow error path", "broken wheel")  # fmt: skip
 
 
 class _Stop(Exception):  # noqa: N818 - ends a campaign whose time budget is spent
@@ -83,6 +91,12 @@ def run_entry(entry: str, inputs: int, seed_value: int, budget_s: float, progres
 
         def body(y):
             one_cli(harness.check_case(y), y)
+    elif entry in WHEEL_ENTRIES:
+        drawn, wheel_case = WHEEL_ENTRIES[entry]
+        strategy = (drawn,)
+
+        def body(value):
+            one_cli(wheel_case(value), repr(value))
     else:
         strategy, case = YAML_AND_FLAGS[entry]
 

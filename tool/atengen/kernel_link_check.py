@@ -187,6 +187,8 @@ def messages(
 ) -> list[str]:
     """One `header:line: error:` line per missing kernel."""
     names = demangle([n for k in missing for n in (k.symbol, *k.defined_as)])
+    # A control character in a name (a damaged string table) escaped: each kernel one line.
+    names = ["".join(c if c.isprintable() else ascii(c)[1:-1] for c in n) for n in names]
     lines = []
     for k in missing:
         wanted, *others = names[: 1 + len(k.defined_as)]

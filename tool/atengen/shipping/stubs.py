@@ -161,7 +161,5 @@ def ops_stub(functions: list[NativeFunction], templates: Templates, what: str) -
             left_out.append(LeftOut(name, why))
             continue
         stubs += [_stub_function(namespace, name, f, len(overloads) > 1) for f in overloads]
-    text = templates.render(
-        "ops.pyi.j2", namespace=namespace, functions=stubs, left_out=left_out
-    )
+    text = templates.render("ops.pyi.j2", namespace=namespace, functions=stubs, left_out=left_out)
     return OpsStub(namespace=namespace, text=text)

@@ -74,6 +74,12 @@ def _group(name: str) -> str:
     return name[m.end() : m.end() + length] + "::"
 
 
+def _shown(name: str) -> str:
+    """A symbol name as a message shows it: a control character (a damaged or hostile string
+    table) escaped, so that each group stays one line."""
+    return "".join(c if c.isprintable() else ascii(c)[1:-1] for c in name)
+
+
 def messages(label: str, symbols: list[UndefinedSymbol]) -> list[str]:
     """One line per offending group (empty when the library passes)."""
     lines = []
@@ -85,7 +91,8 @@ def messages(label: str, symbols: list[UndefinedSymbol]) -> list[str]:
         )
         more = f" and {len(o.symbols) - 1} more" if len(o.symbols) > 1 else ""
         lines.append(
-            f'rules_aten: {label} (abi = "stable") needs {o.group} symbols, {what}, so it '
-            f"would not load into every torch release from its target on: {o.symbols[0]}{more}"
+            f'rules_aten: {label} (abi = "stable") needs {_shown(o.group)} symbols, {what}, so '
+            f"it would not load into every torch release from its target on: "
+            f"{_shown(o.symbols[0])}{more}"
         )
     return lines
