@@ -6,8 +6,9 @@ fresh venvs (tests/wheel_helpers.py) and used from a directory with no Bazel out
 - the stable wheel in venvs of torch 2.11.0 and 2.15.0 (`./dev test-releases`' release venvs;
   skipped, saying so, without them, failed with one line where the release slice is required)
   and of .venv's 2.13: `import stableops`, demo.py's values and every torch.library.opcheck;
-- the bound wheel in a venv of its own release works; pip's resolver refuses it in one of
-  2.15.0; forced there with --no-deps, `import` fails with the release guard's one line;
+- the bound wheel in a venv of its own release works; pip's resolver, with no index that has
+  torch 2.13 (`--no-index`), refuses it in one of 2.15.0 (with one, it would replace torch:
+  docs/shipping.md); forced there with --no-deps, `import` fails with the release guard's line;
 - Requires-Dist, tags, the RECORD, no RUNPATH, `auditwheel show` naming the file name's tag,
   the same bytes when the action runs again, and mypy --strict over a script using the stubs.
 """

@@ -81,8 +81,11 @@ loads it from beside itself and imports `py_srcs`, `ops` (the library's `torch.o
 library of `abi = "stable"`, `torch==<release>.*` for one bound to the build's torch release, and
 `requires`. The tag is `py3-none-manylinux_<glibc>_<arch>` from the library's highest GLIBC
 symbol version. The same inputs give the same bytes. A bad input (a library with no custom
-operator, a `version` that is not PEP 440, a `distribution` that is not a valid package name, a
-`py_srcs` import of what the wheel neither ships nor requires) fails the build with one line.""",
+operator, a `version` that is not PEP 440, a `distribution` that is not a valid package name or
+would be shadowed by the standard library or replace one of torch's dependencies, a `summary` of
+several lines, a `py_srcs` file named after a Python keyword, a `py_srcs` import of what the wheel
+neither ships nor requires; [docs/shipping.md](docs/shipping.md) lists them) fails the build with
+one line and leaves no wheel.""",
     attrs = {
         "distribution": attr.string(
             mandatory = True,
