@@ -1,8 +1,9 @@
 """The pure Starlark helpers of rules/private, unit-tested by real Bazel (tests/starlark): the
 TORCH_CUDA_ARCH_LIST parser and the wheel's -gencode flags (cuda_archs.bzl), the release parser and
 the stable ABI's torch_target check (releases.bzl), the distribution names of @rules_aten_pip
-(pip.bzl's normalize_name), and the library names the macros accept (generator_attrs.bzl's
-target_name_error).
+(pip.bzl's normalize_name), the library names the macros accept (generator_attrs.bzl's
+target_name_error), and aten_wheel's line for a library that is not a lib<name>.so (wheel.bzl's
+wheel_library_error).
 
 skylib's unittest runs the assertions at analysis and writes a script that exits 1 with the
 failed ones. It needs its toolchains registered, which this checkout's WORKSPACE does not do, so
@@ -85,7 +86,7 @@ def test_the_helpers_return_what_their_tests_expect() -> None:
     assert result.returncode == 0, result.stdout[-6000:] + result.stderr[-6000:]
     # Every test of the suite ran (a suite that lost its tests would pass too).
     passed = [line for line in result.stdout.splitlines() if "PASSED" in line]
-    assert len(passed) == 5, result.stdout
+    assert len(passed) == 6, result.stdout
 
 
 def test_a_wrong_result_fails_the_test_and_names_the_call() -> None:

@@ -10,7 +10,9 @@ fresh venvs (tests/wheel_helpers.py) and used from a directory with no Bazel out
   torch 2.13 (`--no-index`), refuses it in one of 2.15.0 (with one, it would replace torch:
   docs/shipping.md); forced there with --no-deps, `import` fails with the release guard's line;
 - Requires-Dist, tags, the RECORD, no RUNPATH, `auditwheel show` naming the file name's tag,
-  the same bytes when the action runs again, and mypy --strict over a script using the stubs.
+  the same bytes when the action runs again, and mypy --strict over a script using the stubs;
+- `library = ":myops"` (aten_codegen's own name) fails the analysis with one line naming
+  `:libmyops.so`.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from pathlib import Path
 import pytest
 
 from tests import slices
-from tests.bazel_helpers import REPO, VENV_PYTHON, bazel, own_output_base
+from tests.bazel_helpers import REPO, VENV_PYTHON, bazel, one_fail_message, own_output_base
 from tests.quickstart_helpers import readme_blocks
 from tests.release_guard_helpers import GUARD_LINE, needed_and_runpath
 from tests.release_venvs import VENVS_DIR, installed_venv
@@ -105,6 +107,26 @@ def wheels(workspace: Path, summary: list[str], tmp_path_factory) -> dict[str, P
         built = _the_wheel(bin_dir / directory)
         copies[name] = Path(shutil.copyfile(built, out / built.name))
     return copies
+
+
+def test_library_given_aten_codegens_own_name(workspace: Path) -> None:
+    """`library = ":myops"`, the name given to aten_codegen (its archive), fails the analysis
+    with one line naming the target to give; nothing is compiled."""
+    # In the package of the aten_codegen, whose targets are private to it; removed after.
+    build = workspace / "bound" / "BUILD.bazel"
+    build.write_text(
+        BOUND_BUILD + '\naten_wheel(name = "w", distribution = "named", library = ":myops", '
+        'version = "1.0")\n'
+    )
+    try:
+        result = _bazel(workspace, "build", "--nobuild", "//bound:w", check=False)
+    finally:
+        build.write_text(BOUND_BUILD)
+    one_fail_message(
+        result,
+        "rules_aten: //bound:w: library = //bound:myops is not a lib<name>.so: give library = "
+        '"//bound:libmyops.so", the shared library of aten_codegen(name = "myops")',
+    )
 
 
 def _run_demo(python: Path, where: Path) -> dict:
