@@ -12,7 +12,9 @@ fresh venvs (tests/wheel_helpers.py) and used from a directory with no Bazel out
 - Requires-Dist, tags, the RECORD, no RUNPATH, `auditwheel show` naming the file name's tag,
   the same bytes when the action runs again, and mypy --strict over a script using the stubs;
 - `library = ":myops"` (aten_codegen's own name) fails the analysis with one line naming
-  `:libmyops.so`.
+  `:libmyops.so`;
+- @local_cuda's line about the toolkit, noise for a CPU torch, printed only with
+  RULES_ATEN_VERBOSE=1.
 """
 
 from __future__ import annotations
@@ -66,9 +68,9 @@ def _env() -> dict[str, str]:
     return {**env, "RULES_ATEN_PYTHON": str(VENV_PYTHON), "RULES_ATEN_CUDA_DIR": "none"}
 
 
-def _bazel(workspace: Path, *args: str, check: bool = True):
+def _bazel(workspace: Path, *args: str, check: bool = True, env: dict[str, str] | None = None):
     startup = own_output_base(BASE / "output_base")
-    return bazel(*args, cwd=workspace, startup=startup, env=_env(), check=check)
+    return bazel(*args, cwd=workspace, startup=startup, env=env or _env(), check=check)
 
 
 def _the_wheel(directory: Path) -> Path:
@@ -127,6 +129,22 @@ def test_library_given_aten_codegens_own_name(workspace: Path) -> None:
         "rules_aten: //bound:w: library = //bound:myops is not a lib<name>.so: give library = "
         '"//bound:libmyops.so", the shared library of aten_codegen(name = "myops")',
     )
+
+
+def test_cuda_choice_printed_only_when_asked_for_a_cpu_torch(workspace: Path) -> None:
+    """@local_cuda's line (here `no CUDA toolkit (...=none)`) is noise for a CPU torch: printed
+    only with RULES_ATEN_VERBOSE=1. Each step changes the variable, which fetches @local_cuda
+    again (its `environ`), so that each prints what a first fetch would."""
+    import torch
+
+    if torch.version.cuda:
+        pytest.skip(f"torch {torch.__version__} is a CUDA build, for which the line is printed")
+    line = "rules_aten: no CUDA toolkit ($RULES_ATEN_CUDA_DIR=none), for torch "
+    for verbose, printed in (("0", False), ("1", True), (None, False)):
+        env = _env() | ({"RULES_ATEN_VERBOSE": verbose} if verbose is not None else {})
+        env = {k: v for k, v in env.items() if verbose is not None or k != "RULES_ATEN_VERBOSE"}
+        result = _bazel(workspace, "build", "--nobuild", "@local_cuda//:check", env=env)
+        assert (result.stderr.count(line) == 1) == printed, (verbose, result.stderr[-4000:])
 
 
 def _run_demo(python: Path, where: Path) -> dict:
