@@ -292,13 +292,14 @@ def test_distribution_shadowed_or_replacing(tmp_path: Path, distribution: str) -
 
 def test_torch_dependencies_are_the_installed_torchs() -> None:
     """The kept list holds every distribution the installed torch requires (without extras),
-    and theirs: the tool runs without torch, so it cannot read them itself."""
+    and theirs: the tool's environment need not have a torch to read them from. Where it has
+    one, as here, what it reads is refused too."""
     from importlib import metadata
 
     from packaging.requirements import Requirement
     from packaging.utils import canonicalize_name
 
-    from atengen.shipping.wheel_file import TORCH_DEPENDENCIES
+    from atengen.shipping.wheel_file import TORCH_DEPENDENCIES, torch_dependencies
 
     def requires(name: str) -> set[str]:
         found = set()
@@ -313,6 +314,7 @@ def test_torch_dependencies_are_the_installed_torchs() -> None:
     everything = direct.union(*(requires(name) for name in direct))
     everything = {n for n in everything if not n.startswith("nvidia-")}
     assert everything <= TORCH_DEPENDENCIES, everything - TORCH_DEPENDENCIES
+    assert direct | TORCH_DEPENDENCIES == torch_dependencies()
 
 
 def test_requires_not_pep508_one_line(tmp_path: Path) -> None:

@@ -19,6 +19,7 @@ import sys
 import tempfile
 import zipfile
 from dataclasses import dataclass
+from importlib import metadata as importlib_metadata
 from pathlib import Path
 
 from packaging.metadata import Metadata, RawMetadata
@@ -41,8 +42,9 @@ _OLDEST_GLIBC = (2, 17)
 _NAME_MAX = 255
 # The distributions a torch install needs (torch's unconditional Requires-Dist, and theirs; the
 # CUDA wheels' triton): a wheel of one of these names would replace it, and torch with it.
-# tests/test_wheel_bad_input.py checks it against the installed torch's metadata. The tool does
-# not read that metadata itself: it runs with the generator's dependencies, without torch.
+# tests/test_wheel_bad_input.py checks it against the installed torch's metadata. The tool also
+# reads the metadata of a torch its interpreter sees (torch_dependencies), but the generator's
+# environment need not have one.
 TORCH_DEPENDENCIES = frozenset(
     {
         "filelock",
@@ -63,6 +65,24 @@ _TORCH_DEPENDENCY_PACKAGES = frozenset({"pkg_resources", "_distutils_hack"})
 
 class WheelInputError(ValueError):
     """A bad aten_wheel input: one line."""
+
+
+def torch_dependencies() -> frozenset[str]:
+    """TORCH_DEPENDENCIES and the distributions (canonical names) that the metadata of a torch
+    this interpreter sees requires, without extras."""
+    try:
+        texts = importlib_metadata.requires("torch") or []
+    except importlib_metadata.PackageNotFoundError:
+        return TORCH_DEPENDENCIES
+    found = set(TORCH_DEPENDENCIES)
+    for text in texts:
+        try:
+            r = Requirement(text)
+            if r.marker is None or r.marker.evaluate({"extra": ""}):
+                found.add(canonicalize_name(r.name))
+        except (InvalidRequirement, ValueError):
+            continue  # metadata of torch's own that packaging cannot read: the kept list stands
+    return frozenset(found)
 
 
 @dataclass(frozen=True)
@@ -92,7 +112,7 @@ def check_names(distribution: str, version: str) -> Names:
             f"distribution = {distribution!r} gives the package name {package!r}, a module of "
             "Python's standard library, which `import` would find first: choose another name"
         )
-    if canonical in TORCH_DEPENDENCIES or package in _TORCH_DEPENDENCY_PACKAGES:
+    if canonical in torch_dependencies() or package in _TORCH_DEPENDENCY_PACKAGES:
         raise WheelInputError(
             f"distribution = {distribution!r} is the name of one of torch's dependencies, which "
             "the wheel would replace: choose another name"
