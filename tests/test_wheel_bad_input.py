@@ -364,3 +364,19 @@ def test_library_dynamic_strings_missing(tmp_path: Path, link: int) -> None:
     result, out = _run(tmp_path, f"--library={library}")
     _one_line(result, out, "cannot read the library: libbroken.so is not a valid ELF shared")
     _nothing_left(out)
+
+
+def test_stub_docstring_of_string_defaults(tmp_path: Path) -> None:
+    """A string default holding quotes and backslashes: the stub parses, and each function's
+    docstring is its schema, character for character."""
+    import ast
+    import zipfile
+
+    ops = tmp_path / "ops.yaml"
+    ops.write_text('- func: fz::f(Tensor a, str t=\'"""\', str u="x\\\\") -> Tensor\n')
+    result, out = _run(tmp_path, op_yaml=ops)
+    assert result.returncode == 0, result.stderr
+    (wheel,) = out.glob("*.whl")
+    tree = ast.parse(zipfile.ZipFile(wheel).read("stableops/ops.pyi").decode())
+    (function,) = [n for n in tree.body if isinstance(n, ast.FunctionDef)]
+    assert ast.get_docstring(function) == 'fz::f(Tensor a, str t=\'"""\', str u="x\\\\") -> Tensor'

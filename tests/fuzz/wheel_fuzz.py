@@ -57,6 +57,7 @@ OP_YAMLS = {
     "empty": "",
     "garbage": "- func: [[[\n  :\n",
     "keyword_argument": "- func: fz::f(Tensor self, float from) -> Tensor\n",
+    "string_defaults": '- func: fz::f(Tensor a, str t=\'"""\', str u="x\\\\") -> Tensor\n',
 }
 
 _HOSTILE_TEXT = st.text(
@@ -135,7 +136,7 @@ _FLAGS = {
         ),
     ),
     "op_yaml": (
-        st.sampled_from(["custom", "keyword_namespace", "stub_names"]),
+        st.sampled_from(["custom", "keyword_namespace", "stub_names", "string_defaults"]),
         st.sampled_from(sorted(OP_YAMLS) + ["missing"]),
     ),
     "output_dir": (st.sampled_from(["out", "deep/x/out", "full"]), st.sampled_from(["file"])),

@@ -57,7 +57,9 @@ class StubFunction:
     unspellable: tuple[str, ...]
     returns: str
     overloaded: bool
-    schema: str  # the schema, for the stub's reader
+    # The schema, for the stub's reader, escaped for the docstring it is written into: a string
+    # default may hold quotes (`str s='"""'`) and backslashes.
+    schema: str
 
 
 @dataclass(frozen=True)
@@ -105,7 +107,7 @@ def _stub_function(namespace: str, name: str, f: NativeFunction, overloaded: boo
         unspellable=tuple(a.name for a in keyword_only if keyword.iskeyword(a.name)),
         returns=_returns(f.func.returns),
         overloaded=overloaded,
-        schema=f"{namespace}::{f.func}",
+        schema=f"{namespace}::{f.func}".replace("\\", "\\\\").replace('"', '\\"'),
     )
 
 
