@@ -357,6 +357,27 @@ def _with_dynamic_link(data: bytes, link: int) -> bytes:
     return bytes(edited)
 
 
+def test_library_symbol_versions_past_the_end(tmp_path: Path) -> None:
+    """What the symbol-version reader (wheel_symbols.py) refuses is said the same way."""
+    import struct
+
+    data = bytearray(LIBRARY.read_bytes())
+    shoff, shnum = struct.unpack_from("<Q", data, 0x28)[0], struct.unpack_from("<H", data, 0x3C)[0]
+    for i in range(shnum):
+        if struct.unpack_from("<I", data, shoff + 64 * i + 4)[0] == 0x6FFFFFFE:  # VERNEED
+            struct.pack_into("<Q", data, shoff + 64 * i + 24, 10**9)  # sh_offset
+    library = tmp_path / "libbroken.so"
+    library.write_bytes(bytes(data))
+    result, out = _run(tmp_path, f"--library={library}")
+    _one_line(
+        result,
+        out,
+        "cannot read the library: libbroken.so is not a valid ELF shared library: "
+        ".gnu.version_r runs past the end of the file",
+    )
+    _nothing_left(out)
+
+
 @pytest.mark.parametrize("link", [0, 0xFFFF, 1])
 def test_library_dynamic_strings_missing(tmp_path: Path, link: int) -> None:
     library = tmp_path / "libbroken.so"

@@ -139,7 +139,11 @@ def read_library_facts(path: Path) -> tuple[LibraryFacts, bytes]:
                 needed.append(name(table, value))
             elif tag in (_DT_RPATH, _DT_RUNPATH):
                 runpath += name(table, value).split(":")
-    versions = [version for _, version in needed_versions(str(path))]
+    try:
+        versions = [version for _, version in needed_versions(str(path))]
+    except ValueError as e:
+        # wheel_symbols' lines start with the path, which `invalid` names already.
+        raise ValueError(f"{invalid}: {str(e).removeprefix(f'{path}: ')}") from None
     glibc = [(int(m[1]), int(m[2])) for m in map(_GLIBC.match, versions) if m]
     runtime: list[tuple[int, int]] = []
     newer = ""
