@@ -401,3 +401,20 @@ def test_stub_docstring_of_string_defaults(tmp_path: Path) -> None:
     tree = ast.parse(zipfile.ZipFile(wheel).read("stableops/ops.pyi").decode())
     (function,) = [n for n in tree.body if isinstance(n, ast.FunctionDef)]
     assert ast.get_docstring(function) == 'fz::f(Tensor a, str t=\'"""\', str u="x\\\\") -> Tensor'
+
+
+def test_op_yaml_of_two_problems(tmp_path: Path) -> None:
+    """One line per problem of the op YAML, each saying whose it is."""
+    ops = tmp_path / "ops.yaml"
+    ops.write_text(
+        "- func: fz::f(Tensor self, float from) -> Tensor\n"
+        "- func: fz::g(Tensor self, float if) -> Tensor\n"
+    )
+    result, out = _run(tmp_path, op_yaml=ops)
+    assert result.returncode == 1, result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert [line.split(" error: ")[0] for line in lines] == [
+        f"rules_aten: //:w: {ops}:1:",
+        f"rules_aten: //:w: {ops}:2:",
+    ], lines
+    _nothing_left(out)

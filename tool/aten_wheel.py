@@ -7,8 +7,8 @@ the user's Python modules, as a wheel `pip install` puts into any venv of a torc
 `--py_src=PATH` names a module of py_srcs, and the `--py_src_label=SHORT_PATH` of the same
 position how messages name it (two flags, not one `PATH=SHORT_PATH`: a Bazel path may hold `=`).
 
-Every bad input is one `rules_aten: <label>: ...` line and exit 1 (a flag the rule never passes
-wrong, exit 2), with nothing written.
+Every bad input is one `rules_aten: <label>: ...` line (one per problem of the op YAML) and exit
+1 (a flag the rule never passes wrong, exit 2), with nothing written.
 """
 
 from __future__ import annotations
@@ -249,7 +249,9 @@ def main(argv: list[str]) -> int:
         print(f"rules_aten: {label}: {_printable(str(e))}", file=sys.stderr)
         return 1
     except AtengenError as e:
-        print(f"rules_aten: {label}: {e.format_all()}", file=sys.stderr)
+        # One line per problem of the op YAML (`ops.yaml:4: error: ...`), each saying whose.
+        for line in e.format_all().splitlines():
+            print(f"rules_aten: {label}: {_printable(line)}", file=sys.stderr)
         return 1
     return 0
 

@@ -10,9 +10,10 @@ edit). A mutated ELF file goes through every command that reads one: aten_wheel.
 symbols wheel_symbols.py read.)
 
 The invariants, as harness.py's for atengen: no exception escapes a command's `main`; exit 0,
-or a non-zero exit with lines that each start with `rules_aten: ` and are printable (a read
-failure, a bad flag: exactly one line); on success exactly the declared outputs appear (one
-`.whl` whose Python parses, for the wheel); on failure the file system is exactly as it was.
+or a non-zero exit with lines that each start with `rules_aten: ` and are printable (exactly
+one, but for an op YAML of several problems and the stable link check's symbol groups); on
+success exactly the declared outputs appear (one `.whl` whose Python parses, for the wheel); on
+failure the file system is exactly as it was.
 """
 
 from __future__ import annotations
@@ -57,6 +58,8 @@ OP_YAMLS = {
     "empty": "",
     "garbage": "- func: [[[\n  :\n",
     "keyword_argument": "- func: fz::f(Tensor self, float from) -> Tensor\n",
+    "two_errors": "- func: fz::f(Tensor self, float from) -> Tensor\n"
+    "- func: fz::g(Tensor self, float if) -> Tensor\n",
     "string_defaults": '- func: fz::f(Tensor a, str t=\'"""\', str u="x\\\\") -> Tensor\n',
 }
 
@@ -260,7 +263,8 @@ def wheel_case(args: dict) -> Verdict:
         if verdict.rc is None:
             return verdict
         after = _snapshot(root)
-        _judge_lines(verdict, stderr, single=True)
+        # One line per problem: several only for an op YAML with several.
+        _judge_lines(verdict, stderr, single=args["op_yaml"] != "two_errors")
         changed = _judge_files(verdict, before, after, [str(out)])
         if verdict.rc == 0:
             _judge_wheel(verdict, out, changed)
