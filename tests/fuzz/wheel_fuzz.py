@@ -4,8 +4,10 @@ wheel`, `--entry elf`).
 
 The ELF readers are atengen/shipping/elf.py (the wheel's tag and RUNPATH check) and
 atengen/wheel_symbols.py (dynamic symbols, symbol versions, the hash table, the weak-reference
-edit). A mutated ELF file goes through every command that reads one: aten_wheel.py's
-`--library`, stable_link_check.py, release_bound_link.py, and the probe's exported_names.
+edit, the full symbol table). A mutated ELF file goes through every command that reads one:
+aten_wheel.py's `--library`, stable_link_check.py and release_bound_link.py (each with
+`--kernel_headers`, which reads the library's defined symbols too), and the probe's
+exported_names.
 (kernel_link_check.py and stable/link_check.py read no file of their own: they judge the
 symbols wheel_symbols.py read.)
 
@@ -51,15 +53,15 @@ OP_YAMLS = {
     "custom": "- func: fz::scale(Tensor self, float factor=1.0) -> Tensor\n"
     "- func: fz::pair(Tensor a, Tensor b) -> (Tensor, Tensor)\n",
     "keyword_namespace": "- func: lambda::f(Tensor self) -> Tensor\n"
-    "- func: lambda::class(Tensor self) -> Tensor\n",
+    "- func: lambda::class(Tensor self) -> Tensor\n  dispatch:\n    CPU: class_cpu\n",
     "stub_names": "- func: fz::Tensor(Tensor self) -> Tensor\n- func: fz::ok(Tensor x) -> Tensor\n",
     "aten_only": "- func: abs(Tensor self) -> Tensor\n",
     "two_namespaces": "- func: a::f(Tensor x) -> Tensor\n- func: b::g(Tensor x) -> Tensor\n",
     "empty": "",
     "garbage": "- func: [[[\n  :\n",
-    "keyword_argument": "- func: fz::f(Tensor self, float from) -> Tensor\n",
-    "two_errors": "- func: fz::f(Tensor self, float from) -> Tensor\n"
-    "- func: fz::g(Tensor self, float if) -> Tensor\n",
+    "keyword_arguments": "- func: fz::f(Tensor self, float from, *, bool if=False) -> Tensor\n",
+    "two_errors": "- func: fz::f(Tensor self, Foo x) -> Tensor\n"
+    "- func: fz::g(Tensor self, Bar y) -> Tensor\n",
     "string_defaults": '- func: fz::f(Tensor a, str t=\'"""\', str u="x\\\\") -> Tensor\n',
 }
 
@@ -139,7 +141,9 @@ _FLAGS = {
         ),
     ),
     "op_yaml": (
-        st.sampled_from(["custom", "keyword_namespace", "stub_names", "string_defaults"]),
+        st.sampled_from(
+            ["custom", "keyword_namespace", "stub_names", "string_defaults", "keyword_arguments"]
+        ),
         st.sampled_from(sorted(OP_YAMLS) + ["missing"]),
     ),
     "output_dir": (st.sampled_from(["out", "deep/x/out", "full"]), st.sampled_from(["file"])),
@@ -390,7 +394,9 @@ def _elf_entry(entry: str, data: bytes) -> Verdict:
             stderr = _run_main(verdict, aten_wheel.main, argv)
         elif entry == "stable_link_check":
             single = False  # one line per offending symbol group
-            argv = [LABEL, str(library), str(output)]
+            # With a header directory: the kernel check reads .symtab as well (it declares no
+            # kernel, so none can be missing).
+            argv = [f"--kernel_headers={ws / 'headers'}", LABEL, str(library), str(output)]
             stderr = _run_main(verdict, stable_link_check.main, argv)
         elif entry == "release_bound_link":
             # With a header directory: the missing-kernel check reads the library's defined
