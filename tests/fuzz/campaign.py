@@ -45,7 +45,16 @@ WHEEL_ENTRIES = {
     "wheel": (wheel_fuzz.WHEEL_ARGS, wheel_fuzz.wheel_case),
     "elf": (wheel_fuzz.ELF_SEEDS, wheel_fuzz.elf_case),
 }
-ENTRIES = ("schema", "check", "generate", "backend", "lazy", "autograd", *WHEEL_ENTRIES)
+ENTRIES = (
+    "schema",
+    "torch_language",
+    "check",
+    "generate",
+    "backend",
+    "lazy",
+    "autograd",
+    *WHEEL_ENTRIES,
+)
 # The hostile-input classes (classes.py), and several writers on one directory.
 CLASS_ENTRIES = (*classes.CLASSES, "concurrency")
 JUDGED = ("traceback", "writes outside", "input changed", "partial output", "bad error lines",
@@ -74,7 +83,10 @@ def run_entry(entry: str, inputs: int, seed_value: int, budget_s: float, progres
 
     def one_schema(text: str) -> None:
         counts["inputs"] += 1
-        ours, theirs, detail = harness.schema_verdict(text)
+        verdict = (
+            harness.torch_language_verdict if entry == "torch_language" else harness.schema_verdict
+        )
+        ours, theirs, detail = verdict(text)
         counts[f"atengen {ours}, torch {theirs}"] += 1
         if ours == "accept" and theirs == "reject":
             record("accepted by atengen only", text)
@@ -86,6 +98,8 @@ def run_entry(entry: str, inputs: int, seed_value: int, budget_s: float, progres
 
     if entry == "schema":
         strategy, body = (strategies.schema(),), one_schema
+    elif entry == "torch_language":  # a custom namespace's schema, spelled as torch takes it
+        strategy, body = (strategies.torch_language_schema(),), one_schema
     elif entry == "check":
         strategy = (strategies.op_yaml(),)
 
@@ -198,7 +212,7 @@ def main() -> None:
             result = run_entry(entry, args.inputs, args.seed, args.budget_s, args.progress)
         counts = result["counts"]
         print(f"== {entry}: seed {args.seed}, {time.monotonic() - start:.0f} s")
-        if entry == "schema":
+        if entry in ("schema", "torch_language"):
             for key in ("accepted by atengen only", "accepted by both, differently"):
                 counts.setdefault(key, 0)
         else:

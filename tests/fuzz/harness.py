@@ -332,6 +332,18 @@ def our_shape(f) -> tuple:
     )
 
 
+def _release_type_error(text: str) -> str:
+    """The parser takes Dimname (torch 2.11 and 2.12's own ops use it); `generate` refuses a
+    schema using it for other releases, as their parser does: that refusal, or ''."""
+    import torch  # noqa: PLC0415 - only the schema fuzzing needs torch
+
+    release = ".".join(torch.__version__.split("+")[0].split(".")[:2])
+    for name, releases in torch_facts.SCHEMA_TYPES_OF_RELEASES.items():
+        if release not in releases and re.search(rf"\b{name}\b", text):
+            return f"type '{name}' is not known to torch {release}'s parser"
+    return ""
+
+
 def torch_parse(text: str):
     """torch._C.parse_schema(text), or None where torch refuses it."""
     import torch  # noqa: PLC0415 - only the schema fuzzing needs torch
@@ -351,12 +363,9 @@ def schema_verdict(text: str):
         our_error = ""
     except SchemaError as e:
         ours, our_error = None, str(e)
-    release = ".".join(torch.__version__.split("+")[0].split(".")[:2])
-    for name, releases in torch_facts.SCHEMA_TYPES_OF_RELEASES.items():
-        # The parser takes Dimname (torch 2.11 and 2.12's own ops use it); `generate` refuses a
-        # schema using it for other releases, as their parser does.
-        if ours is not None and release not in releases and re.search(rf"\b{name}\b", text):
-            ours, our_error = None, f"type '{name}' is not known to torch {release}'s parser"
+    if ours is not None:
+        our_error = _release_type_error(text)
+        ours = None if our_error else ours
     theirs = torch_parse(text)
     if ours is None or theirs is None:
         return ("accept" if ours else "reject", "accept" if theirs else "reject", our_error)
@@ -380,7 +389,8 @@ def torch_language_verdict(text: str):
     try:
         spelled = read_torch_schema(text)
         ours = parse_schema(spelled.canonical, custom=True)
-        our_error = ""
+        our_error = _release_type_error(text)
+        ours = None if our_error else ours
     except SchemaError as e:
         ours, our_error = None, str(e)
     theirs = torch_parse(text)

@@ -35,6 +35,8 @@ JUSTIFIED_REJECTIONS = {
     "arguments, which come last in C++",
     r"type '…' is for precomputed declarations only": "not a type of torch's parser",
     r"'…' is not a legal overload name .*": "torch names the unnamed overload `default`",
+    r"type '…' is not known to torch .*'s parser": "`generate` refuses Dimname where the "
+    "release's parser does not know it",
     r"unrecognized alias analysis form '…'": "the model annotates Tensor, Tensor? and Tensor[] "
     "(torchgen's forms); no real schema annotates another type, such as `Tensor(a)[3]?`",
 }

@@ -88,10 +88,13 @@ def check_default(t: Type, default: str) -> None:
     if _accepts(t, default):
         return
     why = ""
-    if re.fullmatch(r"-?0[xX][0-9a-fA-F]+", default):
+    expected = _describe(t)
+    if re.fullmatch(r"-?0[xX][0-9a-fA-F]+", default) and (
+        "integer" in expected or "number" in expected
+    ):
         # torch's lexer reads the leading 0 alone: `0x2FF` is registered as 0.
         why = f" (torch registers it as 0; write {int(default, 16)})"
-    raise SchemaError(f"default value '{default}' is not {_describe(t)}{why}")
+    raise SchemaError(f"default value '{default}' is not {expected}{why}")
 
 
 def _accepts(t: Type, default: str) -> bool:
