@@ -120,6 +120,9 @@ def test_gate_parsing_on_a_small_header():
         ("2.x", "not a torch release"),
         ("2.011", "not a torch release"),
         ("2.11.0", "not a torch release"),
+        # Digits int() refuses (`²`) or reads (`١`, Arabic-Indic one): str.isdigit() takes both.
+        ("\u00b2.11", "not a torch release"),
+        ("2.1\u0661", "not a torch release"),
     ],
 )
 def test_bad_targets(text, message):

@@ -342,7 +342,8 @@ TORCH_RELEASE = "2.13"
 def release_number(release: str) -> tuple[int, int] | None:
     """(major, minor) of "2.14", or None when it is not two numbers."""
     major, dot, minor = release.partition(".")
-    if not (dot and major.isdigit() and minor.isdigit()):
+    # ASCII digits only: str.isdigit() also takes `²` and `١`, which int() refuses or reads.
+    if not (dot and major.isascii() and major.isdigit() and minor.isascii() and minor.isdigit()):
         return None
     return int(major), int(minor)
 
