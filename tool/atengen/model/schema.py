@@ -357,18 +357,7 @@ def _is_inplace_shaped(args: Arguments, rets: tuple[Return, ...]) -> bool:
 def check_custom_schema(f: FunctionSchema) -> None:
     """The rules a custom namespace's schema keeps: those without which the generated C++
     would not compile or would not match what torch registers."""
-    x = f.arguments.precomputed_only_user or next(
-        (r for r in f.returns if r.precomputed_only), None
-    )
-    if x is not None:
-        raise SchemaError(f"type '{x.type}' is for precomputed declarations only")
-    for r in f.returns:
-        if not r.returnable:
-            raise SchemaError(
-                f"return type '{r.type}' has no C++ return type; return Tensor, Tensor?, "
-                "Scalar, a value type (int, float, bool, ..., or their optionals) or an "
-                "unsized list of those"
-            )
+    _check_types_carried(f)
 
 
 def check_schema(f: FunctionSchema) -> None:
@@ -447,13 +436,20 @@ def check_schema(f: FunctionSchema) -> None:
             f"overload name '{f.name.overload_name}' contains 'functional', "
             f"which is reserved for functional ops, but this op is {f.kind.value}"
         )
-    x = args.precomputed_only_user or next((r for r in rets if r.precomputed_only), None)
+    _check_types_carried(f)
+
+
+def _check_types_carried(f: FunctionSchema) -> None:
+    """Every type is one torch's parser knows and C++ can carry."""
+    x = f.arguments.precomputed_only_user or next(
+        (r for r in f.returns if r.precomputed_only), None
+    )
     if x is not None:
         raise SchemaError(
             f"type '{x.type}' is for precomputed declarations only; torch's schema parser "
             "does not know it"
         )
-    for r in rets:
+    for r in f.returns:
         if not r.returnable:
             raise SchemaError(
                 f"return type '{r.type}' has no C++ return type; return Tensor, Tensor?, "
