@@ -66,6 +66,14 @@ def _justified(message: str) -> bool:
         "f(Tensor! a, Tensor! b) -> (Tensor, Tensor)",
         "foo_(Tensor(a!) self) -> Tensor(a!)",
         "foo_(Tensor(a!) self) -> ()",
+        # vLLM's CPU bindings (csrc/cpu/torch_bindings.cpp): a list annotated as a whole,
+        # optional; alias sets of two characters; no arguments at all.
+        "shm_gather(int handle, Tensor data, Tensor[](a!)? outputs, int dst) -> ()",
+        "shm_send_tensor_list(int handle, Tensor[](a) tensor_list, int dst) -> ()",
+        "shm_recv_tensor_list(int handle, int src) -> Tensor[](a)",
+        "weight_packed_linear(Tensor(a0!) mat1, Tensor(a1!) mat2, Tensor(a2!)? bias, "
+        "bool is_vnni) -> Tensor",
+        "static_scaled_fp8_quant() -> ()",
     ],
 )
 def test_real_spellings_are_read_as_torch_reads_them(text):

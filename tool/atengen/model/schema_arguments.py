@@ -134,11 +134,12 @@ def _type_with_annotation(t: Type, annotation: Annotation | None) -> str:
     s = str(t)
     if annotation is None:
         return s
-    # Only Tensor, Tensor? and Tensor[] carry annotations: `Tensor(a!)?`.
+    # Only Tensor, Tensor?, Tensor[] (and Tensor[]?) carry annotations: `Tensor(a!)?`.
     return f"Tensor({annotation}){s[len('Tensor') :]}"
 
 
-_ANNOTATED_TENSOR_RE = re.compile(r"Tensor\((.+)\)(\?|\[\])?")
+# `Tensor(a!)[]?` only outside aten, from torch's `Tensor[](a!)?` (torch_schema_text).
+_ANNOTATED_TENSOR_RE = re.compile(r"Tensor\((.+)\)(\?|\[\]\??)?")
 
 
 def _split_type_and_rest(s: str) -> tuple[Type, Annotation | None, str | None]:

@@ -30,6 +30,7 @@ _ITEM_RE = re.compile(
     (?P<bang>!)?\ ?
     (?P<suffixes>(?:(?:\?|\[\ ?[0-9]*\ ?\])\ ?)*)
     (?:\(\ ?(?P<list_annotation>[^()]*?)\ ?\)\ ?)?
+    (?P<late_suffixes>(?:\?\ ?)*)
     (?P<name>{_IDENT})?\ ?
     (?:=\ ?(?P<default>.*?))?
     """,
@@ -233,7 +234,7 @@ def _respell(piece: str, letters: _AliasLetters, what: str) -> str:
         raise SchemaError(f"'{piece}' has two alias annotations")
     base = m["base"].replace(" ", "")
     # torch folds an optional of an optional: `int??` is registered as `int?`.
-    suffixes = re.sub(r"\?+", "?", m["suffixes"].replace(" ", ""))
+    suffixes = re.sub(r"\?+", "?", (m["suffixes"] + m["late_suffixes"]).replace(" ", ""))
     if m["bang"]:
         annotation_text: str | None = letters.fresh() + "!"
     elif annotation is not None:
