@@ -62,6 +62,9 @@ def _env(**settings: str) -> dict[str, str]:
     # quickstart.
     env = {k: v for k, v in os.environ.items() if not k.startswith("RULES_ATEN_")}
     env["RULES_ATEN_CUDA_DIR"] = "none"
+    # @local_cuda's line, which _builds_with counts to see the repository set up again, is
+    # printed for a CPU torch only when asked.
+    env["RULES_ATEN_VERBOSE"] = "1"
     env.update(settings)
     return env
 
