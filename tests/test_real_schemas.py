@@ -31,11 +31,13 @@ JUSTIFIED_REFUSALS = {
     r"bad schema '…': malformed argument '…'": "tuple types `(Tensor, Tensor)?`",
     r"bad schema '…': positional argument '…' has no default but follows '…', .*": "C++ "
     "default arguments come last",
+    r"argument '…' of '…' is a list of lists \('…'\), .*": "ABI-bound: the dispatcher hands a "
+    "C++ kernel no list of lists (`str[][]`)",
     r"bad schema '…': argument '…': default value '…' is not .*": "a default torch registers "
     "as another value (`0x2FF` as 0) or that C++ cannot spell (`ScalarType x=39`)",
 }
 # The accepted counts measured when the corpus was collected: a ratchet, not a target.
-ACCEPTED_AT_LEAST = {"bound": 1268, "stable": 1242}
+ACCEPTED_AT_LEAST = {"bound": 1266, "stable": 1242}
 
 
 def _justified(refusal: str) -> bool:

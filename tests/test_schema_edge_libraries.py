@@ -33,7 +33,14 @@ LIBRARIES = {
         "//tests/data/edge_ops:libedge_ops.so",
         "ops.yaml",
         "edgeops",
-        ("maybe_scale", "opt_count_5", "opt_count_none"),
+        (
+            "maybe_scale",
+            "opt_count_5",
+            "opt_count_none",
+            "count_keys",
+            "count_keys_none",
+            "maybe_self",
+        ),
     ),
     "stable": (
         "//tests/data/edge_ops:libedge_ops_stable.so",
@@ -46,6 +53,8 @@ SCHEMAS = {
     "edgeops": {
         "maybe_scale": "maybe_scale(Tensor x, Tensor(a!)? key) -> Tensor",
         "opt_count": "opt_count(Tensor self, int?? n) -> int",
+        "count_keys": "count_keys(Tensor self, str[] keys, str[]? more) -> int",
+        "maybe_self": "maybe_self(Tensor(a!) self, bool give) -> Tensor(a!)?",
     },
     "edgestable": {
         "f": "f(Tensor self, int?? x) -> int",

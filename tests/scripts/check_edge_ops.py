@@ -58,6 +58,19 @@ def maybe_scale_values() -> bool:
     )
 
 
+def maybe_self_values() -> bool:
+    """maybe_self writes self either way; it returns self itself, or None."""
+    x = torch.zeros(3)
+    given = torch.ops.edgeops.maybe_self(x, True)
+    none = torch.ops.edgeops.maybe_self(x, False)
+    return (
+        given is not None
+        and given.data_ptr() == x.data_ptr()
+        and none is None
+        and torch.equal(x, torch.full((3,), 2.0))
+    )
+
+
 def value_checks(namespace: str) -> dict:
     """Each check's name and a function returning whether its values are right."""
     t = torch.zeros(2, 3)
@@ -67,6 +80,9 @@ def value_checks(namespace: str) -> dict:
             "maybe_scale": maybe_scale_values,
             "opt_count_5": lambda: ops.opt_count(t, 5) == 5,
             "opt_count_none": lambda: ops.opt_count(t, None) == -1,
+            "count_keys": lambda: ops.count_keys(t, ["abcd", "e"], ["x", "y", "z"]) == 4203,
+            "count_keys_none": lambda: ops.count_keys(t, [], None) == -1,
+            "maybe_self": maybe_self_values,
         }
     ops = torch.ops.edgestable
     return {

@@ -2,7 +2,9 @@
 // against the declarations of the generated edgeops/ops/<op>_native.h.
 #include <ATen/ATen.h>
 
+#include "edgeops/ops/count_keys_native.h"
 #include "edgeops/ops/maybe_scale_native.h"
+#include "edgeops/ops/maybe_self_native.h"
 #include "edgeops/ops/opt_count_native.h"
 
 namespace at::native {
@@ -21,6 +23,26 @@ at::Tensor maybe_scale(const at::Tensor& x, const ::std::optional<at::Tensor>& k
 int64_t opt_count(const at::Tensor& self, ::std::optional<int64_t> n) {
   (void)self;
   return n.value_or(-1);
+}
+
+// The number of keys, and of `more` when given (-1 for None), as keys * 100 + more, and the
+// first key's length in the thousands: the strings themselves arrive.
+int64_t count_keys(
+    const at::Tensor& self, const c10::List<::std::string>& keys,
+    const ::std::optional<c10::List<::std::string>>& more) {
+  (void)self;
+  const int64_t first = keys.size() ? static_cast<int64_t>(keys.get(0).size()) : 0;
+  const int64_t rest = more.has_value() ? static_cast<int64_t>(more->size()) : -1;
+  return first * 1000 + static_cast<int64_t>(keys.size()) * 100 + rest;
+}
+
+// self incremented in place and returned, or None (`-> Tensor(a!)?`).
+::std::optional<at::Tensor> maybe_self(at::Tensor& self, bool give) {
+  self.add_(1);
+  if (!give) {
+    return ::std::nullopt;
+  }
+  return self;
 }
 
 }  // namespace at::native

@@ -88,7 +88,11 @@ def argument_type(t: Type, *, mutable: bool, opts: TypeOptions) -> str:
             return "at::OptionalIntArrayRef"
         if list_elem == "SymInt":
             return "at::OptionalSymIntArrayRef" if opts.symint else "at::OptionalIntArrayRef"
-        return f"::std::optional<{argument_type(t.elem, mutable=mutable, opts=opts)}>"
+        inner = argument_type(t.elem, mutable=mutable, opts=opts)
+        if inner.startswith("const ") and inner.endswith(" &"):
+            # An optional holds a value, not a reference: `str[]?` (no aten op has one).
+            return f"const ::std::optional<{inner[len('const ') : -len(' &')]}> &"
+        return f"::std::optional<{inner}>"
     if isinstance(t, ListType):
         elem = str(t.elem)
         if elem == "int":
@@ -105,6 +109,9 @@ def argument_type(t: Type, *, mutable: bool, opts: TypeOptions) -> str:
             return "at::DimnameList"
         if elem == "Tensor?":
             return "const c10::List<::std::optional<at::Tensor>> &"
+        if elem == "str":
+            # The dispatcher unboxes a string list into a c10::List only (no aten op has one).
+            return "const c10::List<::std::string> &"
         return f"at::ArrayRef<{argument_type(t.elem, mutable=mutable, opts=opts)}>"
     raise ValueError(f"no C++ argument type for '{t}'")
 
@@ -127,7 +134,9 @@ def _return_type(t: Type, *, mutable: bool, opts: TypeOptions) -> str:
     if isinstance(t, ListType) and t.size is None and not mutable:
         return f"::std::vector<{_return_type(t.elem, mutable=False, opts=opts)}>"
     if isinstance(t, OptionalType) and str(t.elem) == "Tensor":
-        return f"::std::optional<{_return_type(t.elem, mutable=mutable, opts=opts)}>"
+        # An optional holds a Tensor, never a reference (`Tensor(a!)?`, which only custom
+        # namespaces return, is a Tensor? to the dispatcher).
+        return f"::std::optional<{_return_type(t.elem, mutable=False, opts=opts)}>"
     raise ValueError(f"no C++ return type for '{t}'")
 
 

@@ -30,6 +30,7 @@ from atengen.model.groups import NativeFunctionsGroup
 from atengen.model.native_function import NativeFunction, root_name
 from atengen.model.operator_model import OperatorModel
 from atengen.model.schema_names import CPP_KEYWORDS
+from atengen.model.schema_types import ListType, OptionalType
 from atengen.render.output import GeneratedFile
 from atengen.render.shards import ShardSetting
 from atengen.render.templates import Templates
@@ -50,6 +51,14 @@ def check_supported(functions: list[NativeFunction], wheel: WheelFacts | None = 
                 "parameter cannot be named; rename it in the schema (or build with "
                 'aten_codegen(abi = "stable"), which renames it)',
             )
+        nested = next((a for a in f.func.arguments.flat_all if _is_nested_list(a.type)), None)
+        if nested is not None and f.namespace != "aten":
+            raise AtengenError(
+                f.loc,
+                f"argument '{nested.name}' of '{f.name}' is a list of lists ('{nested.type}'), "
+                "which the dispatcher cannot hand a C++ kernel; pass it flattened (with its "
+                "lengths), or register this op from Python",
+            )
         if f.namespace != "aten" and f.ufunc_inner_loop:
             # ufunc kernels are generated from ATen's own ufunc headers
             raise AtengenError(
@@ -65,6 +74,16 @@ def check_supported(functions: list[NativeFunction], wheel: WheelFacts | None = 
                     else f"'{f.name}' uses type '{name}', which {known}; without --torch_facts "
                     "of such a wheel, the sources must load into every supported release",
                 )
+
+
+def _is_nested_list(t: object) -> bool:
+    """`int[][]`, `str[]?[]`: a list whose elements are lists (optional or not)."""
+    while isinstance(t, OptionalType):
+        t = t.elem
+    if not isinstance(t, ListType):
+        return False
+    elem = t.elem.elem if isinstance(t.elem, OptionalType) else t.elem
+    return isinstance(elem, ListType)
 
 
 def _uses_type(f: NativeFunction, name: str) -> bool:

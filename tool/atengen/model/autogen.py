@@ -78,6 +78,8 @@ def _generate_for_bucket(
     # Outside aten the groups serve only what the conventions allow: an op of another shape
     # is registered as its author wrote it, and torch functionalizes it (auto_functionalize).
     custom = next(iter(d.values())).namespace != "aten"
+    if custom and not any(f.autogen for f in d.values()):
+        return []  # (aten's own ops get variants the grouping check then asks for by name)
     if has_out and len(d) == 1:
         out = d[SchemaKind.out]
         if not custom and str(out.name) not in torch_facts.LONE_OUT_OPS_ALLOWED:

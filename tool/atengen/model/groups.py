@@ -6,9 +6,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from atengen.cached import cached_property
-from atengen.errors import AtengenError
+from atengen.errors import AtengenError, SchemaError
 from atengen.model.native_function import NativeFunction
-from atengen.model.schema import SchemaKind, view_base_name
+from atengen.model.schema import SchemaKind, check_schema, view_base_name
 
 
 @dataclass(frozen=True, eq=False)
@@ -84,7 +84,14 @@ def _group_from_bucket(d: dict[SchemaKind, NativeFunction]) -> NativeFunctionsGr
     if len(d) == 1:
         return None
     functional = d.get(SchemaKind.functional)
+    # A custom namespace's variants group only where aten's conventions hold; the others stay
+    # ops of their own (functionalization.left_to_torch).
+    custom = next(iter(d.values())).namespace != "aten"
+    if custom and not all(_has_aten_shape(f) for f in d.values()):
+        return None
     if functional is None:
+        if custom:
+            return None
         first = next(iter(d.values()))
         names = ", ".join(sorted(str(f.name) for f in d.values()))
         raise AtengenError(
@@ -95,8 +102,20 @@ def _group_from_bucket(d: dict[SchemaKind, NativeFunction]) -> NativeFunctionsGr
     if out is None:  # functional + inplace only: a valid op, just not a group
         return None
     g = NativeFunctionsGroup(functional, out, d.get(SchemaKind.inplace), d.get(SchemaKind.mutable))
+    if custom and g.mutable is not None and not functional.name.name.functional_overload:
+        return None
     _check_group(g)
     return g
+
+
+def _has_aten_shape(f: NativeFunction) -> bool:
+    """Whether a custom op's schema keeps aten's rules (out= arguments returned, mutable returns
+    aliasing them or self, ...), which the generated Functionalize kernels of a group rely on."""
+    try:
+        check_schema(f.func)
+    except SchemaError:
+        return False
+    return True
 
 
 def _check_group(g: NativeFunctionsGroup) -> None:
