@@ -171,6 +171,11 @@ def test_an_optional_of_an_optional_is_declared_as_torch_registers_it(tmp_path):
             "(torch registers it as 0; write 767)",
         ),
         (
+            "- func: ns::f(Tensor x) ->\n",
+            1,
+            "schema has nothing after '->'",
+        ),
+        (
             "- func: ns::f(Tensor x) -> None\n",
             1,
             "a kernel returning nothing is `-> ()`",

@@ -81,6 +81,8 @@ def read_torch_schema(text: str) -> TorchSchemaText:
         for piece in _split_top_level(registered[open_ix + 1 : close_ix])
     ]
     returns_text = arrow[2:].strip(" ")
+    if not returns_text:
+        raise SchemaError("schema has nothing after '->'; a schema returning nothing ends '-> ()'")
     if returns_text.startswith("(") and _matching_paren(returns_text, 0) == len(returns_text) - 1:
         pieces = _split_top_level(returns_text[1:-1])
     else:
