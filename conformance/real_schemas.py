@@ -52,12 +52,26 @@ def op_yaml(schema: str, namespace: str) -> str:
 
 def run_mode(main, mode: str, schema: str, namespace: str, work: Path) -> tuple[str, list[str]]:
     """(first error line or '', the schemas the generated sources define)."""
+    error = run_generator(main, mode, op_yaml(schema, namespace), work)
+    if error:
+        return error, []
+    defined = [
+        json.loads(m.group(1))
+        for p in sorted((work / "out").rglob("*Schema*.cpp"))
+        for m in _DEF_RE.finditer(p.read_text())
+    ]
+    return "", defined
+
+
+def run_generator(main, mode: str, yaml_text: str, work: Path) -> str:
+    """The mode's command over ``yaml_text`` into work/out and work/inc (emptied first): its
+    first error, or ''."""
     command, flag = MODES[mode]
     for d in ("out", "inc"):
         if (work / d).exists():
             for p in sorted((work / d).rglob("*"), reverse=True):
                 p.unlink() if p.is_file() else p.rmdir()
-    (work / "ops.yaml").write_text(op_yaml(schema, namespace), encoding="utf-8")
+    (work / "ops.yaml").write_text(yaml_text, encoding="utf-8")
     (work / "tags.yaml").write_text(TAGS_YAML)
     args = [
         "atengen",
@@ -76,13 +90,8 @@ def run_mode(main, mode: str, schema: str, namespace: str, work: Path) -> tuple[
             code = e.code if isinstance(e.code, int) else 1
     if code != 0:
         lines = [ln for ln in err.getvalue().splitlines() if ": error: " in ln] or [err.getvalue()]
-        return lines[0].split(": error: ", 1)[-1], []
-    defined = [
-        json.loads(m.group(1))
-        for p in sorted((work / "out").rglob("*Schema*.cpp"))
-        for m in _DEF_RE.finditer(p.read_text())
-    ]
-    return "", defined
+        return lines[0].split(": error: ", 1)[-1]
+    return ""
 
 
 def compare_registered(defined: str, original: str, namespace: str, library) -> str:

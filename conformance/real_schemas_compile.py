@@ -14,8 +14,6 @@ from __future__ import annotations
 
 import argparse
 import concurrent.futures
-import contextlib
-import io
 import os
 import re
 import subprocess
@@ -47,26 +45,6 @@ def project_yaml(records: list[dict], namespace: str) -> str:
         body = "\n".join("    " + line for line in f"{namespace}::{r['schema']}".split("\n"))
         entries.append(f"- func: |-\n{body}\n  dispatch:\n    CPU: kernel_{i}\n")
     return "".join(entries)
-
-
-def generate(mode: str, yaml_text: str, work: Path) -> str:
-    (work / "ops.yaml").write_text(yaml_text, encoding="utf-8")
-    (work / "tags.yaml").write_text(real_schemas.TAGS_YAML)
-    command, flag = real_schemas.MODES[mode]
-    err = io.StringIO()
-    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
-        code = atengen_main(
-            [
-                "atengen",
-                command,
-                f"--op_yaml={work / 'ops.yaml'}",
-                f"--tags_yaml={work / 'tags.yaml'}",
-                f"--output_dir={work / 'out'}",
-                f"--header_output_dir={work / 'inc'}",
-                flag,
-            ]
-        )
-    return "" if code == 0 else err.getvalue().strip()
 
 
 def compile_one(source: Path, mode: str, work: Path) -> str:
@@ -111,7 +89,7 @@ def main() -> int:
                 work.mkdir()
                 namespace = re.sub(r"\W", "_", f"rs_{project}")
                 yaml_text = project_yaml(chosen, namespace)
-                error = generate(mode, yaml_text, work)
+                error = real_schemas.run_generator(atengen_main, mode, yaml_text, work)
                 if error:
                     failures.append(f"{project} {mode}: generate: {error.splitlines()[0]}")
                     lines.append(f"| {project} | {mode} | {len(chosen)} | generate failed | |")
