@@ -68,7 +68,7 @@ def test_facts_are_for_the_installed_release():
     assert RELEASE in tf.SUPPORTED_RELEASES, (
         f"torch {torch.__version__} is installed but atengen/torch_facts.py describes "
         f"{tf.SUPPORTED_RELEASES}: review every fact there, then add a block for {RELEASE} at "
-        "the end of RELEASES (DEVELOPING.md, Adding a torch release)"
+        "the end of RELEASES (docs/developing/releases.md, Adding a torch release)"
     )
     # Every per-release table, found by its name, has every supported release, in order.
     tables = {name: value for name, value in vars(tf).items() if name.endswith("_BY_RELEASE")}
