@@ -42,23 +42,9 @@ def check_supported(functions: list[NativeFunction], wheel: WheelFacts | None = 
     ufunc kernels outside aten, and schema types its runtime parser does not know."""
     release = wheel.facts_release if wheel is not None else None
     for f in functions:
-        keyword = next((a.name for a in f.func.arguments.flat_all if a.name in CPP_KEYWORDS), None)
-        if keyword is not None and f.namespace != "aten":
-            # The ABI-bound kernels take the schema's argument names as their parameters'.
-            raise AtengenError(
-                f.loc,
-                f"argument '{keyword}' of '{f.name}' is a C++ keyword, which the kernel's "
-                "parameter cannot be named; rename it in the schema (or build with "
-                'aten_codegen(abi = "stable"), which renames it)',
-            )
-        nested = next((a for a in f.func.arguments.flat_all if _is_nested_list(a.type)), None)
-        if nested is not None and f.namespace != "aten":
-            raise AtengenError(
-                f.loc,
-                f"argument '{nested.name}' of '{f.name}' is a list of lists ('{nested.type}'), "
-                "which the dispatcher cannot hand a C++ kernel; pass it flattened (with its "
-                "lengths), or register this op from Python",
-            )
+        problem = _argument_no_kernel_takes(f) if f.namespace != "aten" else None
+        if problem is not None:
+            raise AtengenError(f.loc, problem)
         if f.namespace != "aten" and f.ufunc_inner_loop:
             # ufunc kernels are generated from ATen's own ufunc headers
             raise AtengenError(
@@ -74,6 +60,25 @@ def check_supported(functions: list[NativeFunction], wheel: WheelFacts | None = 
                     else f"'{f.name}' uses type '{name}', which {known}; without --torch_facts "
                     "of such a wheel, the sources must load into every supported release",
                 )
+
+
+def _argument_no_kernel_takes(f: NativeFunction) -> str | None:
+    """Why an ABI-bound kernel cannot take one of a custom op's arguments, or None. The kernels
+    take the schema's argument names as their parameters' (stable mode renames keywords)."""
+    for a in f.func.arguments.flat_all:
+        if a.name in CPP_KEYWORDS:
+            return (
+                f"argument '{a.name}' of '{f.name}' is a C++ keyword, which the kernel's "
+                "parameter cannot be named; rename it in the schema (or build with "
+                'aten_codegen(abi = "stable"), which renames it)'
+            )
+        if _is_nested_list(a.type):
+            return (
+                f"argument '{a.name}' of '{f.name}' is a list of lists ('{a.type}'), which the "
+                "dispatcher cannot hand a C++ kernel; pass it flattened (with its lengths), or "
+                "register this op from Python"
+            )
+    return None
 
 
 def _is_nested_list(t: object) -> bool:
