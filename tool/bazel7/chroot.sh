@@ -151,7 +151,9 @@ make_tarball() {
   mirror="$(debian_mirror)"
   if ! command -v debootstrap >/dev/null 2>&1; then
     log "installing debootstrap"
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq debootstrap >/dev/null 2>&1 ||
+    # (dev's apt lock file: .ci/run sets up the remote slice at the same time)
+    DEBIAN_FRONTEND=noninteractive flock "${TMPDIR:-/tmp}/rules_aten-apt.lock" \
+      apt-get -o DPkg::Lock::Timeout=900 install -y -qq debootstrap >/dev/null 2>&1 ||
       die "cannot install debootstrap, and no $TARBALL is cached: the Bazel 7 slice cannot run"
   fi
   rm -rf "$build"
