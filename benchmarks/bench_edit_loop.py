@@ -52,11 +52,11 @@ from tests.quickstart_helpers import (  # noqa: E402
     write_quickstart_workspace,
 )
 
-KERNEL_BODY = "return self * factor;"
+KERNEL_BODY = "return self.mul(factor);"
 LIBRARY = "libmyops.so"
 
 EXTENSION_SOURCE = """\
-#include <ATen/ATen.h>
+#include <ATen/core/Tensor.h>
 #include <torch/library.h>
 
 at::Tensor scale_cpu(const at::Tensor& self, double factor) {
@@ -92,7 +92,7 @@ class BazelBuild:
 
 
 def body(i: int) -> str:
-    return f"return self * factor + {i};"
+    return f"return self.mul(factor).add({i});"
 
 
 def bazel(workspace: Path, *args: str) -> subprocess.CompletedProcess[str]:

@@ -58,6 +58,7 @@ TARGETS = {
     "functionalization_edit": Target("functionalization, add a mutating op: compile CPU s", None),
     "functionalization_full": Target("functionalization, full compile: CPU s", None),
     "P10": Target("P10 kernel edit to loadable library: Bazel/cpp_extension.load(), wall", 0.5),
+    "P13": Target("P13 cold quickstart: Bazel/cpp_extension.load(), wall", 2.0),
     "stable_call": Target("stable-ABI op per call (boxed) / release-bound (unboxed)", None),
 }
 
@@ -71,6 +72,7 @@ BENCHMARKS = {
     "bench_derivatives": ["derivatives"],
     "bench_functionalization": ["functionalization_edit", "functionalization_full"],
     "bench_edit_loop": ["P10"],
+    "bench_cold_build": ["P13"],
     "bench_stable_call": ["stable_call"],
 }
 NOT_IN_TINY = {

@@ -53,10 +53,10 @@ HTTP_ARCHIVE_URLS = re.compile(r'^    urls = \["[^"]*"\],$', re.MULTILINE)
 HTTP_ARCHIVE_STRIP_PREFIX = re.compile(r'^    strip_prefix = "([^"]*)",$', re.MULTILINE)
 
 
-def readme_blocks() -> dict[str, str]:
-    """Every block README.md marks `<!-- quickstart: NAME -->`, as written."""
+def readme_blocks(readme: Path = README) -> dict[str, str]:
+    """Every block README.md (or `readme`) marks `<!-- quickstart: NAME -->`, as written."""
     blocks: dict[str, str] = {}
-    for name, text in QUICKSTART_BLOCK.findall(README.read_text()):
+    for name, text in QUICKSTART_BLOCK.findall(readme.read_text()):
         assert name not in blocks, f"README.md: two quickstart blocks named {name}"
         blocks[name] = text
     return blocks
@@ -71,10 +71,10 @@ def http_archive_of(workspace: str) -> str:
     return matches[0]
 
 
-def quickstart_blocks() -> dict[str, str]:
+def quickstart_blocks(readme: Path = README) -> dict[str, str]:
     """The quickstart's files, the WORKSPACE with the README's local_repository alternative in
     place of the http_archive (its path CHECKOUT_PLACEHOLDER)."""
-    blocks = readme_blocks()
+    blocks = readme_blocks(readme)
     local = blocks.pop(LOCAL_REPOSITORY)
     assert local.count(CHECKOUT_PLACEHOLDER) == 1, local
     workspace = blocks["WORKSPACE"]
@@ -112,16 +112,17 @@ def write_quickstart_workspace() -> Path:
     return write_workspace(workspace, VENV, (*WORKSPACE_FILES, PYTHON_SNIPPET))
 
 
-def write_workspace(root: Path, venv: Path, names=WORKSPACE_FILES) -> Path:
+def write_workspace(root: Path, venv: Path, names=WORKSPACE_FILES, checkout: Path = REPO) -> Path:
     """``root`` made afresh with the README's blocks ``names`` (WORKSPACE pointing at this
-    checkout) and a ``.venv`` link to ``venv``; returns ``root``."""
+    checkout, or at the README and code of ``checkout``) and a ``.venv`` link to ``venv``;
+    returns ``root``."""
     shutil.rmtree(root, ignore_errors=True)
     root.mkdir(parents=True)
-    blocks = quickstart_blocks()
+    blocks = quickstart_blocks(checkout / "README.md")
     for name in names:
         text = blocks[name]
         if name in ("WORKSPACE", "MODULE.bazel"):
-            text = text.replace(CHECKOUT_PLACEHOLDER, f'"{REPO}"')
+            text = text.replace(CHECKOUT_PLACEHOLDER, f'"{checkout}"')
         (root / name).write_text(text)
     (root / ".venv").symlink_to(venv)
     return root

@@ -2,16 +2,18 @@
 precompiled header (rules/private/pch.bzl).
 
 The README quickstart's workspace, plus `myops_tuned`: the same op YAML in a library with copts of
-its own. Each library's precompiled headers wait for its generator (pch.bzl's `after`: the
-generator's `generated` stamp, a file of fixed bytes), and so do its compiles, the runtime's
-release guard among them (a source of each library).
+its own. Each library's precompiled headers wait for its generator (pch.bzl's `plan`: the
+generator's `generated` output, whose bytes change only when a kind of precompiled header crosses
+its threshold), and so do its compiles, the runtime's release guard among them (a source of each
+library).
 
 That order is checked twice: in the action graph (every compile and precompiled header of both
 libraries has an output of its library's generator among its inputs, so Bazel cannot start it
 earlier, however it schedules), and in a cold build with a misspelt type in ops.yaml and a fresh
 output base: the build fails with the generator's `ops.yaml:1: error:` line within a bound, and
 the execution log shows the generator ran and no compile nor precompiled header did. With the YAML
-fixed, the stamp's fixed bytes keep the precompiled headers from being rebuilt by a regeneration.
+fixed, the plan's unchanged bytes keep the precompiled headers from being rebuilt by a
+regeneration.
 """
 
 from __future__ import annotations
@@ -189,13 +191,13 @@ def test_a_regeneration_keeps_the_precompiled_headers(workspace: Path, tmp_path:
     ops = workspace / "ops.yaml"
     ops.write_text(ops.read_text().replace("flaot factor", "float factor"))
     # myops_tuned's light precompiled header alone of its targets: it needs the generator's
-    # stamp, so the generator runs, and it is the cheapest of its three.
+    # plan, so the generator runs, and it is the cheapest of its three.
     tuned = "//:myops_tuned_pch_light"
     first = tmp_path / "first.json"
     _build(workspace, first, True, tuned)
     built = [o for s in read_execution_log(first) for o in s["listedOutputs"]]
     assert any(o.endswith("/myops_tuned_pch_light.h.gch") for o in built), built
-    # An edit of the YAML (a comment): the generators run again, the stamps are remade with the
+    # An edit of the YAML (a comment): the generators run again, the plans are remade with the
     # same bytes, and nothing that waits for them runs again.
     ops.write_text(ops.read_text() + "# scale: x * factor\n")
     log = tmp_path / "second.json"

@@ -99,9 +99,9 @@ def test_unknown_command_is_one_line_with_the_commands():
     r = run_cli("explode")
     assert r.returncode == 2
     assert r.stderr == (
-        "atengen: error: argument {check,dump,generate,backend,lazy,autograd,stable}: invalid "
-        "choice: 'explode' (choose from 'check', 'dump', 'generate', 'backend', 'lazy', "
-        "'autograd', 'stable') (see `atengen --help`)\n"
+        "atengen: error: argument {check,dump,generate,backend,lazy,autograd,stable,"
+        "kernel-pch-header}: invalid choice: 'explode' (choose from 'check', 'dump', 'generate', "
+        "'backend', 'lazy', 'autograd', 'stable', 'kernel-pch-header') (see `atengen --help`)\n"
     )
 
 

@@ -213,7 +213,7 @@ def test_the_runnable_blocks_of_the_reference_run(
 
 
 # The body edit, and what scale(arange(3), 2.0) prints after it, by hand.
-KERNEL_BODY, EDITED_BODY = "return self * factor;", "return self * factor + 1;"
+KERNEL_BODY, EDITED_BODY = "return self.mul(factor);", "return self.mul(factor).add(1);"
 EDITED_OUTPUT = "tensor([1., 3., 5.])"
 
 
@@ -221,8 +221,8 @@ def test_a_kernel_edit_recompiles_only_the_kernel_from_the_precompiled_header(
     quickstart_workspace: Path, summary: list[str]
 ) -> None:
     """The quickstart as written is the fast edit loop: after a first build, an edit of the
-    kernel's body compiles kernels.cpp alone, starting from the library's precompiled
-    ATen/ATen.h (pch.bzl, `kernels`), then archives and relinks."""
+    kernel's body compiles kernels.cpp alone, starting from the library's precompiled header of
+    what the kernel includes (pch.bzl, `kernels`), then archives and relinks."""
     library = "libmyops.so"
     log = quickstart_workspace.parent / "edit_exec.json"
     quickstart_bazel(quickstart_workspace, "build", f"//:{library}")

@@ -102,7 +102,7 @@ archive, with --whole-archive.""",
     toolchains = ["@bazel_tools//tools/cpp:toolchain_type"],
 )
 
-def aten_archive_library(name, srcs, deps, copts, visibility, tags, generated_srcs = [], runtime_srcs = [], pch_deps = None, pch_after = [], extra_libraries = []):
+def aten_archive_library(name, srcs, deps, copts, visibility, tags, generated_srcs = [], runtime_srcs = [], pch_deps = None, pch_plan = None, extra_libraries = []):
     """Target `name`: the sources compiled by the cc_library `<name>_objects`, as its archive.
 
     Args:
@@ -122,8 +122,8 @@ def aten_archive_library(name, srcs, deps, copts, visibility, tags, generated_sr
         built with the copts against these deps: those of the headers they hold (torch's and the runtime's), not the
         library's generated headers or kernels, which change with every operator edit and
         would rebuild them, and with them every source.
-      pch_after: files the library's precompiled headers wait for (pch.bzl's `after`): the
-        generator's `generated` stamp, so that a YAML mistake fails before they start.
+      pch_plan: the generator's plan of the precompiled headers (pch.bzl's `plan`), which they
+        wait for, so that a YAML mistake fails before they start.
       extra_libraries: more alwayslink libraries to link whole with the archive (the nvcc
         objects of aten_codegen's cuda_srcs).
     """
@@ -131,7 +131,7 @@ def aten_archive_library(name, srcs, deps, copts, visibility, tags, generated_sr
         libraries = [_objects_library(name + "_objects", generated_srcs + runtime_srcs + srcs, deps, copts, tags)]
     else:
         kinds = ["full", "light"] + (["kernels"] if srcs else [])
-        pch = _precompiled_headers(name, kinds, copts, pch_deps, pch_after, tags)
+        pch = _precompiled_headers(name, kinds, copts, pch_deps, pch_plan, srcs, tags)
         libraries = [_objects_library(
             name + "_objects",
             generated_srcs + runtime_srcs,
@@ -203,10 +203,10 @@ def aten_cuda_library(name, codegen, deps, kernel_deps, cuda_srcs, cuda_gencode,
         extra_libraries = kernels,
     )
 
-def _precompiled_headers(name, kinds, copts, deps, after, tags):
+def _precompiled_headers(name, kinds, copts, deps, plan, srcs, tags):
     """The library's own aten_pch targets, `<name>_pch_<kind>`, by kind.
 
-    Its own even without copts, so that they can wait for its generator (`after`): a set shared
+    Its own even without copts, so that they can wait for its generator (`plan`): a set shared
     by several libraries waits for none, and on a cold build took both local slots of a 2-core
     machine before the generator could report a YAML mistake (pch.bzl).
     """
@@ -218,7 +218,8 @@ def _precompiled_headers(name, kinds, copts, deps, after, tags):
             name = target,
             kind = kind,
             deps = deps,
-            after = after,
+            plan = plan,
+            srcs = srcs if kind == "kernels" else [],
             copts = copts,
             visibility = ["//visibility:private"],
             tags = tags,

@@ -102,16 +102,18 @@ def _aten_codegen_impl(ctx):
         )
         srcs.append(autograd)
 
-    # A file of fixed contents made once the generators have run: the precompiled headers wait
-    # for it (pch.bzl's `after`), so that a mistake in the YAML is reported before any compile
-    # starts, and, as its bytes never change, a regeneration does not rebuild them.
-    generated = ctx.actions.declare_file(prefix + "generated.stamp")
-    ctx.actions.run_shell(
-        command = 'echo "generated" > "$1"',
-        arguments = [generated.path],
-        inputs = [cpu] + ([autograd] if autograd else []),
+    # The precompiled headers' plan (pch.bzl), made once the generators have run: which kinds of
+    # precompiled header pay for themselves over this many generated sources. The headers wait
+    # for it, so that a mistake in the YAML is reported before any compile starts; as its bytes
+    # change only when a kind crosses its threshold, a regeneration does not rebuild them.
+    generated = ctx.actions.declare_file(prefix + "pch_plan.txt")
+    trees = [cpu] + ([autograd] if autograd else [])
+    ctx.actions.run(
+        executable = ctx.executable._pch_plan,
+        arguments = [generated.path] + [t.path for t in trees],
+        inputs = trees,
         outputs = [generated],
-        mnemonic = "AtenCodegenDone",
+        mnemonic = "AtenPchPlan",
         progress_message = "Generated %s" % ctx.label,
     )
 
@@ -148,7 +150,7 @@ generate` once, writing the trees that [`aten_codegen`](docs/rules.md#aten_codeg
 `shards` is a string (`"auto"`, `"0"`, `"N"`); the macro also takes a number.
 
 Returns DefaultInfo (all trees), output groups `cpu_srcs`, `cuda_srcs`, `headers` and
-`generated` (a file of fixed contents, made after the generators ran),
+`generated` (the precompiled headers' plan, made after the generators ran: pch.bzl),
 AtenCodegenInfo, and a CcInfo whose compilation context puts the header tree on the include
 path. Use the aten_codegen macro rather than this rule.""",
     attrs = dict(generator_attrs(default_to_torch = False), **dict(selection_attrs(), **{
@@ -169,6 +171,12 @@ path. Use the aten_codegen macro rather than this rule.""",
             doc = "Dispatch keys to generate, or `[\"auto\"]` for every key the selection uses.",
         ),
         "shards": shards_attr(default = "auto"),
+        "_pch_plan": attr.label(
+            default = Label("//rules/private/programs:pch_plan.sh"),
+            allow_single_file = True,
+            executable = True,
+            cfg = "exec",
+        ),
         "_torch_version_py": torch_version_py_attr(),
         "torch_facts": attr.label(
             default = Label("@torch//:torch_facts.json"),
@@ -295,15 +303,15 @@ def aten_codegen(
         line names them): see [CUDA architectures](docs/rules.md#cuda-architectures).
       cuda_copts: extra nvcc options for `cuda_srcs`.
       copts: extra compiler options for `N` and `N_cuda`.
-      pch: compile `N`'s sources (generated and `srcs`) with GCC precompiled headers of the
-        headers the generated sources start with, each built once: `full`
-        (`ATen/core/Tensor.h`, `torch/library.h`, `atengen/runtime.h`), `light` (the same
-        without `torch/library.h`, for the registration sources that need no dispatcher) and,
-        with `srcs`, `kernels` (`ATen/ATen.h` too, what a kernel starts with: a kernel edit
-        recompiles in about 1.5 s instead of 5). They are `N`'s own, `N_pch_<kind>`, built with its
-        `copts` after its generator, so that a YAML mistake is reported before they start
-        (`rules/private/pch.bzl`; [design.md](docs/design.md#precompiled-headers)). Tested with GCC; `False` compiles
-        without them.
+      pch: compile `N`'s sources (generated and `srcs`) with GCC precompiled headers, each
+        built once: `full` (`ATen/core/Tensor.h`, `torch/library.h`, `atengen/runtime.h`) and
+        `light` (the same without `torch/library.h`) for the generated sources, made empty unless
+        the library has enough sources of the kind for them to pay, and, with `srcs`, `kernels`:
+        the torch and standard headers every kernel source starts with (a kernel edit then
+        recompiles in about a second). They are `N`'s own, `N_pch_<kind>`, built with its `copts`
+        after its generator, so that a YAML mistake is reported before they start
+        (`rules/private/pch.bzl`; [design.md](docs/design.md#precompiled-headers)). Tested with
+        GCC; `False` compiles without them.
       abi: `"release"`: the library uses torch's full C++ API (ATen, generated autograd,
         functionalization) and loads into the build's torch release only
         ([One torch release per library](docs/rules.md#one-torch-release-per-library)).
@@ -394,7 +402,7 @@ def aten_codegen(
         deps = runtime_and_torch + [":" + name + "_headers"] + deps,
         copts = copts,
         pch_deps = runtime_and_torch if pch else None,
-        pch_after = [":{}_generated".format(codegen)],
+        pch_plan = ":{}_generated".format(codegen),
         visibility = visibility,
         tags = tags,
     )

@@ -1,32 +1,34 @@
-"""aten_pch: GCC precompiled headers of the headers the generated sources start with.
+"""aten_pch: GCC precompiled headers of the headers a library's sources start with.
 
 Parsing torch's headers costs more than most generated sources' own code, so aten_codegen
-compiles them once, in two variants, each by its own action (cached, and remote-cacheable, like
-any other):
+compiles them once per library, each by its own action (cached, and remote-cacheable, like any
+other):
 
-  full   <ATen/core/Tensor.h>, <torch/library.h>, "atengen/runtime.h": for the sources that
-         need the dispatcher (Functionalize and BackendSelect kernels, typed handles, the
-         kernel-signature and autograd sources) and for the library's own `srcs`;
+  full   <ATen/core/Tensor.h>, <torch/library.h>, "atengen/runtime.h": for the generated sources
+         that need the dispatcher (Functionalize and BackendSelect kernels, typed handles, the
+         kernel-signature, schema and autograd sources);
   light  <ATen/core/Tensor.h>, "atengen/runtime.h": for the other registration sources. Loading
          the full one costs about 0.9 CPU s per source even when nothing of it is used (GCC
          instantiates the dispatcher headers' pending templates at the end of every translation
          unit); the light one about 0.2 s.
+  kernels  the torch and standard headers that every one of the library's `srcs` starts with
+         (`atengen kernel-pch-header`, atengen/render/leading_includes.py), for those `srcs`.
 
-A library with hand-written `srcs` (kernels) gets a third, built only then:
-
-  kernels  <ATen/ATen.h> and what `full` holds: what a kernel source starts with. Parsing
-         ATen/ATen.h (every operator's function) is most of a kernel's compile: about 5 s of a
-         one-line kernel with g++ -std=c++20 here, 1.5 s from this header. It takes about 30 CPU
-         s and 1.2 GB to build (a .gch of about 400 MB), once per torch (the other two: about 20
-         and 10 CPU s).
+Making a precompiled header costs about two and a half compiles of its headers (GCC writes its
+whole heap: 420 MB and 25 CPU s for <ATen/ATen.h>, against 10 s to compile a source that includes
+it). Full and light pay only over enough generated sources: the generator's plan (`plan`, made by
+programs/pch_plan.sh after the generator ran) lists the kinds that do, and a kind it does not list
+is made from an empty header, in a tenth of a second; the sources then parse their own includes.
+The kernels header is always made: it keeps a kernel edit at a second or two, and costs what the
+kernels include (seconds for <ATen/core/Tensor.h>).
 
 Each library has its own set, `<name>_pch_<kind>`, compiled with its copts. They wait for its
-generator (`after`: its `generated` stamp, whose bytes never change), so that on a cold build a
-mistake in the op or derivatives YAML fails the generator's action, which takes seconds, before
-any of these compiles, which take up to a minute on a loaded machine, has taken a local slot. A
-set shared by every library without copts would wait for no generator: on a 2-core machine two
-of them took both slots first, and the YAML mistake surfaced after 20 s instead of 10. As the
-stamp's bytes are the same after every regeneration, the headers are not rebuilt by it.
+generator's plan, so that on a cold build a mistake in the op or derivatives YAML fails the
+generator's action, which takes seconds, before any of these compiles, which take up to a minute
+on a loaded machine, has taken a local slot. A set shared by every library without copts would
+wait for no generator: on a 2-core machine two of them took both slots first, and the YAML mistake
+surfaced after 20 s instead of 10. The plan's bytes change only when a kind crosses its threshold,
+and the kernels header's only when the kernels' includes do, so edits do not rebuild them.
 
 For the flags to fit, a header is compiled with the command line of a C++ compile of the
 library that includes it: the toolchain's features and flags, --copt/--cxxopt, the library's
@@ -45,7 +47,8 @@ same .gch bytes twice, so a rebuilt .gch always recompiles the sources.)
 load("@bazel_tools//tools/build_defs/cc:action_names.bzl", "CPP_COMPILE_ACTION_NAME")
 load(":cc_toolchain.bzl", "cc_toolchain_and_features")
 
-# What each variant holds, in the order the generated sources include them.
+# What the generated sources' kinds hold, in the order the sources include them (the kernels
+# header is read from the kernel sources).
 PCH_INCLUDES = {
     "full": [
         "<ATen/core/Tensor.h>",
@@ -54,12 +57,6 @@ PCH_INCLUDES = {
     ],
     "light": [
         "<ATen/core/Tensor.h>",
-        "\"atengen/runtime.h\"",
-    ],
-    "kernels": [
-        "<ATen/ATen.h>",
-        "<ATen/core/Tensor.h>",
-        "<torch/library.h>",
         "\"atengen/runtime.h\"",
     ],
 }
@@ -117,6 +114,9 @@ def pch_defines(label, kind):
         "-D{}_STAMP=\\\"{}\\\"".format(macro, _stamp_name(name)),
     ]
 
+# The kernel sources that are compiled (not headers among `srcs`).
+_SOURCE_EXTENSIONS = ["c", "cc", "cpp", "cxx", "c++", "C"]
+
 # buildifier: disable=native-cc-common
 # buildifier: disable=native-cc-info
 def _aten_pch_impl(ctx):
@@ -124,9 +124,28 @@ def _aten_pch_impl(ctx):
     deps = cc_common.merge_cc_infos(cc_infos = [d[CcInfo] for d in ctx.attr.deps]).compilation_context
 
     header = ctx.actions.declare_file("{}_pch/{}".format(ctx.label.name, pch_header_name(ctx.label.name)))
-    ctx.actions.write(header, "".join(["#include {}\n".format(h) for h in PCH_INCLUDES[ctx.attr.kind]]))
     gch = ctx.actions.declare_file(header.basename + ".gch", sibling = header)
     stamp = ctx.actions.declare_file(_stamp_name(ctx.label.name), sibling = header)
+
+    # What the header holds when its kind pays: the kernel sources' leading includes, or the
+    # fixed list of the generated sources' kind.
+    text = ctx.actions.declare_file(ctx.label.name + "_includes.h")
+    if ctx.attr.kind == "kernels":
+        sources = [f for f in ctx.files.srcs if f.extension in _SOURCE_EXTENSIONS]
+        scan = ctx.actions.args()
+        scan.add("kernel-pch-header")
+        scan.add(text, format = "--output=%s")
+        scan.add_all(sources)
+        ctx.actions.run(
+            executable = ctx.executable._tool,
+            arguments = [scan],
+            inputs = sources,
+            outputs = [text],
+            mnemonic = "AtenPchHeader",
+            progress_message = "Reading the headers that %s's kernels start with" % ctx.label,
+        )
+    else:
+        ctx.actions.write(text, "".join(["#include {}\n".format(h) for h in PCH_INCLUDES[ctx.attr.kind]]))
 
     variables = cc_common.create_compile_variables(
         cc_toolchain = cc_toolchain,
@@ -150,24 +169,22 @@ def _aten_pch_impl(ctx):
         action_name = CPP_COMPILE_ACTION_NAME,
     )
     args = ctx.actions.args()
-    args.add_all([compiler, gch, stamp])
+    args.add_all([compiler, gch, stamp, header, text, ctx.file.plan, ctx.attr.kind])
     args.add_all(cc_common.get_memory_inefficient_command_line(
         feature_configuration = feature_configuration,
         action_name = CPP_COMPILE_ACTION_NAME,
         variables = variables,
     ))
-    ctx.actions.run_shell(
-        command = """compiler="$1" gch="$2" stamp="$3"; shift 3
-"$compiler" "$@" && digest=$(sha256sum "$gch") && echo "// ${digest%% *}" > "$stamp"
-""",
+    ctx.actions.run(
+        executable = ctx.executable._compile_pch,
         arguments = [args],
         env = cc_common.get_environment_variables(
             feature_configuration = feature_configuration,
             action_name = CPP_COMPILE_ACTION_NAME,
             variables = variables,
         ),
-        inputs = depset([header] + ctx.files.after, transitive = [deps.headers, cc_toolchain.all_files]),
-        outputs = [gch, stamp],
+        inputs = depset([text, ctx.file.plan], transitive = [deps.headers, cc_toolchain.all_files]),
+        outputs = [header, gch, stamp],
         mnemonic = "AtenPch",
         # The label formatted here: Bazel 4.2.3 prints a `%{label}` placeholder as it is (later
         # Bazels expand it).
@@ -185,12 +202,6 @@ aten_pch = rule(
     implementation = _aten_pch_impl,
     doc = "A precompiled header of the generated sources' common headers (see pch.bzl).",
     attrs = {
-        "after": attr.label_list(
-            allow_files = True,
-            doc = "Files the action waits for, whose bytes never change: the generator's " +
-                  "`generated` stamp, so that the generator's errors come before this compile " +
-                  "(which takes seconds to minutes) starts.",
-        ),
         "copts": attr.string_list(doc = "The copts of the library that uses it."),
         "kind": attr.string(
             default = "full",
@@ -201,7 +212,25 @@ aten_pch = rule(
             providers = [CcInfo],  # buildifier: disable=native-cc-info
             doc = "The targets of the headers it holds (their include paths and defines).",
         ),
+        "plan": attr.label(
+            allow_single_file = True,
+            mandatory = True,
+            doc = "The generator's plan (its `generated` output group): the kinds that pay for " +
+                  "themselves, one per line. The action waits for it, so that the generator's " +
+                  "errors come before this compile (seconds to minutes) starts.",
+        ),
+        "srcs": attr.label_list(
+            allow_files = True,
+            doc = "Kind `kernels`: the kernel sources, whose common leading includes it holds.",
+        ),
         "_cc_toolchain": attr.label(default = Label("@bazel_tools//tools/cpp:current_cc_toolchain")),
+        "_compile_pch": attr.label(
+            default = Label("//rules/private/programs:compile_pch.sh"),
+            allow_single_file = True,
+            executable = True,
+            cfg = "exec",
+        ),
+        "_tool": attr.label(default = Label("//tool:atengen"), executable = True, cfg = "exec"),
     },
     fragments = ["cpp"],
     toolchains = ["@bazel_tools//tools/cpp:toolchain_type"],

@@ -9,6 +9,8 @@ Commands:
   lazy      a lazy-tensor backend's IR node classes, kernels and registrations
   autograd  autograd kernels for one operator namespace, from a derivatives YAML
   stable    stable-ABI registrations of custom namespaces, and a stable call API for aten
+  kernel-pch-header
+            the header precompiled for a library's kernel sources
 
 `main(argv)` is callable in-process: it keeps no state between calls, reads no global flags,
 and returns the exit code (0 success, 1 bad input, 2 bad command line).
@@ -33,13 +35,23 @@ from atengen.cli.common import Parser, UsageError, input_files
 from atengen.cli.generate_command import add_generate_command
 from atengen.cli.lazy_command import add_lazy_command
 from atengen.cli.model_commands import add_check_command, add_dump_command
+from atengen.cli.pch_command import add_kernel_pch_header_command
 from atengen.cli.stable_command import add_stable_command
 from atengen.errors import AtengenError, format_warnings
 
 if TYPE_CHECKING:
     from atengen.render.output import Outputs
 
-COMMANDS = ("check", "dump", "generate", "backend", "lazy", "autograd", "stable")
+COMMANDS = (
+    "check",
+    "dump",
+    "generate",
+    "backend",
+    "lazy",
+    "autograd",
+    "stable",
+    "kernel-pch-header",
+)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -55,6 +67,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_lazy_command(commands)
     add_autograd_command(commands)
     add_stable_command(commands)
+    add_kernel_pch_header_command(commands)
     return parser
 
 
