@@ -148,7 +148,8 @@ def call_api(
     left_by_root: dict[str, list[tuple[str, str]]] = {root: [] for root in root_of.values()}
     for op, reason in sorted(left_out):
         left_by_root[root_of[op]].append((op, reason))
-    files = [_scalar_header(target, templates)] if routes else []
+    fills = any(r.kind == "fill" for r in routes.values())
+    files = [_scalar_header(target, templates)] if fills else []
     for root, left in sorted(left_by_root.items()):
         fns = by_root.get(root, [])
         files.append(
@@ -159,7 +160,7 @@ def call_api(
                     root=root,
                     target=target.release,
                     includes=stable_includes(target)
-                    + ([SCALAR_HEADER] if any(fn.route != "dispatcher" for fn in fns) else []),
+                    + ([SCALAR_HEADER] if any(fn.route == "fill" for fn in fns) else []),
                     functions=fns,
                     left_out=left,
                     unavailable=_unavailable(left) if not fns else "",
