@@ -86,7 +86,9 @@ def test_each_route_and_its_cpp_type(api):
         "const torch::stable::Tensor& other, double alpha)" in add
     )
     assert "aoti_torch_cpu_add_Tensor(self.get(), other.get(), alpha, &ret0)" in add
-    assert "__attribute__((weak)) AOTI_TORCH_EXPORT AOTITorchError aoti_torch_cuda_add_Tensor(" in add
+    assert (
+        "__attribute__((weak)) AOTI_TORCH_EXPORT AOTITorchError aoti_torch_cuda_add_Tensor(" in add
+    )
     # sub.Tensor through subtract.Tensor's shim, which dispatches (any device).
     sub = (ops / "sub.h").read_text()
     assert "aoti_torch_aten_subtract_Tensor(self.get(), other.get(), alpha, &ret0)" in sub
@@ -94,7 +96,9 @@ def test_each_route_and_its_cpp_type(api):
     # The fill family: an empty tensor filled with an exact atengen::stable::Scalar.
     full_like = (ops / "full_like.h").read_text()
     assert "const atengen::stable::Scalar& fill_value" in full_like
-    assert '"aten::empty_like"' in full_like and "detail::fill_with(result, fill_value)" in full_like
+    assert (
+        '"aten::empty_like"' in full_like and "detail::fill_with(result, fill_value)" in full_like
+    )
     assert "#include <atengen/stable/scalar.h>" in full_like
     assert "fill_value.full_dtype()" in (ops / "full.h").read_text()
     assert (ops.parent / "scalar.h").is_file()

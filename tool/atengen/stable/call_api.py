@@ -176,7 +176,9 @@ def _unavailable(left: list[tuple[str, str]]) -> str:
     """The one-line message of a header whose operator has no call: the reason of its first
     overload, and how many others there are."""
     op, reason = left[0]
-    more = f" (and {len(left) - 1} more overloads: see the coverage report)" if len(left) > 1 else ""
+    more = (
+        f" (and {len(left) - 1} more overloads: see the coverage report)" if len(left) > 1 else ""
+    )
     return f"{op}: {reason}{more}"
 
 

@@ -11,7 +11,8 @@
     (a, b) results -> std::tuple<a, b>;  () -> void
 
 SymInt is passed as a plain int64_t: the stable ABI has no symbolic integers, and libtorch reads
-the word by the schema's type. No release carries Scalar, Dimname, Storage, Stream, QScheme,
+the word by the schema's type. Scalar reaches the call API only through stable/scalar_routes.py
+(``spell(t, scalar=...)``). No release carries Dimname, Storage, Stream, QScheme,
 SymBool, DeviceIndex, bool[] (std::vector<bool> has no contiguous storage for the list
 conversion to read) or custom classes: an operator using one has no stable spelling.
 """
