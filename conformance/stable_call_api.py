@@ -50,7 +50,12 @@ from shared import (  # noqa: E402
     load_library_quietly,
     run_under,
 )
-from stable_call_build import CallFunction, build_library, read_call_api, run_atengen  # noqa: E402
+from stable_call_build import (  # noqa: E402
+    CallFunction,
+    build_library,
+    read_call_api,
+    run_atengen,
+)
 
 SEED = 20261127
 DTYPES = ("float32", "float64", "int64", "bool")
@@ -60,8 +65,9 @@ UNINITIALIZED = frozenset(
     {"empty", "empty_like", "new_empty", "empty_strided", "new_empty_strided", "empty_permuted"}
 )
 # A handful of overloads with distinct stable types (view, Tensor[], int[], optional int[],
-# bool, double, a tuple result, a random op), for CI: one shard, well under a minute.
-TINY_OPS = "neg,narrow,cat,sum,permute,max,clamp,bernoulli,split"
+# bool, double, a tuple result, a random op, Scalars through a typed shim and a fill), for CI:
+# one shard, well under a minute.
+TINY_OPS = "neg,narrow,cat,sum,permute,max,clamp,bernoulli,split,add,mul,full_like"
 VENVS_DIR = Path.home() / ".cache" / "rules_aten"
 # Release -> where its native_functions.yaml and tags.yaml are, relative to VENVS_DIR or REPO.
 YAML_SUBDIR = Path("torchgen/packaged/ATen/native")
@@ -323,6 +329,43 @@ def _bytes(t) -> bytes:
     return flat.view(torch.uint8).numpy().tobytes() if t.numel() else b""
 
 
+def scalars_as_floats(f: CallFunction, sample):
+    """(the sample with every integer or bool it gives a Scalar argument, and every Scalar it
+    leaves to its default, as a float; whether that changed a value's type). The custom op
+    forwarding to the call function takes a Scalar as a float (a stable kernel can receive no
+    Scalar), so torch's op gets the same float: both sides see the value the call API carries
+    (stable/scalar_routes.py)."""
+    if not f.scalar_args:
+        return sample, False
+    from torch.testing._internal.opinfo.core import SampleInput
+
+    def floated(name, value):
+        if name in f.scalar_args and isinstance(value, bool | int):
+            return float(value), True
+        return value, False
+
+    names = f.positional_args
+    args, changed = [], False
+    for i, value in enumerate(sample.args):
+        name = names[i + 1] if i + 1 < len(names) else ""
+        value, c = floated(name, value)
+        args.append(value)
+        changed |= c
+    kwargs = {}
+    for name, value in sample.kwargs.items():
+        kwargs[name], c = floated(name, value)
+        changed |= c
+    # A Scalar left to its default: the custom op's default is that number as a float.
+    given = set(names[: len(sample.args) + 1]) | set(sample.kwargs)
+    for name, default in f.scalar_args.items():
+        if name not in given and default not in (None, "None"):
+            kwargs[name] = float(default)
+            changed |= "." not in default
+    if not changed:
+        return sample, False
+    return SampleInput(sample.input, args=tuple(args), kwargs=kwargs), True
+
+
 def check_values(args) -> dict:
     if args.workdir is None:
         # Removed once the run ends: the library stays mapped after its file is gone.
@@ -366,6 +409,7 @@ def check_values(args) -> dict:
     shim_error = shim_error_reader(torch_dir)
     verdicts = Counter()
     mismatches = []
+    scalars_converted = 0
     for op, reason in refused.items():
         skipped[f"overload refused as a custom op by atengen: {reason}"] += len(chosen.pop(op))
     for key in sorted(chosen):
@@ -373,6 +417,8 @@ def check_values(args) -> dict:
         ours_fn = getattr(torch.ops.stablecall, f.custom_name).default
         theirs_fn = getattr(getattr(torch.ops.aten, f.name), f.overload)
         for opinfo, dtype, sample in chosen[key]:
+            sample, converted = scalars_as_floats(f, sample)
+            scalars_converted += converted
             ours = call(ours_fn, clone_sample(sample), shim_error)
             theirs = call(theirs_fn, clone_sample(sample))
             verdict, detail = compare(ours, theirs, f.name in UNINITIALIZED)
@@ -395,6 +441,9 @@ def check_values(args) -> dict:
             1 for k, f in api.items() if f.name in named and k not in chosen
         ),
         "samples_checked": sum(verdicts.values()),
+        # Samples checked with an integer or bool Scalar given to both ops as a float.
+        "samples_with_scalars_as_floats": scalars_converted,
+        "scalar_overloads_checked": sorted(k for k in chosen if api[k].scalar_args),
         "verdicts": dict(sorted(verdicts.items())),
         "samples_not_checked": dict(skipped.most_common()),
         "mismatches": len(mismatches),

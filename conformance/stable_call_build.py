@@ -29,9 +29,14 @@ NAMESPACE = "stablecall"
 # `inline <return type> <name>(`: the comment and the first line stable_call.h.j2 writes per
 # function. Read back from the headers, so that the names tested are the ones generated.
 _CALL = re.compile(
-    r"^// aten::(?P<op>[^:\s]+): (?P<schema>.+)\ninline .*? (?P<name>\w+)\(", re.MULTILINE
+    r"^// aten::(?P<op>[^:\s]+): (?P<schema>.+)\ninline .*? (?P<name>\w+)\((?P<params>.*)\) \{$",
+    re.MULTILINE,
 )
-_STACK_ARG = re.compile(r"torch::stable::detail::from\((\w+)\),")
+# A parameter's name: the last word before its default, if any.
+_PARAM_NAME = re.compile(r"(\w+)(?: = .*)?$")
+# `Scalar`, `Scalar?`: the custom op takes a float, which a stable kernel can receive; the
+# call function takes it as a double or an atengen::stable::Scalar (stable/scalar_routes.py).
+_SCALAR = re.compile(r"\bScalar(?=\??\s)")
 # `Tensor(a)`, `Tensor(a!)`, `Tensor(a -> *)`: the custom op's schema claims no aliasing, so
 # that one op YAML of plain functions serves views and in-place overloads alike.
 _ALIAS = re.compile(r"Tensor\([^)]*\)")
@@ -76,7 +81,26 @@ class CallFunction:
     @property
     def custom_schema(self) -> str:
         _, paren, rest = self.schema.partition("(")
-        return f"{NAMESPACE}::{self.custom_name}{paren}{_ALIAS.sub('Tensor', rest)}"
+        rest = _SCALAR.sub("float", _ALIAS.sub("Tensor", rest))
+        return f"{NAMESPACE}::{self.custom_name}{paren}{rest}"
+
+    @property
+    def positional_args(self) -> tuple[str, ...]:
+        """The names of the schema's positional arguments, in order."""
+        arguments = self.schema.partition("(")[2].rpartition(") ->")[0].split(", *")[0]
+        return tuple(a.split("=")[0].split()[-1] for a in arguments.split(", ") if a)
+
+    @property
+    def scalar_args(self) -> dict[str, str | None]:
+        """The schema's Scalar arguments, by name, with their defaults: the custom op takes
+        each as a float."""
+        arguments = self.schema.partition("(")[2].rpartition(") ->")[0]
+        found: dict[str, str | None] = {}
+        for a in arguments.split(", "):
+            if a.split()[0] in ("Scalar", "Scalar?"):
+                declared, _, default = a.partition("=")
+                found[declared.split()[-1]] = default or None
+        return found
 
 
 def run_atengen(*args: str, check: bool = True) -> subprocess.CompletedProcess:
@@ -94,12 +118,22 @@ def read_call_api(api_dir: Path) -> dict[str, CallFunction]:
     found = {}
     for header in sorted((api_dir / "atengen" / "stable" / "ops").glob("*.h")):
         text = header.read_text()
-        # Each function's text runs from its comment to the next one's.
-        starts = [m.start() for m in _CALL.finditer(text)] + [len(text)]
-        for m, end in zip(_CALL.finditer(text), starts[1:], strict=True):
-            args = tuple(_STACK_ARG.findall(text[m.start() : end]))
+        for m in _CALL.finditer(text):
+            args = tuple(_PARAM_NAME.search(p)[1] for p in _split_params(m["params"]))
             found[m["op"]] = CallFunction(m["op"], header.stem, m["name"], m["schema"], args)
     return found
+
+
+def _split_params(text: str) -> list[str]:
+    """A C++ parameter list at its top-level commas (`{1, 1}` and `<a, b>` stay whole)."""
+    params, depth, start = [], 0, 0
+    for i, c in enumerate(text):
+        depth += c in "<({" and 1 or (-1 if c in ">)}" else 0)
+        if c == "," and depth == 0:
+            params.append(text[start:i].strip())
+            start = i + 1
+    tail = text[start:].strip()
+    return params + [tail] if tail else params
 
 
 def op_yaml(functions: list[CallFunction]) -> str:

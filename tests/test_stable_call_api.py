@@ -1,7 +1,8 @@
 """CI's slice of conformance/stable_call_api.py: `--tiny` on the dev venv's torch. A stable-ABI
 library of `stablecall::` ops, each forwarding to a generated `atengen::stable::` call function,
 is built with g++ and loaded; every OpInfo sample that reaches one must give torch's own result
-(bit for bit or close), and errors of the same type."""
+(bit for bit or close), and errors of the same type. An overload with a Scalar argument is
+checked with the Scalar as a float on both sides (what the call API carries)."""
 
 from __future__ import annotations
 
@@ -39,3 +40,7 @@ def test_the_call_api_gives_torchs_results_on_opinfo_samples(tmp_path) -> None:
     assert counts["overloads_checked"] > counts["roots_checked"]
     assert counts["samples_checked"] >= 50
     assert counts["verdicts"].get("equal", 0) >= 50
+    # Overloads with a Scalar: through a typed C shim (add.Tensor's alpha, a double) and a fill
+    # (full_like, exact), their integer Scalars given to both sides as floats.
+    assert {"add.Tensor", "full_like"} <= set(counts["scalar_overloads_checked"])
+    assert counts["samples_with_scalars_as_floats"] > 0

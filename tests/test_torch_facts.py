@@ -35,6 +35,10 @@ RELEASE = ".".join(torch.__version__.split("+")[0].split(".")[:2])
 # each release's torchgen, headers and libraries): a new field of ReleaseFacts fails
 # test_every_release_fact_is_checked_against_torch until its check is written and named here.
 RELEASE_FACT_CHECKS = {
+    "stable_scalar_shims": (
+        "test_stable_scalar_routes.py",
+        "test_the_shim_table_matches_the_wheels_headers",
+    ),
     "c10_tags": ("test_torch_facts.py", "test_c10_tags_are_the_wheels_tags"),
     "not_functionalized": (
         "test_releases.py",

@@ -64,6 +64,39 @@ def main(argv: list[str]) -> int:
     ops.clamp_abs_inplace(view, 0.5)
     checks["clamp_abs_inplace_strided"] = torch.equal(w, expected)
 
+    # aten ops with Scalar arguments, called by the kernel through the call API.
+    sa, sb = torch.randn(3, 4), torch.randn(3, 4)
+    expected = [
+        torch.add(sa, sb, alpha=0.75),
+        torch.sub(sa, sb, alpha=0.75),
+        torch.mul(sa, 0.75),
+        torch.full((3, 4), 0.75),
+        torch.full((3, 4), 3),
+        torch.full_like(sa, 7),
+        torch.full_like(sa, True, dtype=torch.bool),
+        torch.scalar_tensor(0.75),
+        torch.scalar_tensor(-2, dtype=torch.long),
+    ]
+    got = ops.scalar_calls(sa, sb, 0.75)
+    checks["scalar_calls"] = len(got) == len(expected) and all(
+        g.dtype == e.dtype and torch.equal(g, e) for g, e in zip(got, expected, strict=True)
+    )
+    details["scalar_calls_dtypes"] = [str(g.dtype) for g in got]
+    # add's shim takes a double: on integral tensors torch refuses that alpha, as it refuses
+    # torch.add(ia, ia, alpha=2.0) (the stable shim reports only which call failed).
+    ia = torch.arange(12).reshape(3, 4)
+    refused = []
+    for f in (lambda: ops.scalar_calls(ia, ia, 2.0), lambda: torch.add(ia, ia, alpha=2.0)):
+        try:
+            f()
+        except RuntimeError as e:
+            refused.append(str(e))
+    checks["scalar_calls_integral_alpha"] = (
+        len(refused) == 2
+        and "aoti_torch_cpu_add_Tensor" in refused[0]
+        and "alpha must not be a floating point" in refused[1]
+    )
+
     xg, yg = torch.randn(3, 4, requires_grad=True), torch.randn(3, 4, requires_grad=True)
     ops.scaled_add(xg, yg, 3.0).sum().backward()
     checks["scaled_add_grad"] = torch.equal(xg.grad, torch.ones(3, 4)) and torch.equal(

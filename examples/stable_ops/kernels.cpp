@@ -3,16 +3,23 @@
 // library links nothing of torch but its C shim.
 #include <algorithm>
 #include <cstdint>
+#include <vector>
 
 #include <torch/headeronly/util/Exception.h>
 
+#include "atengen/stable/ops/add.h"
 #include "atengen/stable/ops/cat.h"
 #include "atengen/stable/ops/contiguous.h"
 #include "atengen/stable/ops/copy.h"
 #include "atengen/stable/ops/empty_like.h"
+#include "atengen/stable/ops/full.h"
+#include "atengen/stable/ops/full_like.h"
 #include "atengen/stable/ops/mul.h"
+#include "atengen/stable/ops/scalar_tensor.h"
+#include "atengen/stable/ops/sub.h"
 #include "stableops/ops/clamp_abs_inplace_native.h"
 #include "stableops/ops/mulcat_native.h"
+#include "stableops/ops/scalar_calls_native.h"
 #include "stableops/ops/scaled_add_native.h"
 
 namespace stableops {
@@ -68,6 +75,23 @@ void clamp_abs_inplace(torch::stable::Tensor& self, double bound) {
   if (!contiguous) {
     atengen::stable::copy_(self, work);
   }
+}
+
+std::vector<torch::stable::Tensor> scalar_calls(
+    const torch::stable::Tensor& a, const torch::stable::Tensor& b, double alpha) {
+  namespace ops = atengen::stable;
+  std::vector<int64_t> sizes(a.sizes().begin(), a.sizes().end());
+  return {
+      ops::add(a, b, alpha),  // aten::add.Tensor: a Scalar (double) alpha
+      ops::sub(a, b, alpha),  // aten::sub.Tensor
+      ops::mul(a, alpha),  // aten::mul.Scalar
+      ops::full(sizes, alpha),  // a double: torch's default dtype
+      ops::full(sizes, int64_t{3}),  // an integer: int64
+      ops::full_like(a, 7),  // an integer, a's dtype
+      ops::full_like(a, true, torch::headeronly::ScalarType::Bool),
+      ops::scalar_tensor(alpha),
+      ops::scalar_tensor(-2, torch::headeronly::ScalarType::Long),
+  };
 }
 
 }  // namespace stableops

@@ -85,6 +85,11 @@ class ReleaseFacts:
     # gated on this release or older (see atengen/stable/releases.py; checked against each
     # installed wheel's header by tests/test_stable_releases.py).
     stable_conversions: frozenset[str]
+    # The typed C shims (AOTInductor's fallback ops: torch/csrc/inductor/aoti_torch/generated/
+    # c_shim_aten.h, c_shim_cpu.h, c_shim_cuda.h) with a `double` for a schema's Scalar that the
+    # stable call API may call (atengen/stable/scalar_routes.py). Checked against each installed
+    # wheel's headers, prototypes included, by tests/test_stable_scalar_routes.py.
+    stable_scalar_shims: frozenset[str]
 
     def then(self, change: ReleaseChange) -> ReleaseFacts:
         """The facts of the release after this one, which `change` describes."""
@@ -110,6 +115,7 @@ class ReleaseFacts:
                 self.structured_meta_classes, change.structured_meta_classes
             ),
             stable_conversions=_changed(self.stable_conversions, change.stable_conversions),
+            stable_scalar_shims=_changed(self.stable_scalar_shims, change.stable_scalar_shims),
         )
 
 
@@ -149,6 +155,7 @@ class ReleaseChange:
     inplace_ops_with_python_meta: Change | None = None
     structured_meta_classes: Change | None = None
     stable_conversions: Change | None = None
+    stable_scalar_shims: Change | None = None
     changes_nothing: bool = False
 
     def changed_facts(self) -> tuple[str, ...]:
@@ -268,6 +275,19 @@ TORCH_2_11 = ReleaseFacts(
             "torch::stable::Device",
             "torch::stable::Tensor",
         }
+    ),
+    # aoti_torch_aten_<name>: any device; aoti_torch_cpu_/cuda_<name>: one device each.
+    stable_scalar_shims=frozenset(
+        [f"aoti_torch_aten_{name}" for name in ("fill__Scalar", "subtract_Tensor")]
+        + [
+            f"aoti_torch_{device}_{name}"
+            for device in ("cpu", "cuda")
+            for name in """
+            _addmm_activation _segment_reduce_backward add_Scalar add_Tensor addbmm addmm_out
+            addmv baddbmm_out histc mul_Scalar pow_Scalar pow_Tensor_Scalar scatter_value_out
+            searchsorted_Scalar segment_reduce
+            """.split()
+        ]
     ),
 )
 
@@ -441,6 +461,7 @@ WHEEL_STRUCTURED_META_CLASSES_BY_RELEASE = _by_release("structured_meta_classes"
 WHEEL_STRUCTURED_META_CLASSES = _in_any_release(WHEEL_STRUCTURED_META_CLASSES_BY_RELEASE)
 
 STABLE_CONVERSIONS_BY_RELEASE = _by_release("stable_conversions")
+STABLE_SCALAR_SHIMS_BY_RELEASE = _by_release("stable_scalar_shims")
 
 # ============================================================================================
 # Facts that are the same in every supported release

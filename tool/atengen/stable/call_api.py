@@ -34,6 +34,13 @@ from atengen.render.output import GeneratedFile
 from atengen.render.templates import Templates
 from atengen.stable.registrations import stable_includes
 from atengen.stable.releases import StableTarget
+from atengen.stable.scalar_routes import (
+    SCALAR_HEADER,
+    ScalarRoute,
+    ShimRoute,
+    has_scalar,
+    scalar_route,
+)
 from atengen.stable.signatures import (
     StableSignature,
     cpp_name,
@@ -66,6 +73,9 @@ class CallFunction:
     args: tuple[str, ...]  # parameter names, in stack order
     results: tuple[str, ...]  # C++ result types, in stack order
     stack_size: int
+    route: str = "dispatcher"  # or "fill", "shim" (stable/scalar_routes.py)
+    recipe: str = ""  # fill: the template's recipe
+    shim: ShimRoute | None = None
 
 
 @dataclass(frozen=True)
@@ -114,34 +124,69 @@ def call_api(
     aten = sorted((f for f in functions if f.namespace == "aten"), key=lambda f: str(f.name))
     left_out: list[tuple[str, str]] = []
     carried: list[tuple[NativeFunction, StableSignature]] = []
+    routes: dict[str, ScalarRoute] = {}
     for f in aten:
         try:
-            sig = stable_signature(f.func, target, mutable_refs=False)
+            route = scalar_route(f, target) if has_scalar(f.func) else None
+            scalar = route.scalar_type if route is not None else None
+            sig = stable_signature(f.func, target, mutable_refs=False, scalar=scalar)
         except NotCarried as e:
             left_out.append((f"aten::{f.name}", e.reason))
             continue
-        if sig.results != sig.results[::-1]:
+        if route is None and sig.results != sig.results[::-1]:
             left_out.append((f"aten::{f.name}", MIXED_RETURNS))
             continue
+        if route is not None:
+            routes[str(f.name)] = route
         carried.append((f, sig))
     by_root: dict[str, list[CallFunction]] = {}
     for f, sig, name, overloaded in _named(carried, left_out):
-        by_root.setdefault(root_name(f), []).append(_call_function(f, sig, name, overloaded))
-    files = tuple(
-        GeneratedFile(
-            f"{HEADER_DIR}/{root}.h",
-            templates.render(
-                "stable_call.h.j2",
-                root=root,
-                target=target.release,
-                includes=stable_includes(target),
-                functions=fns,
-            ),
+        function = _call_function(f, sig, name, overloaded, routes.get(str(f.name)))
+        by_root.setdefault(root_name(f), []).append(function)
+    root_of = {f"aten::{f.name}": root_name(f) for f in aten}
+    base_of = {f"aten::{f.name}": _base_name(f) for f in aten}
+    left_by_root: dict[str, list[tuple[str, str]]] = {root: [] for root in root_of.values()}
+    for op, reason in sorted(left_out):
+        left_by_root[root_of[op]].append((op, reason))
+    fills = any(r.kind == "fill" for r in routes.values())
+    files = [_scalar_header(target, templates)] if fills else []
+    for root, left in sorted(left_by_root.items()):
+        fns = by_root.get(root, [])
+        files.append(
+            GeneratedFile(
+                f"{HEADER_DIR}/{root}.h",
+                templates.render(
+                    "stable_call.h.j2",
+                    root=root,
+                    target=target.release,
+                    includes=stable_includes(target)
+                    + ([SCALAR_HEADER] if any(fn.route == "fill" for fn in fns) else []),
+                    functions=fns,
+                    left_out=left,
+                    unavailable=_unavailable(left) if not fns else "",
+                    unavailable_names=sorted({base_of[op] for op, _ in left}),
+                ),
+            )
         )
-        for root, fns in sorted(by_root.items())
-    )
     covered = sum(len(fns) for fns in by_root.values())
-    return CallApi(files, covered, len(aten), tuple(sorted(left_out)))
+    return CallApi(tuple(files), covered, len(aten), tuple(sorted(left_out)))
+
+
+def _unavailable(left: list[tuple[str, str]]) -> str:
+    """The one-line message of a header whose operator has no call: the reason of its first
+    overload, and how many others there are."""
+    op, reason = left[0]
+    more = (
+        f" (and {len(left) - 1} more overloads: see the coverage report)" if len(left) > 1 else ""
+    )
+    return f"{op}: {reason}{more}"
+
+
+def _scalar_header(target: StableTarget, templates: Templates) -> GeneratedFile:
+    return GeneratedFile(
+        SCALAR_HEADER,
+        templates.render("stable_scalar.h.j2", target=target.release),
+    )
 
 
 def _base_name(f: NativeFunction) -> str:
@@ -173,7 +218,11 @@ def _named(
 
 
 def _call_function(
-    f: NativeFunction, sig: StableSignature, name: str, overloaded: bool
+    f: NativeFunction,
+    sig: StableSignature,
+    name: str,
+    overloaded: bool,
+    route: ScalarRoute | None,
 ) -> CallFunction:
     defaults = (None,) * len(sig.params) if overloaded else trailing_defaults(sig.params)
     return CallFunction(
@@ -186,4 +235,7 @@ def _call_function(
         args=tuple(p.name for p in sig.params),
         results=sig.results,
         stack_size=max(len(sig.params), len(sig.results), 1),
+        route=route.kind if route is not None else "dispatcher",
+        recipe=route.recipe if route is not None else "",
+        shim=route.shim if route is not None else None,
     )

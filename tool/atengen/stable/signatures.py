@@ -48,14 +48,15 @@ class StableSignature:
 
 
 def stable_signature(
-    func: FunctionSchema, target: StableTarget, *, mutable_refs: bool
+    func: FunctionSchema, target: StableTarget, *, mutable_refs: bool, scalar: str | None = None
 ) -> StableSignature:
     """``func`` in stable types. ``mutable_refs``: a written Tensor (``Tensor(a!)``) is taken as
     ``torch::stable::Tensor&`` (kernels, as ATen's native kernels take them) rather than a const
-    reference (calls, so that temporaries bind). Raises NotCarried, its reason naming where."""
+    reference (calls, so that temporaries bind). ``scalar``: the C++ type of a Scalar argument
+    (spell's). Raises NotCarried, its reason naming where."""
     params = []
     for a in func.arguments.flat_all:
-        s = _spelled(a.type, target, f"argument '{a.name}'")
+        s = _spelled(a.type, target, f"argument '{a.name}'", scalar)
         if mutable_refs and a.is_write and s.param == "torch::stable::Tensor":
             decl = "torch::stable::Tensor&"
         elif s.by_const_ref:
@@ -69,9 +70,9 @@ def stable_signature(
     return StableSignature(tuple(params), results)
 
 
-def _spelled(t: Type, target: StableTarget, where: str) -> Spelled:
+def _spelled(t: Type, target: StableTarget, where: str, scalar: str | None = None) -> Spelled:
     try:
-        return spell_for(t, target)
+        return spell_for(t, target, scalar)
     except NotCarried as e:
         raise NotCarried(e.type_text, f"type '{e.type_text}' ({where}): {e.reason}") from None
 
@@ -116,6 +117,8 @@ def cpp_default(a: Argument) -> str | None:
     if name == "bool" and d in ("True", "False"):
         return "true" if d == "True" else "false"
     if name in ("int", "SymInt") and _is_int(d):
+        return d
+    if name == "Scalar" and (_is_int(d) or _is_number(d)):
         return d
     if name == "float" and _is_number(d):
         return d

@@ -11,7 +11,8 @@
     (a, b) results -> std::tuple<a, b>;  () -> void
 
 SymInt is passed as a plain int64_t: the stable ABI has no symbolic integers, and libtorch reads
-the word by the schema's type. No release carries Scalar, Dimname, Storage, Stream, QScheme,
+the word by the schema's type. Scalar reaches the call API only through stable/scalar_routes.py
+(``spell(t, scalar=...)``). No release carries Dimname, Storage, Stream, QScheme,
 SymBool, DeviceIndex, bool[] (std::vector<bool> has no contiguous storage for the list
 conversion to read) or custom classes: an operator using one has no stable spelling.
 """
@@ -74,15 +75,19 @@ class NotCarried(Exception):  # noqa: N818 - a reason, raised to the caller that
         self.reason = reason
 
 
-def spell(t: Type) -> Spelled:
-    """The stable spelling of ``t``, whatever the release; NotCarried when there is none."""
+def spell(t: Type, scalar: str | None = None) -> Spelled:
+    """The stable spelling of ``t``, whatever the release; NotCarried when there is none.
+    ``scalar``: the C++ type of a Scalar, for a call that does not pass it on the dispatcher's
+    stack (stable/scalar_routes.py); None: Scalar is not carried."""
     if isinstance(t, BaseType):
+        if t.name == "Scalar" and scalar is not None:
+            return Spelled(scalar, scalar, frozenset())
         if t.name not in _BASE:
             raise NotCarried(str(t), "the stable ABI has no C++ type for it")
         cpp, conversions = _BASE[t.name]
         return Spelled(cpp, cpp, conversions)
     if isinstance(t, OptionalType):
-        inner = spell(t.elem)
+        inner = spell(t.elem, scalar)
         return Spelled(
             f"std::optional<{inner.param}>",
             f"std::optional<{inner.result}>",
@@ -109,10 +114,10 @@ def spell(t: Type) -> Spelled:
     raise NotCarried(str(t), "the stable ABI has no C++ type for it")
 
 
-def spell_for(t: Type, target: StableTarget) -> Spelled:
-    """``spell(t)`` when the target carries it; NotCarried naming the first known release that
-    does, where one does."""
-    s = spell(t)
+def spell_for(t: Type, target: StableTarget, scalar: str | None = None) -> Spelled:
+    """``spell(t, scalar)`` when the target carries it; NotCarried naming the first known
+    release that does, where one does."""
+    s = spell(t, scalar)
     missing = s.conversions - target.conversions
     if missing:
         later = target.first_release_carrying(s.conversions)
