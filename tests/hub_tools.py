@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 from pathlib import Path
 
@@ -20,8 +21,7 @@ import pytest
 REPO = Path(__file__).resolve().parent.parent
 LOCK = REPO / "third_party" / "requirements_hub_tools.lock"
 DIR = Path(
-    os.environ.get("RULES_ATEN_HUB_TOOLS")
-    or Path.home() / ".cache" / "rules_aten" / "hub-tools"
+    os.environ.get("RULES_ATEN_HUB_TOOLS") or Path.home() / ".cache" / "rules_aten" / "hub-tools"
 )
 # What ./dev writes once the install has finished (setup_hub_tools): the lock's SHA-256.
 STAMP = ".rules_aten_hub_tools_lock.sha256"
@@ -42,7 +42,9 @@ def tools_dir() -> Path:
 def _json_run(python: str | Path, *args: str) -> dict:
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     # Offline, and no cache of Hugging Face's under the home directory.
-    env.update(HF_HUB_OFFLINE="1", HF_HOME=str(Path(os.environ.get("TMPDIR", "/tmp")) / "rules_aten_hf"))
+    env.update(
+        HF_HUB_OFFLINE="1", HF_HOME=str(Path(os.environ.get("TMPDIR", "/tmp")) / "rules_aten_hf")
+    )
     result = subprocess.run(
         [str(python), *args], capture_output=True, text=True, env=env, timeout=600
     )
@@ -63,10 +65,15 @@ def audit(library: Path, policy: str) -> dict:
     )
 
 
-def assert_stable(library: Path, policy: str) -> dict:
-    """torch-abi-audit's verdict STABLE, and no violation kernel-abi-check finds."""
+def assert_stable(library: Path, policy: str) -> str:
+    """torch-abi-audit's verdict STABLE with no unstable symbol, and no violation
+    kernel-abi-check finds; returns the oldest torch torch-abi-audit names."""
     report = audit(library, policy)
+    text = report["audit"]
     assert report["audit_rc"] == 0, report
-    assert "Torch ABI: STABLE" in report["audit"], report["audit"]
+    assert re.search(r"^\s*Torch ABI:\s+STABLE$", text, re.M), text
+    assert re.search(rf"\[STABLE\s*\].* {re.escape(library.name)} .*\bunstable=0\)", text), text
     assert report["manylinux"] == [] and report["python_abi"] == [], report
-    return report
+    found = re.search(r"^\s*Min torch:\s+(\S+)$", text, re.M)
+    assert found, text
+    return found[1]

@@ -122,7 +122,8 @@ def wheels(workspace: Path, summary: list[str], tmp_path_factory) -> dict[str, P
         copies[name] = Path(shutil.copyfile(built, out / built.name))
     for name, directory in (("stable_hub", "stableops_hub"), ("bound_hub", "bound/myops_hub")):
         copies[name] = Path(shutil.copytree(bin_dir / directory, out / name))
-    copies["stable_library"] = Path(shutil.copyfile(bin_dir / "libstableops.so", out / "lib.so"))
+    library = out / "libstableops.so"
+    copies["stable_library"] = Path(shutil.copyfile(bin_dir / "libstableops.so", library))
     return copies
 
 
@@ -372,14 +373,12 @@ def test_bound_kernel_hub_in_its_release_and_no_variant_in_another(
     assert report["checks"] == {"scale": True, "ops": True}, report
     other = hub_tools.load_kernel(_release_venv("2.15.0"), wheels["bound_hub"], "myops")
     assert other["refused"].startswith("Cannot find a build variant for this system"), other
-    assert "Torch version (2.13) does not match environment Torch version (2.15)" in (
-        other["message"]
+    assert (
+        "Torch version (2.13) does not match environment Torch version (2.15)" in (other["message"])
     ), other
 
 
-def test_kernel_hub_same_bytes_when_built_again(
-    workspace: Path, wheels: dict[str, Path]
-) -> None:
+def test_kernel_hub_same_bytes_when_built_again(workspace: Path, wheels: dict[str, Path]) -> None:
     bin_dir = Path(_bazel(workspace, "info", "bazel-bin").stdout.strip())
     shutil.rmtree(bin_dir / "stableops_hub")
     _bazel(
@@ -393,9 +392,12 @@ def test_kernel_hub_same_bytes_when_built_again(
 
 
 def test_stable_library_passes_the_abi_auditors(wheels: dict[str, Path]) -> None:
-    """torch-abi-audit: STABLE; kernel-abi-check: no symbol past the wheel's manylinux tag, no
-    CPython symbol."""
+    """torch-abi-audit: STABLE from 2.11; kernel-abi-check: no symbol past the wheel's manylinux
+    tag, no CPython symbol. The bound library: UNSTABLE."""
     platform = wheels["stable"].name.removesuffix(".whl").rsplit("-", 1)[1]
     policy = platform.removesuffix("_x86_64")
-    report = hub_tools.assert_stable(wheels["stable_library"], policy)
-    assert "2.11" in report["audit"], report["audit"]  # its oldest torch
+    assert hub_tools.assert_stable(wheels["stable_library"], policy) == "2.11.0"  # torch_target
+    # The bound library, which calls torch's C++ API: the audit tells the two apart.
+    (bound,) = (wheels["bound_hub"] / "build").glob("*/myops_bound/libmyops.so")
+    report = hub_tools.audit(bound, policy)
+    assert report["audit_rc"] == 1 and "Torch ABI:   UNSTABLE" in report["audit"], report

@@ -24,9 +24,9 @@ import shutil
 import struct
 import sys
 import unicodedata
+from collections.abc import Callable
 from pathlib import Path
 from typing import NoReturn
-from collections.abc import Callable
 
 from atengen.errors import AtengenError
 from atengen.model.selection import select_functions
@@ -46,7 +46,6 @@ from atengen.shipping.kernel_hub import (
 from atengen.shipping.py_imports import PySource, import_problems
 from atengen.shipping.stubs import ops_stub
 from atengen.shipping.wheel_file import (
-    Names,
     WheelContents,
     WheelInputError,
     check_names,
@@ -249,7 +248,10 @@ def _hub_op_names(functions: list[str], taken: frozenset[str]) -> list[str]:
     return sorted(
         n
         for n in set(functions)
-        if n.isidentifier() and not keyword.iskeyword(n) and not n.startswith("_") and n not in taken
+        if n.isidentifier()
+        and not keyword.iskeyword(n)
+        and not n.startswith("_")
+        and n not in taken
     )
 
 
