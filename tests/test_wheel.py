@@ -120,7 +120,16 @@ def wheels(workspace: Path, summary: list[str], tmp_path_factory) -> dict[str, P
     for name, directory in (("stable", "stableops_wheel"), ("bound", "bound/myops_wheel")):
         built = _the_wheel(bin_dir / directory)
         copies[name] = Path(shutil.copyfile(built, out / built.name))
-    for name, directory in (("stable_hub", "stableops_hub"), ("bound_hub", "bound/myops_hub")):
+    return copies
+
+
+@pytest.fixture(scope="module")
+def hubs(workspace: Path, wheels: dict[str, Path], tmp_path_factory) -> dict[str, Path]:
+    """Both kernel hub trees and the stable library, built with the wheels, copied out."""
+    bin_dir = Path(_bazel(workspace, "info", "bazel-bin").stdout.strip())
+    out = tmp_path_factory.mktemp("hubs")
+    copies = {}
+    for name, directory in (("stable", "stableops_hub"), ("bound", "bound/myops_hub")):
         copies[name] = Path(shutil.copytree(bin_dir / directory, out / name))
     library = out / "libstableops.so"
     copies["stable_library"] = Path(shutil.copyfile(bin_dir / "libstableops.so", library))
@@ -255,18 +264,18 @@ def test_auditwheel_agrees_with_the_file_name(wheels: dict[str, Path]) -> None:
         assert set(shown["external_libs"]) <= {"libtorch_cpu.so", "libc10.so", "libtorch.so"}
 
 
+def _built_again(workspace: Path, name: str, mnemonic: str) -> Path:
+    """The output of //:<name>, its action run again (its output removed, no cache)."""
+    bin_dir = Path(_bazel(workspace, "info", "bazel-bin").stdout.strip())
+    shutil.rmtree(bin_dir / name)
+    flag = f"--modify_execution_info={mnemonic}=+no-cache"
+    _bazel(workspace, "build", "--symlink_prefix=/", flag, f"//:{name}")
+    return bin_dir / name
+
+
 def test_same_bytes_when_built_again(workspace: Path, wheels: dict[str, Path]) -> None:
     """The wheel action run again (its output removed, no cache): the same bytes."""
-    bin_dir = Path(_bazel(workspace, "info", "bazel-bin").stdout.strip())
-    shutil.rmtree(bin_dir / "stableops_wheel")
-    _bazel(
-        workspace,
-        "build",
-        "--symlink_prefix=/",
-        "--modify_execution_info=AtenWheel=+no-cache",
-        "//:stableops_wheel",
-    )
-    again = _the_wheel(bin_dir / "stableops_wheel")
+    again = _the_wheel(_built_again(workspace, "stableops_wheel", "AtenWheel"))
     assert again.read_bytes() == wheels["stable"].read_bytes()
 
 
@@ -339,12 +348,12 @@ def _tree(root: Path) -> dict[str, tuple[int, bytes]]:
 
 
 @pytest.mark.parametrize("version", ["2.11.0", "2.15.0", "dev"])
-def test_stable_kernel_hub_loads_with_kernels(wheels: dict[str, Path], version: str) -> None:
+def test_stable_kernel_hub_loads_with_kernels(hubs: dict[str, Path], version: str) -> None:
     """get_local_kernel picks torch-stable-abi211-cpu-x86_64-linux in every torch from 2.11 on
     (by name on a CUDA torch: backend="cpu"), imports its package with registrations.py, and the
     operators compute."""
     python = VENV_PYTHON if version == "dev" else _release_venv(version)
-    report = hub_tools.load_kernel(python, wheels["stable_hub"], "stableops")
+    report = hub_tools.load_kernel(python, hubs["stable"], "stableops")
     assert "refused" not in report, report
     details = report["details"]
     assert details["variant"] == "torch-stable-abi211-cpu-x86_64-linux", details
@@ -361,43 +370,37 @@ def test_stable_kernel_hub_loads_with_kernels(wheels: dict[str, Path], version: 
 
 
 def test_bound_kernel_hub_in_its_release_and_no_variant_in_another(
-    wheels: dict[str, Path],
+    hubs: dict[str, Path],
 ) -> None:
     import torch
 
     release = "".join(torch.__version__.split("+")[0].split(".")[:2])
-    variants = [p.name for p in (wheels["bound_hub"] / "build").iterdir()]
+    variants = [p.name for p in (hubs["bound"] / "build").iterdir()]
     assert variants == [f"torch{release}-cxx11-cpu-x86_64-linux"], variants
-    report = hub_tools.load_kernel(VENV_PYTHON, wheels["bound_hub"], "myops")
+    report = hub_tools.load_kernel(VENV_PYTHON, hubs["bound"], "myops")
     assert report["details"]["version"] == 2, report
     assert report["checks"] == {"scale": True, "ops": True}, report
-    other = hub_tools.load_kernel(_release_venv("2.15.0"), wheels["bound_hub"], "myops")
+    other = hub_tools.load_kernel(_release_venv("2.15.0"), hubs["bound"], "myops")
     assert other["refused"].startswith("Cannot find a build variant for this system"), other
     assert (
         "Torch version (2.13) does not match environment Torch version (2.15)" in (other["message"])
     ), other
 
 
-def test_kernel_hub_same_bytes_when_built_again(workspace: Path, wheels: dict[str, Path]) -> None:
-    bin_dir = Path(_bazel(workspace, "info", "bazel-bin").stdout.strip())
-    shutil.rmtree(bin_dir / "stableops_hub")
-    _bazel(
-        workspace,
-        "build",
-        "--symlink_prefix=/",
-        "--modify_execution_info=AtenKernelHub=+no-cache",
-        "//:stableops_hub",
-    )
-    assert _tree(bin_dir / "stableops_hub") == _tree(wheels["stable_hub"])
+def test_kernel_hub_same_bytes_when_built_again(workspace: Path, hubs: dict[str, Path]) -> None:
+    again = _built_again(workspace, "stableops_hub", "AtenKernelHub")
+    assert _tree(again) == _tree(hubs["stable"])
 
 
-def test_stable_library_passes_the_abi_auditors(wheels: dict[str, Path]) -> None:
+def test_stable_library_passes_the_abi_auditors(
+    wheels: dict[str, Path], hubs: dict[str, Path]
+) -> None:
     """torch-abi-audit: STABLE from 2.11; kernel-abi-check: no symbol past the wheel's manylinux
     tag, no CPython symbol. The bound library: UNSTABLE."""
     platform = wheels["stable"].name.removesuffix(".whl").rsplit("-", 1)[1]
     policy = platform.removesuffix("_x86_64")
-    assert hub_tools.assert_stable(wheels["stable_library"], policy) == "2.11.0"  # torch_target
+    assert hub_tools.assert_stable(hubs["stable_library"], policy) == "2.11.0"  # torch_target
     # The bound library, which calls torch's C++ API: the audit tells the two apart.
-    (bound,) = (wheels["bound_hub"] / "build").glob("*/myops_bound/libmyops.so")
+    (bound,) = (hubs["bound"] / "build").glob("*/myops_bound/libmyops.so")
     report = hub_tools.audit(bound, policy)
     assert report["audit_rc"] == 1 and "Torch ABI:   UNSTABLE" in report["audit"], report

@@ -6,44 +6,22 @@ from the built library (its machine), so it is only known when the action runs.
 """
 
 load("@torch//:defs.bzl", "CXX11_ABI")
-load(":providers.bzl", "AtenLibraryInfo")
-load(":wheel.bzl", "wheel_library_error")
+load(":wheel.bzl", "SHIPPING_ATTRS", "shipping_action")
 
 def _aten_kernel_hub_impl(ctx):
-    if AtenLibraryInfo not in ctx.attr.library:
-        fail(wheel_library_error(str(ctx.label), str(ctx.attr.library.label), ctx.attr.library.label.name))
-    info = ctx.attr.library[AtenLibraryInfo]
-    if not info.op_yaml:
-        fail("rules_aten: {}: library = {} has no op YAML (a library of external_backend_codegen?): aten_kernel_hub ships an aten_codegen library".format(ctx.label, ctx.attr.library.label))
-    output = ctx.actions.declare_directory(ctx.label.name)
-    args = ctx.actions.args()
-    args.add("--layout=kernel_hub")
-    args.add("--label=" + str(ctx.label))
-    args.add("--library=" + info.library.path)
-    args.add("--op_yaml=" + info.op_yaml.path)
-    args.add("--tags_yaml=" + info.tags_yaml.path)
-    args.add("--kernel_name=" + ctx.attr.kernel_name)
-    args.add("--version=" + str(ctx.attr.version))
-    args.add("--license=" + ctx.attr.license)
-    args.add("--abi=" + info.abi)
-    args.add("--torch_release=" + info.torch_release)
-    args.add("--torch_target=" + info.torch_target)
-    args.add("--cxx11_abi=" + ("1" if CXX11_ABI else "0"))
-    args.add("--cuda=" + info.cuda)
-    for src in ctx.files.py_srcs:
-        args.add("--py_src=" + src.path)
-        args.add("--py_src_label=" + src.short_path)
-    code = ctx.files._template_code
-    if code:
-        args.add("--template_code_dir=" + code[0].dirname)
-    args.add("--output_dir=" + output.path)
-    ctx.actions.run(
-        executable = ctx.executable._tool,
-        arguments = [args],
-        inputs = [info.library, info.op_yaml, info.tags_yaml] + ctx.files.py_srcs + code,
-        outputs = [output],
-        mnemonic = "AtenKernelHub",
-        progress_message = "Laying out the kernel %s" % ctx.label,
+    flags = [
+        "--layout=kernel_hub",
+        "--kernel_name=" + ctx.attr.kernel_name,
+        "--version=" + str(ctx.attr.version),
+        "--license=" + ctx.attr.license,
+        "--cxx11_abi=" + ("1" if CXX11_ABI else "0"),
+    ]
+    output = shipping_action(
+        ctx,
+        "aten_kernel_hub",
+        flags,
+        "AtenKernelHub",
+        "Laying out the kernel %s" % ctx.label,
     )
     return [DefaultInfo(files = depset([output]))]
 
@@ -64,7 +42,7 @@ the device is `cpu`, or `cu<major><minor>` for a library with CUDA code. The pac
 `kernel_name` that `kernels` refuses, a `version` below 1, a `license` of several lines, the
 `py_srcs` mistakes of [`aten_wheel`](#aten_wheel)) fails the build with one line and leaves
 nothing.""",
-    attrs = {
+    attrs = dict({
         "kernel_name": attr.string(
             mandatory = True,
             doc = "The kernel's name in its metadata: lowercase letters, digits and `-`, from " +
@@ -88,11 +66,5 @@ nothing.""",
             default = 1,
             doc = "The kernel's version (a hub repository's `v<version>` branch), 1 or more.",
         ),
-        "_template_code": attr.label(default = Label("//tool:atengen_template_code")),
-        "_tool": attr.label(
-            default = Label("//tool:aten_wheel"),
-            executable = True,
-            cfg = "exec",
-        ),
-    },
+    }, **SHIPPING_ATTRS),
 )
