@@ -7,6 +7,7 @@ load(
     _aten_codegen_sources = "aten_codegen_sources",
 )
 load("//rules/private:cuda_archs.bzl", _cuda_archs_flag = "cuda_archs_flag")
+load("//rules/private:kernel_hub.bzl", _aten_kernel_hub = "aten_kernel_hub")
 load("//rules/private:model_check.bzl", _aten_model_check = "aten_model_check")
 load("//rules/private:ops_flag.bzl", _aten_ops_flag = "aten_ops_flag")
 load(
@@ -24,6 +25,7 @@ AtenOpsInfo = _AtenOpsInfo
 CudaArchsInfo = _CudaArchsInfo
 aten_codegen = _aten_codegen
 aten_codegen_sources = _aten_codegen_sources
+aten_kernel_hub = _aten_kernel_hub
 aten_model_check = _aten_model_check
 aten_ops_flag = _aten_ops_flag
 aten_wheel = _aten_wheel

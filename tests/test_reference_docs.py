@@ -176,7 +176,7 @@ BAD_INPUTS = {
         "<!-- generated: providers -->\n",
         "<!-- generated: providers -->\n<!-- generated: more -->\n",
         "docs/rules.md:",
-        "error: 9 `<!-- generated: ID -->` and 8 `<!-- end generated -->` lines",
+        "error: 10 `<!-- generated: ID -->` and 9 `<!-- end generated -->` lines",
     ),
 }
 

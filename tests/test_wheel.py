@@ -14,7 +14,11 @@ fresh venvs (tests/wheel_helpers.py) and used from a directory with no Bazel out
 - `library = ":myops"` (aten_codegen's own name) fails the analysis with one line naming
   `:libmyops.so`;
 - @local_cuda's line about the toolkit, noise for a CPU torch, printed only with
-  RULES_ATEN_VERBOSE=1.
+  RULES_ATEN_VERBOSE=1;
+- aten_kernel_hub of the same two libraries: `kernels.get_local_kernel` (Hugging Face's
+  `kernels`, tests/hub_tools.py) loads the stable kernel in torch 2.11.0, 2.15.0 and .venv's 2.13
+  and its operators compute; the bound one in its own release, and finds no variant for 2.15.0;
+  the same bytes when built again; torch-abi-audit and kernel-abi-check over the stable library.
 """
 
 from __future__ import annotations
@@ -31,7 +35,7 @@ from pathlib import Path
 
 import pytest
 
-from tests import slices
+from tests import hub_tools, slices
 from tests.bazel_helpers import REPO, VENV_PYTHON, bazel, one_fail_message, own_output_base
 from tests.quickstart_helpers import readme_blocks
 from tests.release_guard_helpers import GUARD_LINE, needed_and_runpath
@@ -44,7 +48,7 @@ BAZEL_OWN_OUTPUT_BASES = True
 
 _KEY = hashlib.sha256(str(REPO).encode()).hexdigest()[:12]
 BASE = Path(tempfile.gettempdir()) / f"rules_aten_wheel_{_KEY}"
-BOUND_BUILD = """load("@rules_aten//rules:defs.bzl", "aten_codegen", "aten_wheel")
+BOUND_BUILD = """load("@rules_aten//rules:defs.bzl", "aten_codegen", "aten_kernel_hub", "aten_wheel")
 
 aten_codegen(
     name = "myops",
@@ -59,8 +63,16 @@ aten_wheel(
     library = ":libmyops.so",
     version = "0.1",
 )
+
+aten_kernel_hub(
+    name = "myops_hub",
+    kernel_name = "myops-bound",
+    library = ":libmyops.so",
+    license = "Apache-2.0",
+    version = 2,
+)
 """
-TARGETS = ("//:stableops_wheel", "//bound:myops_wheel")
+TARGETS = ("//:stableops_wheel", "//bound:myops_wheel", "//:stableops_hub", "//bound:myops_hub")
 
 
 def _env() -> dict[str, str]:
@@ -108,6 +120,19 @@ def wheels(workspace: Path, summary: list[str], tmp_path_factory) -> dict[str, P
     for name, directory in (("stable", "stableops_wheel"), ("bound", "bound/myops_wheel")):
         built = _the_wheel(bin_dir / directory)
         copies[name] = Path(shutil.copyfile(built, out / built.name))
+    return copies
+
+
+@pytest.fixture(scope="module")
+def hubs(workspace: Path, wheels: dict[str, Path], tmp_path_factory) -> dict[str, Path]:
+    """Both kernel hub trees and the stable library, built with the wheels, copied out."""
+    bin_dir = Path(_bazel(workspace, "info", "bazel-bin").stdout.strip())
+    out = tmp_path_factory.mktemp("hubs")
+    copies = {}
+    for name, directory in (("stable", "stableops_hub"), ("bound", "bound/myops_hub")):
+        copies[name] = Path(shutil.copytree(bin_dir / directory, out / name))
+    library = out / "libstableops.so"
+    copies["stable_library"] = Path(shutil.copyfile(bin_dir / "libstableops.so", library))
     return copies
 
 
@@ -239,18 +264,18 @@ def test_auditwheel_agrees_with_the_file_name(wheels: dict[str, Path]) -> None:
         assert set(shown["external_libs"]) <= {"libtorch_cpu.so", "libc10.so", "libtorch.so"}
 
 
+def _built_again(workspace: Path, name: str, mnemonic: str) -> Path:
+    """The output of //:<name>, its action run again (its output removed, no cache)."""
+    bin_dir = Path(_bazel(workspace, "info", "bazel-bin").stdout.strip())
+    shutil.rmtree(bin_dir / name)
+    flag = f"--modify_execution_info={mnemonic}=+no-cache"
+    _bazel(workspace, "build", "--symlink_prefix=/", flag, f"//:{name}")
+    return bin_dir / name
+
+
 def test_same_bytes_when_built_again(workspace: Path, wheels: dict[str, Path]) -> None:
     """The wheel action run again (its output removed, no cache): the same bytes."""
-    bin_dir = Path(_bazel(workspace, "info", "bazel-bin").stdout.strip())
-    shutil.rmtree(bin_dir / "stableops_wheel")
-    _bazel(
-        workspace,
-        "build",
-        "--symlink_prefix=/",
-        "--modify_execution_info=AtenWheel=+no-cache",
-        "//:stableops_wheel",
-    )
-    again = _the_wheel(bin_dir / "stableops_wheel")
+    again = _the_wheel(_built_again(workspace, "stableops_wheel", "AtenWheel"))
     assert again.read_bytes() == wheels["stable"].read_bytes()
 
 
@@ -310,3 +335,72 @@ def test_mypy_strict_over_the_stubs(wheels: dict[str, Path], tmp_path: Path) -> 
     assert 'Argument 3 to "scaled_add" has incompatible type "str"; expected "float"' in (
         reported.stdout
     ), reported.stdout
+
+
+# --- aten_kernel_hub ---------------------------------------------------------------------------
+
+
+def _tree(root: Path) -> dict[str, tuple[int, bytes]]:
+    return {
+        str(p.relative_to(root)): (p.stat().st_mode, p.read_bytes() if p.is_file() else b"")
+        for p in sorted(root.rglob("*"))
+    }
+
+
+@pytest.mark.parametrize("version", ["2.11.0", "2.15.0", "dev"])
+def test_stable_kernel_hub_loads_with_kernels(hubs: dict[str, Path], version: str) -> None:
+    """get_local_kernel picks torch-stable-abi211-cpu-x86_64-linux in every torch from 2.11 on
+    (by name on a CUDA torch: backend="cpu"), imports its package with registrations.py, and the
+    operators compute."""
+    python = VENV_PYTHON if version == "dev" else _release_venv(version)
+    report = hub_tools.load_kernel(python, hubs["stable"], "stableops")
+    assert "refused" not in report, report
+    details = report["details"]
+    assert details["variant"] == "torch-stable-abi211-cpu-x86_64-linux", details
+    assert (details["name"], details["version"], details["license"]) == (
+        "stableops",
+        1,
+        "Apache-2.0",
+    )
+    assert details["module"].startswith("_stableops_cpu_"), details
+    if version != "dev":
+        assert details["torch"].startswith(version), details
+    failed = sorted(k for k, ok in report["checks"].items() if not ok)
+    assert failed == [] and len(report["checks"]) == 6, (failed, report)
+
+
+def test_bound_kernel_hub_in_its_release_and_no_variant_in_another(
+    hubs: dict[str, Path],
+) -> None:
+    import torch
+
+    release = "".join(torch.__version__.split("+")[0].split(".")[:2])
+    variants = [p.name for p in (hubs["bound"] / "build").iterdir()]
+    assert variants == [f"torch{release}-cxx11-cpu-x86_64-linux"], variants
+    report = hub_tools.load_kernel(VENV_PYTHON, hubs["bound"], "myops")
+    assert report["details"]["version"] == 2, report
+    assert report["checks"] == {"scale": True, "ops": True}, report
+    other = hub_tools.load_kernel(_release_venv("2.15.0"), hubs["bound"], "myops")
+    assert other["refused"].startswith("Cannot find a build variant for this system"), other
+    assert (
+        "Torch version (2.13) does not match environment Torch version (2.15)" in (other["message"])
+    ), other
+
+
+def test_kernel_hub_same_bytes_when_built_again(workspace: Path, hubs: dict[str, Path]) -> None:
+    again = _built_again(workspace, "stableops_hub", "AtenKernelHub")
+    assert _tree(again) == _tree(hubs["stable"])
+
+
+def test_stable_library_passes_the_abi_auditors(
+    wheels: dict[str, Path], hubs: dict[str, Path]
+) -> None:
+    """torch-abi-audit: STABLE from 2.11; kernel-abi-check: no symbol past the wheel's manylinux
+    tag, no CPython symbol. The bound library: UNSTABLE."""
+    platform = wheels["stable"].name.removesuffix(".whl").rsplit("-", 1)[1]
+    policy = platform.removesuffix("_x86_64")
+    assert hub_tools.assert_stable(hubs["stable_library"], policy) == "2.11.0"  # torch_target
+    # The bound library, which calls torch's C++ API: the audit tells the two apart.
+    (bound,) = (hubs["bound"] / "build").glob("*/myops_bound/libmyops.so")
+    report = hub_tools.audit(bound, policy)
+    assert report["audit_rc"] == 1 and "Torch ABI:   UNSTABLE" in report["audit"], report

@@ -1,8 +1,12 @@
 """The action of aten_wheel (rules/private/wheel.bzl): one operator library, its typed stubs and
-the user's Python modules, as a wheel `pip install` puts into any venv of a torch it loads into.
+the user's Python modules, as a wheel `pip install` puts into any venv of a torch it loads into;
+and, with `--layout=kernel_hub`, the action of aten_kernel_hub (rules/private/kernel_hub.bzl):
+the same library as `build/<variant>/` for Hugging Face's `kernels` (atengen/shipping/kernel_hub.py).
 
     aten_wheel.py --label=//:wheel --library=libx.so --op_yaml=ops.yaml --tags_yaml=tags.yaml
         --distribution=x-ops --version=1.0 --abi=stable --torch_target=2.11 ... --output_dir=D
+    aten_wheel.py --layout=kernel_hub --label=//:hub --library=libx.so ... --kernel_name=x-ops
+        --version=1 --license=MIT --abi=release --torch_release=2.13 --cxx11_abi=1 --output_dir=D
 
 `--py_src=PATH` names a module of py_srcs, and the `--py_src_label=SHORT_PATH` of the same
 position how messages name it (two flags, not one `PATH=SHORT_PATH`: a Bazel path may hold `=`).
@@ -20,6 +24,7 @@ import shutil
 import struct
 import sys
 import unicodedata
+from collections.abc import Callable
 from pathlib import Path
 from typing import NoReturn
 
@@ -28,10 +33,19 @@ from atengen.model.selection import select_functions
 from atengen.pipelines.inputs import YamlInputs
 from atengen.render.templates import TemplateOptions, Templates
 from atengen.shipping.elf import LibraryFacts, read_library_facts
+from atengen.shipping.kernel_hub import (
+    HubContents,
+    HubInputError,
+    check_kernel_name,
+    check_license,
+    check_version,
+    device,
+    variant,
+    write_hub,
+)
 from atengen.shipping.py_imports import PySource, import_problems
 from atengen.shipping.stubs import ops_stub
 from atengen.shipping.wheel_file import (
-    Names,
     WheelContents,
     WheelInputError,
     check_names,
@@ -42,6 +56,8 @@ from atengen.shipping.wheel_file import (
 
 # The files of the package the wheel generates: py_srcs may not replace them.
 _GENERATED = frozenset({"__init__", "ops"})
+# Those of a kernel hub's package (and `ops`, an attribute of its __init__).
+_HUB_GENERATED = frozenset({"__init__", "_ops", "ops"})
 # What a library's file name may be: aten_codegen's lib<name>.so, whose name takes ASCII
 # letters, digits, `_`, `-` and `.` (generator_attrs.bzl's target_name_error). The name is
 # written into the package's Python (as a literal) and its file list.
@@ -64,9 +80,14 @@ def _printable(text: str) -> str:
 
 def _parser() -> argparse.ArgumentParser:
     p = _Parser(prog="aten_wheel", description=__doc__.split("\n")[0])
-    for flag in ("label", "library", "op_yaml", "tags_yaml", "distribution", "version", "abi"):
+    for flag in ("label", "library", "op_yaml", "tags_yaml", "version", "abi"):
         p.add_argument("--" + flag, required=True)
     p.add_argument("--output_dir", required=True)
+    p.add_argument("--layout", choices=("wheel", "kernel_hub"), default="wheel")
+    p.add_argument("--distribution", default="", help="wheel: the distribution name.")
+    p.add_argument("--kernel_name", default="", help="kernel_hub: the kernel's name.")
+    p.add_argument("--license", default="", help="kernel_hub: the kernel's license.")
+    p.add_argument("--cxx11_abi", choices=("0", "1"), default="1", help="torch's C++ ABI.")
     p.add_argument("--torch_release", default="", help="The build's torch, major.minor.")
     p.add_argument("--torch_target", default="", help="abi = stable: the oldest release.")
     p.add_argument("--cuda", default="", help="The CUDA version the library's code needs.")
@@ -140,7 +161,9 @@ def _module_name(label: str) -> str:
     return module
 
 
-def _python_sources(args: argparse.Namespace, names: Names, requires: list[str]) -> list[PySource]:
+def _python_sources(
+    args: argparse.Namespace, package: str, requires: list[str], generated: frozenset[str]
+) -> list[PySource]:
     sources: list[PySource] = []
     labels = args.py_src_label or args.py_src
     if len(labels) != len(args.py_src):
@@ -150,9 +173,9 @@ def _python_sources(args: argparse.Namespace, names: Names, requires: list[str])
     for path, given in zip(args.py_src, labels, strict=True):
         label = _printable(given)
         module = _module_name(label)
-        if module in _GENERATED:
+        if module in generated:
             raise WheelInputError(
-                f"py_srcs: {label} would replace the wheel's own {module}.py: rename it"
+                f"py_srcs: {label} would replace the package's own {module}.py: rename it"
             )
         if module in {s.module for s in sources}:
             raise WheelInputError(f"py_srcs: two files named {module}.py")
@@ -162,11 +185,11 @@ def _python_sources(args: argparse.Namespace, names: Names, requires: list[str])
             why = e.strerror if isinstance(e, OSError) else "not UTF-8"
             raise WheelInputError(f"py_srcs: cannot read {label}: {why}") from None
         sources.append(PySource(module, label, text))
-    shipped = frozenset(s.module for s in sources) | _GENERATED
+    shipped = frozenset(s.module for s in sources) | generated
     required = frozenset(
         requirement(r).name.lower().replace("-", "_").replace(".", "_") for r in requires
     )
-    problems = import_problems(sources, names.package, shipped, required)
+    problems = import_problems(sources, package, shipped, required)
     if problems:
         raise WheelInputError("py_srcs " + problems[0])
     return sources
@@ -176,7 +199,7 @@ def build(args: argparse.Namespace) -> Path:
     names = check_names(args.distribution, args.version)
     torch_requirement, abi_note = _torch_requirement(args)
     requires = [torch_requirement] + list(args.requires)
-    sources = _python_sources(args, names, requires)
+    sources = _python_sources(args, names.package, requires, _GENERATED)
     library = Path(args.library)
     facts, library_bytes = _library_facts(library)
     templates = Templates(TemplateOptions(code_dirs=tuple(args.template_code_dir)))
@@ -216,12 +239,79 @@ def build(args: argparse.Namespace) -> Path:
         summary=args.summary or f"The operators torch.ops.{stub.namespace} ({library.name})",
         files=tuple(files),
     )
-    return _write(contents, Path(args.output_dir))
+    return _write(lambda: write_wheel(contents, Path(args.output_dir)), Path(args.output_dir))
 
 
-def _write(contents: WheelContents, output_dir: Path) -> Path:
-    """The wheel written into output_dir; a directory this call made is removed again when the
-    write fails, so that a failure leaves nothing behind."""
+def _hub_op_names(functions: list[str], taken: frozenset[str]) -> list[str]:
+    """The operators the package's __init__.py names as attributes: each one a Python name can
+    spell that is not the package's own (the others stay reachable through `ops`)."""
+    return sorted(
+        n
+        for n in set(functions)
+        if n.isidentifier()
+        and not keyword.iskeyword(n)
+        and not n.startswith("_")
+        and n not in taken
+    )
+
+
+def build_kernel_hub(args: argparse.Namespace) -> Path:
+    package = check_kernel_name(args.kernel_name)
+    version = check_version(args.version)
+    license_text = check_license(args.license)
+    _, abi_note = _torch_requirement(args)
+    sources = _python_sources(args, package, ["torch"], _HUB_GENERATED)
+    library = Path(args.library)
+    facts, library_bytes = _library_facts(library)
+    templates = Templates(TemplateOptions(code_dirs=tuple(args.template_code_dir)))
+    model = YamlInputs(args.op_yaml, args.tags_yaml).load()
+    functions = select_functions(model, "all")
+    stub = ops_stub(functions, templates, f"the op YAML of {library.name}")
+    names = [str(f.func.name.name) for f in functions if f.namespace == stub.namespace]
+    modules = sorted(s.module for s in sources)
+    taken = _HUB_GENERATED | {"add_op_namespace_prefix"} | set(modules)
+    release = args.torch_target if args.abi == "stable" else args.torch_release
+    name = variant(
+        abi=args.abi,
+        release=release,
+        cxx11_abi=args.cxx11_abi == "1",
+        cuda=args.cuda,
+        machine=facts.machine,
+    )
+    values = {
+        "kernel_name": args.kernel_name,
+        "version": version,
+        "namespace": stub.namespace,
+        "namespace_literal": repr(stub.namespace),
+        "library": library.name,
+        "library_literal": repr(library.name),
+        "abi_note": abi_note,
+        "cuda_major": args.cuda.split(".")[0] if args.cuda and args.abi != "stable" else "",
+        "modules": modules,
+        "op_names": _hub_op_names(names, taken),
+    }
+    files = [
+        ("__init__.py", templates.render("hub_init.py.j2", **values).encode(), False),
+        ("_ops.py", templates.render("hub_ops.py.j2", **values).encode(), False),
+        (library.name, library_bytes, True),
+    ]
+    files += [(f"{s.module}.py", s.text.encode(), False) for s in sources]
+    contents = HubContents(
+        kernel_name=args.kernel_name,
+        package=package,
+        version=version,
+        license=license_text,
+        variant=name,
+        backend="cuda" if device(args.cuda) != "cpu" else "cpu",
+        files=tuple(files),
+    )
+    output_dir = Path(args.output_dir)
+    return _write(lambda: write_hub(contents, output_dir), output_dir)
+
+
+def _write(write: Callable[[], Path], output_dir: Path) -> Path:
+    """What ``write`` writes into output_dir; a directory this call made is removed again when
+    the write fails, so that a failure leaves nothing behind."""
     made = []
     for directory in (output_dir, *output_dir.parents):
         if directory.exists() or directory.is_symlink():
@@ -229,11 +319,11 @@ def _write(contents: WheelContents, output_dir: Path) -> Path:
         made.append(directory)
     try:
         output_dir.mkdir(parents=True, exist_ok=True)
-        return write_wheel(contents, output_dir)
+        return write()
     except OSError as e:
         for directory in made:  # innermost first
             shutil.rmtree(directory, ignore_errors=True)
-        raise WheelInputError(f"cannot write the wheel into {output_dir}: {e.strerror}") from None
+        raise WheelInputError(f"cannot write into {output_dir}: {e.strerror}") from None
     except BaseException:
         for directory in made:
             shutil.rmtree(directory, ignore_errors=True)
@@ -244,8 +334,11 @@ def main(argv: list[str]) -> int:
     args = _parser().parse_args(argv)
     label = _printable(args.label)
     try:
-        build(args)
-    except WheelInputError as e:
+        if args.layout == "kernel_hub":
+            build_kernel_hub(args)
+        else:
+            build(args)
+    except (WheelInputError, HubInputError) as e:
         print(f"rules_aten: {label}: {_printable(str(e))}", file=sys.stderr)
         return 1
     except AtengenError as e:

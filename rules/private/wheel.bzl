@@ -29,30 +29,39 @@ def wheel_library_error(wheel, library, name):
     return ("rules_aten: {}: library = {} is not a lib<name>.so: give library = \"{}lib{}.so\", " +
             "the shared library of aten_codegen(name = \"{}\")").format(wheel, library, package, name, name)
 
-def _aten_wheel_impl(ctx):
+def shipping_action(ctx, what, flags, mnemonic, progress_message):
+    """The action of //tool:aten_wheel (aten_wheel, aten_kernel_hub) for ctx.attr.library.
+
+    Args:
+      ctx: the rule's context: `library`, `py_srcs`, `_template_code` and `_tool` (SHIPPING_ATTRS).
+      what: the rule's name, for the error of a library of no op YAML.
+      flags: the rule's own flags, `--name=value` strings, put after the library's.
+      mnemonic: the action's mnemonic.
+      progress_message: its progress message.
+
+    Returns:
+      The output directory (named after the target).
+    """
     if AtenLibraryInfo not in ctx.attr.library:
         fail(wheel_library_error(str(ctx.label), str(ctx.attr.library.label), ctx.attr.library.label.name))
     info = ctx.attr.library[AtenLibraryInfo]
     if not info.op_yaml:
-        fail("rules_aten: {}: library = {} has no op YAML (a library of external_backend_codegen?): aten_wheel ships an aten_codegen library".format(ctx.label, ctx.attr.library.label))
+        fail("rules_aten: {}: library = {} has no op YAML (a library of external_backend_codegen?): {} ships an aten_codegen library".format(ctx.label, ctx.attr.library.label, what))
     output = ctx.actions.declare_directory(ctx.label.name)
     args = ctx.actions.args()
     args.add("--label=" + str(ctx.label))
     args.add("--library=" + info.library.path)
     args.add("--op_yaml=" + info.op_yaml.path)
     args.add("--tags_yaml=" + info.tags_yaml.path)
-    args.add("--distribution=" + ctx.attr.distribution)
-    args.add("--version=" + ctx.attr.version)
     args.add("--abi=" + info.abi)
     args.add("--torch_release=" + info.torch_release)
     args.add("--torch_target=" + info.torch_target)
     args.add("--cuda=" + info.cuda)
-    args.add("--summary=" + ctx.attr.summary)
+    args.add_all(flags)
     for src in ctx.files.py_srcs:
         # Two flags: a path may hold "=" (a legal label), which no separator survives.
         args.add("--py_src=" + src.path)
         args.add("--py_src_label=" + src.short_path)
-    args.add_all(ctx.attr.requires, format_each = "--requires=%s")
 
     # The templates' compiled code (//tool:atengen_template_code), as the generator reads it.
     code = ctx.files._template_code
@@ -64,9 +73,28 @@ def _aten_wheel_impl(ctx):
         arguments = [args],
         inputs = [info.library, info.op_yaml, info.tags_yaml] + ctx.files.py_srcs + code,
         outputs = [output],
-        mnemonic = "AtenWheel",
-        progress_message = "Making the wheel %s" % ctx.label,
+        mnemonic = mnemonic,
+        progress_message = progress_message,
     )
+    return output
+
+# The attributes shipping_action reads besides `library` and `py_srcs`.
+SHIPPING_ATTRS = {
+    "_template_code": attr.label(default = Label("//tool:atengen_template_code")),
+    "_tool": attr.label(
+        default = Label("//tool:aten_wheel"),
+        executable = True,
+        cfg = "exec",
+    ),
+}
+
+def _aten_wheel_impl(ctx):
+    flags = [
+        "--distribution=" + ctx.attr.distribution,
+        "--version=" + ctx.attr.version,
+        "--summary=" + ctx.attr.summary,
+    ] + ["--requires=" + r for r in ctx.attr.requires]
+    output = shipping_action(ctx, "aten_wheel", flags, "AtenWheel", "Making the wheel %s" % ctx.label)
     return [DefaultInfo(files = depset([output]))]
 
 aten_wheel = rule(
@@ -86,7 +114,7 @@ would be shadowed by the standard library or replace one of torch's dependencies
 several lines, a `py_srcs` file named after a Python keyword, a `py_srcs` import of what the wheel
 neither ships nor requires; [docs/shipping.md](docs/shipping.md) lists them) fails the build with
 one line and leaves no wheel.""",
-    attrs = {
+    attrs = dict({
         "distribution": attr.string(
             mandatory = True,
             doc = "The distribution name (`pip install` name); its package is the name with " +
@@ -111,11 +139,5 @@ one line and leaves no wheel.""",
         ),
         "summary": attr.string(doc = "The Summary of the metadata; by default one naming the namespace."),
         "version": attr.string(mandatory = True, doc = "The PEP 440 version of the wheel."),
-        "_template_code": attr.label(default = Label("//tool:atengen_template_code")),
-        "_tool": attr.label(
-            default = Label("//tool:aten_wheel"),
-            executable = True,
-            cfg = "exec",
-        ),
-    },
+    }, **SHIPPING_ATTRS),
 )

@@ -639,6 +639,7 @@ BLOCKS: dict[str, Callable[[], str]] = {
     ),
     "aten_model_check attrs": lambda: rule_rows("aten_model_check"),
     "aten_wheel attrs": lambda: rule_rows("aten_wheel"),
+    "aten_kernel_hub attrs": lambda: rule_rows("aten_kernel_hub"),
     "providers": provider_rows,
 }
 
