@@ -234,8 +234,11 @@ def test_formula_outside_the_subset(restore: Path) -> None:
     assert result.returncode != 0
     errors = [line for line in result.stderr.splitlines() if ": error: " in line]
     assert len(errors) == 1, result.stderr[-6000:]
-    line = (restore / "derivatives.yaml").read_text().splitlines().index(
-        "  other: grad * std::pow(alpha, 2)"
+    line = (
+        (restore / "derivatives.yaml")
+        .read_text()
+        .splitlines()
+        .index("  other: grad * std::pow(alpha, 2)")
     )
     assert f"derivatives.yaml:{line + 1}: error: " in errors[0], errors[0]
     assert "'std::pow(...)'" in errors[0] and 'abi = "release"' in errors[0], errors[0]

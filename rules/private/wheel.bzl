@@ -48,6 +48,7 @@ def _aten_wheel_impl(ctx):
     args.add("--torch_target=" + info.torch_target)
     args.add("--cuda=" + info.cuda)
     args.add("--summary=" + ctx.attr.summary)
+
     # The library's generated Python module first: py_srcs may build on what it registers.
     generated = [info.python_module] if getattr(info, "python_module", None) else []
     for src in generated + ctx.files.py_srcs:

@@ -88,7 +88,7 @@ Expr = Name | Number | String | Call | Member | Index | Unary | Binary | Conditi
 _TOKEN_RE = re.compile(
     r"""
     (?P<space>\s+)
-  | (?P<number>(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?[A-Za-z]*)
+  | (?P<number>(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?\w*)
   | (?P<name>[A-Za-z_]\w*)
   | (?P<string>"(?:[^"\\\n]|\\.)*")
   | (?P<op>::|->|&&|\|\||<<|>>|<=|>=|==|!=|[-+*/%<>!~&|^?:.,()\[\]{};=#'@$`\\])

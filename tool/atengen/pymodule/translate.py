@@ -312,15 +312,20 @@ def _int_literal(e: Expr) -> int | None:
     return None
 
 
+_NUMBER = re.compile(r"(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?([A-Za-z]*)")
+
+
 def _number(text: str) -> str:
-    digits = text.rstrip("fFlLuU")
-    suffix = text[len(digits) :].lower()
-    if suffix not in _SUFFIXES or not digits or digits[-1] in "eE" or digits[-1].isalpha():
+    m = _NUMBER.fullmatch(text)
+    if m is None or m.group(3).lower() not in _SUFFIXES:
         raise TranslationError(f"the number literal '{text}'; write it in decimal")
-    if "." not in digits and "e" not in digits.lower():
-        if len(digits) > 1 and digits.startswith("0"):
+    mantissa, exponent = m.group(1), m.group(2) or ""
+    if "." not in mantissa and not exponent:
+        if len(mantissa) > 1 and mantissa.startswith("0"):
             raise TranslationError(f"the octal literal '{text}'; write it in decimal")
-        return digits
-    if digits.startswith("."):
-        digits = "0" + digits
-    return digits.replace(".e", ".0e").replace(".E", ".0E") + ("0" if digits.endswith(".") else "")
+        return mantissa
+    if mantissa.startswith("."):
+        mantissa = "0" + mantissa
+    if mantissa.endswith("."):
+        mantissa += "0"
+    return mantissa + exponent
