@@ -174,13 +174,15 @@ def workspace() -> Path:
     bazel("shutdown", cwd=root, startup=own_output_base(BASE / "output_base_bad"), check=False)
 
 
-def _build(workspace: Path, *args: str) -> subprocess.CompletedProcess:
+def _build(
+    workspace: Path, *args: str, target: str = "//:libstableops.so"
+) -> subprocess.CompletedProcess:
     return bazel(
         "build",
         "--jobs=2",
         "--symlink_prefix=/",
         *args,
-        "//:libstableops.so",
+        target,
         cwd=workspace,
         startup=own_output_base(BASE / "output_base_bad"),
         env=_env(RULES_ATEN_CUDA_DIR="none"),
@@ -221,16 +223,7 @@ def test_formula_outside_the_subset(restore: Path) -> None:
     """A formula stable mode cannot turn into Python (a C++ library call): one
     `derivatives.yaml:LINE: error:` line naming the call, and no module."""
     _edited(restore, "derivatives.yaml", "other: grad * alpha", "other: grad * std::pow(alpha, 2)")
-    result = bazel(
-        "build",
-        "--jobs=2",
-        "--symlink_prefix=/",
-        "//:stableops_python",
-        cwd=restore,
-        startup=own_output_base(BASE / "output_base_bad"),
-        env=_env(RULES_ATEN_CUDA_DIR="none"),
-        check=False,
-    )
+    result = _build(restore, target="//:stableops_python")
     assert result.returncode != 0
     errors = [line for line in result.stderr.splitlines() if ": error: " in line]
     assert len(errors) == 1, result.stderr[-6000:]

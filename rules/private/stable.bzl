@@ -46,6 +46,18 @@ def check_torch_target(torch_target):
         fail(error)
     return value
 
+def _run_quietly(ctx, args, inputs, outputs, mnemonic, progress_message):
+    """`atengen` with `args`, its stdout (a report kept in the outputs) dropped."""
+    ctx.actions.run_shell(
+        command = '"$@" >/dev/null',
+        arguments = [ctx.executable.tool.path, args],
+        tools = [ctx.attr.tool[DefaultInfo].files_to_run],
+        inputs = inputs,
+        outputs = outputs,
+        mnemonic = mnemonic,
+        progress_message = progress_message,
+    )
+
 def _aten_stable_sources_impl(ctx):
     prefix = ctx.label.name + "/"
     cpu = ctx.actions.declare_directory(prefix + "cpu.cc")
@@ -85,14 +97,13 @@ def _aten_stable_sources_impl(ctx):
     api_args.add(target)
     api_args.add("--call_api_dir=" + call_api.path)
     api_args.add("--report=" + coverage.path)
-    ctx.actions.run_shell(
-        command = '"$@" >/dev/null',
-        arguments = [ctx.executable.tool.path, api_args],
-        tools = [ctx.attr.tool[DefaultInfo].files_to_run],
-        inputs = [ctx.file.torch_op_yaml, ctx.file.tags_yaml],
-        outputs = [call_api, coverage],
-        mnemonic = "AtenStableCallApi",
-        progress_message = "Generating the stable-ABI call API of aten %s" % ctx.label,
+    _run_quietly(
+        ctx,
+        api_args,
+        [ctx.file.torch_op_yaml, ctx.file.tags_yaml],
+        [call_api, coverage],
+        "AtenStableCallApi",
+        "Generating the stable-ABI call API of aten %s" % ctx.label,
     )
 
     # Its own action too: an edit of the derivatives YAML re-runs it alone. The line naming the
@@ -109,14 +120,13 @@ def _aten_stable_sources_impl(ctx):
         py_args.add("--derivatives_yaml=" + ctx.file.derivatives.path)
         py_args.add("--aten_op_yaml=" + ctx.file.torch_op_yaml.path)
         py_inputs += [ctx.file.derivatives, ctx.file.torch_op_yaml]
-    ctx.actions.run_shell(
-        command = '"$@" >/dev/null',
-        arguments = [ctx.executable.tool.path, py_args],
-        tools = [ctx.attr.tool[DefaultInfo].files_to_run],
-        inputs = py_inputs,
-        outputs = [module],
-        mnemonic = "AtenStablePython",
-        progress_message = "Generating the Python module (autograd, fake kernels) %s" % ctx.label,
+    _run_quietly(
+        ctx,
+        py_args,
+        py_inputs,
+        [module],
+        "AtenStablePython",
+        "Generating the Python module (autograd, fake kernels) %s" % ctx.label,
     )
 
     # buildifier: disable=native-cc-common
