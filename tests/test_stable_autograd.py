@@ -227,6 +227,8 @@ def test_non_differentiable_parts(generated) -> None:
     assert values.requires_grad and not signs.requires_grad
 
 
+# The first opcheck compiles (aot_dispatch): several seconds, too many for the fast tier.
+@pytest.mark.slow
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_opcheck(generated, case: str) -> None:
     args, kwargs = CASES[case]()
@@ -234,6 +236,7 @@ def test_opcheck(generated, case: str) -> None:
     assert all(v == "SUCCESS" for v in result.values()), result
 
 
+@pytest.mark.slow
 def test_derived_fake_of_an_op_returning_nothing(generated) -> None:
     registrations, _, _ = generated
     x = torch.randn(3, 4)

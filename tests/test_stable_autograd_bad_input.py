@@ -141,7 +141,7 @@ def test_the_same_bytes_whatever_the_hash_seed(tmp_path: Path, installed_yaml) -
         "- name: bi::both(Tensor a, Tensor b) -> Tensor\n  a: grad * b\n  b: grad * a\n"
     )
     texts = set()
-    for seed in ("0", "1", "12345"):
+    for seed in ("0", "12345"):
         out = tmp_path / f"m{seed}.py"
         proc = run_cli_process(
             "stable",
