@@ -241,16 +241,16 @@ class _Translator:
         qualifier, base = parts[:-1], parts[-1]
         name = base.removesuffix("_symint")
         ns = self.scope.namespace
-        if qualifier == (ns,) or (not qualifier and base in self.scope.own_ops):
+        aten = self.scope.aten
+        # A bare name aten has too stays aten's, as in the C++ of abi = "release".
+        is_aten = name in aten.torch_functions or name in aten.other_functions
+        if qualifier == (ns,) or (not qualifier and base in self.scope.own_ops and not is_aten):
             return f"torch.ops.{ns}.{name}({self.args(e.args)})"
         if qualifier in ((), ("at",)):
-            aten = self.scope.aten
             if name in aten.torch_functions:
                 return f"torch.{name}({self.args(e.args)})"
             if name in aten.other_functions:
                 return f"torch.ops.aten.{name}({self.args(e.args)})"
-            if name in aten.methods and e.args:
-                return f"{self.expr(e.args[0])}.{name}({self.args(e.args[1:])})"
             raise TranslationError(
                 f"the call '{'::'.join(parts)}(...)' is neither an operator of {ns} nor an aten "
                 f"operator (FunctionsManual.h and other C++ helpers have no Python form); "
