@@ -46,13 +46,19 @@ def check_torch_target(torch_target):
         fail(error)
     return value
 
-def _run_quietly(ctx, args, inputs, outputs, mnemonic, progress_message):
-    """`atengen` with `args`, its stdout (a report kept in the outputs) dropped."""
+def _run_quietly(ctx, op_yaml, flags, inputs, outputs, mnemonic, progress_message):
+    """`atengen stable` of `op_yaml` (with the tags YAML) and `flags`, its stdout (a report kept in
+    the outputs) dropped."""
+    args = ctx.actions.args()
+    args.add("stable")
+    args.add("--op_yaml=" + op_yaml.path)
+    args.add("--tags_yaml=" + ctx.file.tags_yaml.path)
+    args.add_all(flags)
     ctx.actions.run_shell(
         command = '"$@" >/dev/null',
         arguments = [ctx.executable.tool.path, args],
         tools = [ctx.attr.tool[DefaultInfo].files_to_run],
-        inputs = inputs,
+        inputs = [op_yaml, ctx.file.tags_yaml] + inputs,
         outputs = outputs,
         mnemonic = mnemonic,
         progress_message = progress_message,
@@ -90,17 +96,11 @@ def _aten_stable_sources_impl(ctx):
     # Its own action: it reads only torch's YAML, so an edit of the op YAML does not re-run it,
     # and its headers, unchanged, recompile nothing. Its one-line coverage summary goes to the
     # file with the rest rather than into every build's output.
-    api_args = ctx.actions.args()
-    api_args.add("stable")
-    api_args.add("--op_yaml=" + ctx.file.torch_op_yaml.path)
-    api_args.add("--tags_yaml=" + ctx.file.tags_yaml.path)
-    api_args.add(target)
-    api_args.add("--call_api_dir=" + call_api.path)
-    api_args.add("--report=" + coverage.path)
     _run_quietly(
         ctx,
-        api_args,
-        [ctx.file.torch_op_yaml, ctx.file.tags_yaml],
+        ctx.file.torch_op_yaml,
+        [target, "--call_api_dir=" + call_api.path, "--report=" + coverage.path],
+        [],
         [call_api, coverage],
         "AtenStableCallApi",
         "Generating the stable-ABI call API of aten %s" % ctx.label,
@@ -109,20 +109,18 @@ def _aten_stable_sources_impl(ctx):
     # Its own action too: an edit of the derivatives YAML re-runs it alone. The line naming the
     # operators left without a fake kernel is in the module; stdout would repeat it every build.
     module = ctx.actions.declare_file(prefix + ctx.attr.library_name + "_registrations.py")
-    py_args = ctx.actions.args()
-    py_args.add("stable")
-    py_args.add("--op_yaml=" + ctx.file.op_yaml.path)
-    py_args.add("--tags_yaml=" + ctx.file.tags_yaml.path)
-    py_args.add_all(selection)
-    py_args.add("--python_module=" + module.path)
-    py_inputs = [ctx.file.op_yaml, ctx.file.tags_yaml] + selection_inputs
+    py_flags = selection + ["--python_module=" + module.path]
+    py_inputs = list(selection_inputs)
     if ctx.file.derivatives:
-        py_args.add("--derivatives_yaml=" + ctx.file.derivatives.path)
-        py_args.add("--aten_op_yaml=" + ctx.file.torch_op_yaml.path)
+        py_flags += [
+            "--derivatives_yaml=" + ctx.file.derivatives.path,
+            "--aten_op_yaml=" + ctx.file.torch_op_yaml.path,
+        ]
         py_inputs += [ctx.file.derivatives, ctx.file.torch_op_yaml]
     _run_quietly(
         ctx,
-        py_args,
+        ctx.file.op_yaml,
+        py_flags,
         py_inputs,
         [module],
         "AtenStablePython",
