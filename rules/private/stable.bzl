@@ -47,8 +47,19 @@ def check_torch_target(torch_target):
     return value
 
 def _run_quietly(ctx, op_yaml, flags, inputs, outputs, mnemonic, progress_message):
-    """`atengen stable` of `op_yaml` (with the tags YAML) and `flags`, its stdout (a report kept in
-    the outputs) dropped."""
+    """Runs `atengen stable` of `op_yaml` and `flags`, its stdout dropped.
+
+    The tags YAML is the rule's; what stdout would say (a report) is kept in the outputs.
+
+    Args:
+      ctx: the rule's context.
+      op_yaml: the op YAML (File).
+      flags: the other flags (strings).
+      inputs: inputs besides the op and tags YAML.
+      outputs: the outputs.
+      mnemonic: the action's mnemonic.
+      progress_message: its progress message.
+    """
     args = ctx.actions.args()
     args.add("stable")
     args.add("--op_yaml=" + op_yaml.path)
