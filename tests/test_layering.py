@@ -1,12 +1,15 @@
 """The atengen package keeps its layers: each folder imports only the ones below it, and no
 module reaches into another module's private (underscore) names.
 
-    yaml  <  model  <  render  <  api  <  aten, backend, autograd, stable, shipping  <  lazy  <  pipelines  <  cli
+    yaml  <  model  <  render  <  api  <  aten, backend, autograd, stable, shipping  <  lazy, pymodule
+          <  pipelines  <  cli
 
 - ``render``: templates, sharding, parallel rendering and all-or-nothing output, C++-agnostic;
 - ``api``: how an operator is spelled in C++ (types, declarations, calls, wrappers);
 - ``aten``, ``backend``, ``autograd``, ``stable``, ``lazy``: one product's emitters each (lazy
-  builds on backend: a lazy backend is an external backend with generated kernels); ``shipping``:
+  builds on backend: a lazy backend is an external backend with generated kernels; ``pymodule``,
+  the Python module of a stable-ABI library, on autograd: it translates the derivatives YAML the
+  autograd loader reads); ``shipping``:
   aten_wheel's stubs and wheel (tool/aten_wheel.py drives it);
 - ``pipelines``: one pure function per product, from an options object to the files to write;
 - ``cli``: flags into options, one pipeline, the write.
@@ -47,7 +50,8 @@ ALLOWED = {
     "stable": _BASE,
     "shipping": _BASE,
     "lazy": _BASE | {"backend"},
-    "pipelines": _BASE | {"aten", "backend", "autograd", "stable", "shipping", "lazy"},
+    "pymodule": _BASE | {"autograd"},
+    "pipelines": _BASE | {"aten", "backend", "autograd", "stable", "shipping", "lazy", "pymodule"},
     "cli": {"pipelines", "render"},
 }
 # Options dataclasses of a product that the command line fills from flags, besides ALLOWED.
@@ -110,7 +114,7 @@ def test_the_cli_imports_a_generator_only_when_its_command_runs():
         "import sys, atengen.cli.main\n"
         "print(sorted(m for m in sys.modules if m.startswith(('jinja2', 'atengen.api',"
         " 'atengen.aten', 'atengen.render.templates', 'atengen.pipelines', 'atengen.backend',"
-        " 'atengen.stable',"
+        " 'atengen.stable', 'atengen.pymodule',"
         " 'atengen.lazy.emit', 'atengen.lazy.model', 'atengen.autograd'))))"
     )
     result = subprocess.run(

@@ -5,13 +5,15 @@ The library is built from the example's own workspace (its `local_repository(pat
 with the CUDA toolkit when one is found (kernels.cu through nvcc, the static CUDA runtime), and
 copied to a temporary directory; each interpreter of `$RULES_ATEN_STABLE_PYTHONS` (colon-separated;
 `./dev test-releases` names the 2.11.0, 2.15.0 and CUDA venvs) and always .venv's runs the
-example's demo.py on that copy: values against Python, torch.library.opcheck on every op, the
-in-place op under torch.compile(fullgraph=True). Without the variable the .venv part still runs,
+example's demo.py on that copy and on the generated Python module (//:stableops_python: the
+autograd formulas of derivatives.yaml, derived fake kernels): values against Python,
+torch.autograd.gradcheck and gradgradcheck, torch.library.opcheck on every op, the in-place op
+under torch.compile(fullgraph=True). Without the variable the .venv part still runs,
 except where the release slice is required (tests/slices.py): there it fails with one line.
 
 The bad inputs build a copy of the example (with its own output base, and no CUDA toolkit) after
-one edit each: a torch_target out of range or malformed, derivatives, <ATen/ATen.h> in a kernel,
-a kernel calling into c10. Each is one line and a failed build.
+one edit each: a torch_target out of range or malformed, a formula stable mode cannot translate,
+<ATen/ATen.h> in a kernel, a kernel calling into c10. Each is one line and a failed build.
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ EXAMPLE = REPO / "examples" / "stable_ops"
 _KEY = hashlib.sha256(str(REPO).encode()).hexdigest()[:12]
 BASE = Path(tempfile.gettempdir()) / f"rules_aten_stable_example_{_KEY}"
 PYTHONS_ENV = "RULES_ATEN_STABLE_PYTHONS"
+MODULE = "stableops_registrations.py"
 UNSTABLE = re.compile(r"_ZN?K?(2at|3c10|5torch)")
 
 
@@ -61,9 +64,10 @@ def _env(**settings: str) -> dict[str, str]:
 
 @pytest.fixture(scope="module")
 def library(summary: list[str], tmp_path_factory) -> Path:
+    """The library, and beside it stableops_registrations.py, its generated Python module."""
     output_base = BASE / "output_base"
     start = time.monotonic()
-    args = ("build", "--jobs=2", "--symlink_prefix=/", "//:libstableops.so")
+    args = ("build", "--jobs=2", "--symlink_prefix=/", "//:libstableops.so", "//:stableops_python")
     bazel(*args, cwd=EXAMPLE, startup=own_output_base(output_base), env=_env())
     summary.append(
         f"stable example: bazel build //:libstableops.so {time.monotonic() - start:.0f} s"
@@ -73,6 +77,8 @@ def library(summary: list[str], tmp_path_factory) -> Path:
     # The same file for every interpreter, away from Bazel's tree (no RUNPATH leads back to it).
     copy = tmp_path_factory.mktemp("stable") / "libstableops.so"
     shutil.copyfile(built, copy)
+    module = built.parent / "stableops_codegen" / "stableops_registrations.py"
+    shutil.copyfile(module, copy.parent / module.name)
     yield copy
     bazel("shutdown", cwd=EXAMPLE, startup=own_output_base(output_base), check=False)
 
@@ -144,7 +150,7 @@ def test_loads_and_runs(library: Path, python: str) -> None:
     assert Path(python).exists(), f"{PYTHONS_ENV} names {python}, which does not exist"
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     result = subprocess.run(
-        [python, str(EXAMPLE / "demo.py"), str(library)],
+        [python, str(EXAMPLE / "demo.py"), str(library), str(library.parent / MODULE)],
         capture_output=True,
         text=True,
         env=env,
@@ -155,7 +161,9 @@ def test_loads_and_runs(library: Path, python: str) -> None:
     failed = sorted(k for k, ok in report["checks"].items() if not ok)
     assert failed == [], (failed, report["details"], result.stderr[-4000:])
     assert result.returncode == 0
-    assert len(report["checks"]) >= 13
+    assert len(report["checks"]) >= 20
+    for name in ("scaled_add_gradgradcheck", "mulcat_gradgradcheck_1", "opcheck_mulcat_grad"):
+        assert report["checks"][name], name
     expected_cuda = {"registered", "ran"} if _has_toolkit() else {"absent"}
     assert report["details"]["cuda"] in expected_cuda, report["details"]
 
@@ -176,13 +184,15 @@ def workspace() -> Path:
     bazel("shutdown", cwd=root, startup=own_output_base(BASE / "output_base_bad"), check=False)
 
 
-def _build(workspace: Path, *args: str) -> subprocess.CompletedProcess:
+def _build(
+    workspace: Path, *args: str, target: str = "//:libstableops.so"
+) -> subprocess.CompletedProcess:
     return bazel(
         "build",
         "--jobs=2",
         "--symlink_prefix=/",
         *args,
-        "//:libstableops.so",
+        target,
         cwd=workspace,
         startup=own_output_base(BASE / "output_base_bad"),
         env=_env(RULES_ATEN_CUDA_DIR="none"),
@@ -200,7 +210,7 @@ def _edited(workspace: Path, name: str, old: str, new: str) -> None:
 @pytest.fixture
 def restore(workspace: Path):
     yield workspace
-    for name in ("BUILD.bazel", "kernels.cpp"):
+    for name in ("BUILD.bazel", "kernels.cpp", "derivatives.yaml"):
         shutil.copyfile(EXAMPLE / name, workspace / name)
 
 
@@ -219,15 +229,22 @@ def test_bad_torch_target(restore: Path, value: str, start: str) -> None:
     assert "2.11" in message and "2.13" in message  # the allowed range
 
 
-def test_derivatives_refused(restore: Path) -> None:
-    _edited(
-        restore, "BUILD.bazel", 'abi = "stable",', 'abi = "stable",\n    derivatives = "d.yaml",'
+def test_formula_outside_the_subset(restore: Path) -> None:
+    """A formula stable mode cannot turn into Python (a C++ library call): one
+    `derivatives.yaml:LINE: error:` line naming the call, and no module."""
+    _edited(restore, "derivatives.yaml", "other: grad * alpha", "other: grad * std::pow(alpha, 2)")
+    result = _build(restore, target="//:stableops_python")
+    assert result.returncode != 0
+    errors = [line for line in result.stderr.splitlines() if ": error: " in line]
+    assert len(errors) == 1, result.stderr[-6000:]
+    line = (
+        (restore / "derivatives.yaml")
+        .read_text()
+        .splitlines()
+        .index("  other: grad * std::pow(alpha, 2)")
     )
-    (restore / "d.yaml").write_text("")
-    message = one_fail_message(
-        _build(restore, "--nobuild"), 'rules_aten: derivatives = "d.yaml" needs abi = "release"'
-    )
-    assert "torch.library.register_autograd" in message
+    assert f"derivatives.yaml:{line + 1}: error: " in errors[0], errors[0]
+    assert "'std::pow(...)'" in errors[0] and 'abi = "release"' in errors[0], errors[0]
 
 
 def test_unknown_abi_refused(restore: Path) -> None:

@@ -1,13 +1,14 @@
 """Loads libstableops.so into the running torch (any release from the library's torch_target on)
 and checks its operators; prints one JSON line, {"checks": {name: bool}, "details": {...}}.
 
-    python demo.py bazel-bin/libstableops.so
+    python demo.py bazel-bin/libstableops.so bazel-bin/stableops_codegen/stableops_registrations.py
     python demo.py --package stableops    # the installed wheel (aten_wheel in BUILD.bazel)
 
-What the library cannot carry in C++ under the stable ABI is registered in Python, by
-registrations.py beside this file (the wheel imports its own copy): fake kernels (for
-torch.compile and torch.library.opcheck) and scaled_add's autograd formula
-(torch.library.register_autograd). details["cuda"] says what the CUDA half did: "ran" (a GPU ran
+What the library cannot carry in C++ under the stable ABI is registered in Python: the autograd
+formulas of derivatives.yaml and the fake kernels stable mode derives by the generated module
+(//:stableops_python), scaled_add's fake kernel by registrations.py beside this file (the wheel
+imports its own copies of both). Gradients are checked by torch.autograd.gradcheck and
+gradgradcheck, every op by torch.library.opcheck. details["cuda"] says what the CUDA half did: "ran" (a GPU ran
 kernels.cu), "registered" (the CUDA registration loaded, no GPU to run it) or "absent" (built
 without a CUDA toolkit).
 """
@@ -15,6 +16,7 @@ without a CUDA toolkit).
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import json
 import sys
 
@@ -35,8 +37,15 @@ def main(argv: list[str]) -> int:
         details["package"] = package.__file__
         # The package's ops module is torch.ops.stableops, typed (ops.pyi).
         checks["package_ops"] = package.ops.scaled_add is torch.ops.stableops.scaled_add
+        # The generated module came with it: only scaled_add's fake kernel is registrations.py's.
+        generated = importlib.import_module(f"{argv[1]}.stableops_registrations")
+        checks["package_registrations"] = generated.NEEDS_FAKE_KERNEL == ("stableops::scaled_add",)
     else:
         torch.ops.load_library(argv[0])
+        spec = importlib.util.spec_from_file_location("stableops_registrations", argv[1])
+        assert spec is not None and spec.loader is not None
+        generated = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(generated)
         import registrations  # noqa: F401  (beside this file)
     ops = torch.ops.stableops
 
@@ -103,6 +112,25 @@ def main(argv: list[str]) -> int:
         yg.grad, torch.full((3, 4), 3.0)
     )
 
+    # float32 (the kernel's only dtype): a coarser step and tolerance than float64's defaults.
+    xs, ys = torch.randn(3, 4, requires_grad=True), torch.randn(3, 4, requires_grad=True)
+    tolerances = {"eps": 1e-2, "atol": 1e-2, "rtol": 1e-2}
+    checks["scaled_add_gradcheck"] = torch.autograd.gradcheck(
+        lambda a, b: ops.scaled_add(a, b, -1.5), (xs, ys), **tolerances
+    )
+    checks["scaled_add_gradgradcheck"] = torch.autograd.gradgradcheck(
+        lambda a, b: ops.scaled_add(a, b, -1.5), (xs, ys), **tolerances
+    )
+    a64 = torch.randn(2, 3, dtype=torch.float64, requires_grad=True)
+    b64 = torch.randn(2, 3, dtype=torch.float64, requires_grad=True)
+    for dim in (0, 1):
+        checks[f"mulcat_gradcheck_{dim}"] = torch.autograd.gradcheck(
+            lambda a, b, dim=dim: ops.mulcat(a, b, dim), (a64, b64)
+        )
+        checks[f"mulcat_gradgradcheck_{dim}"] = torch.autograd.gradgradcheck(
+            lambda a, b, dim=dim: ops.mulcat(a, b, dim), (a64, b64)
+        )
+
     failures = {
         "scaled_add": opcheck(ops.scaled_add.default, (torch.randn(3, 4), torch.randn(3, 4), 2.0)),
         "scaled_add_grad": opcheck(
@@ -110,6 +138,10 @@ def main(argv: list[str]) -> int:
             (torch.randn(3, 4, requires_grad=True), torch.randn(3, 4, requires_grad=True), 2.0),
         ),
         "mulcat": opcheck(ops.mulcat.default, (torch.randn(2, 3), torch.randn(2, 3), 1)),
+        "mulcat_grad": opcheck(
+            ops.mulcat.default,
+            (torch.randn(2, 3, requires_grad=True), torch.randn(2, 3, requires_grad=True), 1),
+        ),
         "clamp_abs_inplace": opcheck(ops.clamp_abs_inplace.default, (torch.randn(5, 3) * 3, 1.0)),
     }
     for name, failed in failures.items():

@@ -280,6 +280,7 @@ def _aten_release_bound_library_impl(ctx):
             cuda = TORCH_CUDA if ctx.attr.cuda else "",
             library = library,
             op_yaml = ctx.file.op_yaml,
+            python_module = None,
             tags_yaml = ctx.file.tags_yaml,
             torch_release = TORCH_RELEASE,
             torch_target = "",

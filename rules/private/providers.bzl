@@ -19,6 +19,8 @@ AtenLibraryInfo = provider(
         "cuda": "The CUDA version its CUDA code needs (`\"13.0\"`), or `\"\"` without CUDA code.",
         "library": "The shared library (File).",
         "op_yaml": "Its op YAML (File).",
+        "python_module": "With abi = `\"stable\"`: its generated Python module (autograd " +
+                         "formulas, fake kernels; File), which aten_wheel ships; else None.",
         "tags_yaml": "The op YAML's tags YAML (File).",
         "torch_release": "The build's torch release, major.minor (`\"2.13\"`).",
         "torch_target": "With abi = `\"stable\"`: the oldest release it loads into; else `\"\"`.",

@@ -10,7 +10,11 @@ from `torch_target` on. Two actions run `atengen stable` and write, under `<pack
   include/   <ns>/ops/<root>_native.h, the kernels' declarations in stable types;
   call_api/  atengen/stable/ops/<root>.h, atengen::stable::<op>(...) for every aten operator of
              @torch//:native_functions.yaml the target's stable ABI can carry (through
-             torch_call_dispatcher), and call_api_coverage.txt beside it, what it left out.
+             torch_call_dispatcher), and call_api_coverage.txt beside it, what it left out;
+  <name>_registrations.py
+             the library's Python module (a third action): torch.library.register_autograd of
+             each entry of `derivatives`, translated from C++ to Python, and the fake kernels
+             stable mode derives (`N_python`; aten_wheel ships and imports it).
 
 Every C++ source is compiled with -DTORCH_TARGET_VERSION of the target (carried by the headers'
 CcInfo), under which torch's headers hide, or refuse with an #error, what is not stable. The
@@ -41,6 +45,35 @@ def check_torch_target(torch_target):
     if error:
         fail(error)
     return value
+
+def _run_quietly(ctx, op_yaml, flags, inputs, outputs, mnemonic, progress_message):
+    """Runs `atengen stable` of `op_yaml` and `flags`, its stdout dropped.
+
+    The tags YAML is the rule's; what stdout would say (a report) is kept in the outputs.
+
+    Args:
+      ctx: the rule's context.
+      op_yaml: the op YAML (File).
+      flags: the other flags (strings).
+      inputs: inputs besides the op and tags YAML.
+      outputs: the outputs.
+      mnemonic: the action's mnemonic.
+      progress_message: its progress message.
+    """
+    args = ctx.actions.args()
+    args.add("stable")
+    args.add("--op_yaml=" + op_yaml.path)
+    args.add("--tags_yaml=" + ctx.file.tags_yaml.path)
+    args.add_all(flags)
+    ctx.actions.run_shell(
+        command = '"$@" >/dev/null',
+        arguments = [ctx.executable.tool.path, args],
+        tools = [ctx.attr.tool[DefaultInfo].files_to_run],
+        inputs = [op_yaml, ctx.file.tags_yaml] + inputs,
+        outputs = outputs,
+        mnemonic = mnemonic,
+        progress_message = progress_message,
+    )
 
 def _aten_stable_sources_impl(ctx):
     prefix = ctx.label.name + "/"
@@ -74,21 +107,35 @@ def _aten_stable_sources_impl(ctx):
     # Its own action: it reads only torch's YAML, so an edit of the op YAML does not re-run it,
     # and its headers, unchanged, recompile nothing. Its one-line coverage summary goes to the
     # file with the rest rather than into every build's output.
-    api_args = ctx.actions.args()
-    api_args.add("stable")
-    api_args.add("--op_yaml=" + ctx.file.torch_op_yaml.path)
-    api_args.add("--tags_yaml=" + ctx.file.tags_yaml.path)
-    api_args.add(target)
-    api_args.add("--call_api_dir=" + call_api.path)
-    api_args.add("--report=" + coverage.path)
-    ctx.actions.run_shell(
-        command = '"$@" >/dev/null',
-        arguments = [ctx.executable.tool.path, api_args],
-        tools = [ctx.attr.tool[DefaultInfo].files_to_run],
-        inputs = [ctx.file.torch_op_yaml, ctx.file.tags_yaml],
-        outputs = [call_api, coverage],
-        mnemonic = "AtenStableCallApi",
-        progress_message = "Generating the stable-ABI call API of aten %s" % ctx.label,
+    _run_quietly(
+        ctx,
+        ctx.file.torch_op_yaml,
+        [target, "--call_api_dir=" + call_api.path, "--report=" + coverage.path],
+        [],
+        [call_api, coverage],
+        "AtenStableCallApi",
+        "Generating the stable-ABI call API of aten %s" % ctx.label,
+    )
+
+    # Its own action too: an edit of the derivatives YAML re-runs it alone. The line naming the
+    # operators left without a fake kernel is in the module; stdout would repeat it every build.
+    module = ctx.actions.declare_file(prefix + ctx.attr.library_name + "_registrations.py")
+    py_flags = selection + ["--python_module=" + module.path]
+    py_inputs = list(selection_inputs)
+    if ctx.file.derivatives:
+        py_flags += [
+            "--derivatives_yaml=" + ctx.file.derivatives.path,
+            "--aten_op_yaml=" + ctx.file.torch_op_yaml.path,
+        ]
+        py_inputs += [ctx.file.derivatives, ctx.file.torch_op_yaml]
+    _run_quietly(
+        ctx,
+        ctx.file.op_yaml,
+        py_flags,
+        py_inputs,
+        [module],
+        "AtenStablePython",
+        "Generating the Python module (autograd, fake kernels) %s" % ctx.label,
     )
 
     # buildifier: disable=native-cc-common
@@ -98,8 +145,9 @@ def _aten_stable_sources_impl(ctx):
         defines = depset(["TORCH_TARGET_VERSION=" + ctx.attr.target_version]),
     )
     return [
-        DefaultInfo(files = depset([cpu, cuda, headers, call_api, coverage])),
+        DefaultInfo(files = depset([cpu, cuda, headers, call_api, coverage, module])),
         OutputGroupInfo(
+            python = depset([module]),
             cpu_srcs = depset([cpu]),
             cuda_srcs = depset([cuda]),
             headers = depset([headers, call_api]),
@@ -120,10 +168,18 @@ aten_stable_sources = rule(
     implementation = _aten_stable_sources_impl,
     doc = """Runs `atengen stable` for the op YAML and for torch's (the call API); see the file's doc.
 
-Returns DefaultInfo (all trees), output groups `cpu_srcs`, `cuda_srcs`, `headers` and
-`call_api_coverage`, AtenCodegenInfo, and a CcInfo with the headers and the call API on the
+Returns DefaultInfo (all trees), output groups `cpu_srcs`, `cuda_srcs`, `headers`,
+`call_api_coverage` and `python`, AtenCodegenInfo, and a CcInfo with the headers and the call API on the
 include path and TORCH_TARGET_VERSION defined. Use aten_codegen(abi = "stable").""",
     attrs = dict(generator_attrs(default_to_torch = False), **dict(selection_attrs(), **{
+        "derivatives": attr.label(
+            allow_single_file = [".yaml"],
+            doc = "A derivatives YAML, translated into the Python module's autograd formulas.",
+        ),
+        "library_name": attr.string(
+            mandatory = True,
+            doc = "aten_codegen's name: the module is `<library_name>_registrations.py`.",
+        ),
         "shards": shards_attr(default = "auto"),
         "target_version": attr.string(
             mandatory = True,
@@ -158,6 +214,7 @@ def _aten_stable_checked_library_impl(ctx):
             cuda = ctx.attr.cuda,
             library = library,
             op_yaml = ctx.file.op_yaml,
+            python_module = ctx.file.python_module,
             tags_yaml = ctx.file.tags_yaml,
             torch_release = TORCH_RELEASE,
             torch_target = ctx.attr.torch_target,
@@ -179,6 +236,11 @@ offending symbol group, and there is no lib<name>.so to load.""",
         ),
         "linked": attr.label(mandatory = True, allow_single_file = [".so"]),
         "op_yaml": attr.label(mandatory = True, allow_single_file = [".yaml"]),
+        "python_module": attr.label(
+            mandatory = True,
+            allow_single_file = [".py"],
+            doc = "The library's generated Python module, for aten_wheel.",
+        ),
         "tags_yaml": attr.label(mandatory = True, allow_single_file = [".yaml"]),
         "torch_target": attr.string(mandatory = True),
         "_check": attr.label(
@@ -206,7 +268,8 @@ def aten_stable_library(
         copts,
         torch_target,
         visibility,
-        tags):
+        tags,
+        derivatives = None):
     """aten_codegen(abi = "stable"): the targets aten_codegen documents, for the stable ABI.
 
     Args:
@@ -227,6 +290,7 @@ def aten_stable_library(
       torch_target: see aten_codegen.
       visibility: see aten_codegen.
       tags: see aten_codegen.
+      derivatives: see aten_codegen.
     """
     target_version = check_torch_target(torch_target)
     use_cuda = cuda and HAS_CUDA
@@ -241,10 +305,21 @@ def aten_stable_library(
         shards = str(shards),
         torch_target = torch_target,
         target_version = target_version,
+        derivatives = derivatives,
+        library_name = name,
         visibility = visibility,
         tags = tags,
     )
-    codegen_outputs(name, codegen, ["cpu_srcs", "cuda_srcs", "kernel_headers"], visibility, tags)
+    codegen_outputs(name, codegen, ["cpu_srcs", "cuda_srcs", "kernel_headers", "python"], visibility, tags)
+
+    # The Python module, for a user of torch.ops.load_library (aten_wheel takes it from
+    # lib<name>.so's AtenLibraryInfo).
+    native.filegroup(
+        name = name + "_python",
+        srcs = [":{}_python".format(codegen)],
+        visibility = visibility,
+        tags = tags,
+    )
 
     # No //rules/runtime: its release guard would refuse every release but the build's, and the
     # generated sources include torch's stable headers only.
@@ -315,6 +390,7 @@ def aten_stable_library(
         # CUDA library (AtenLibraryInfo, for aten_wheel's metadata).
         cuda = CUDA_VERSION if use_cuda and cuda_srcs else "",
         op_yaml = op_yaml,
+        python_module = ":{}_python".format(codegen),
         tags_yaml = tags_yaml,
         torch_target = torch_target,
         visibility = visibility,

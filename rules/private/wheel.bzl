@@ -58,7 +58,10 @@ def shipping_action(ctx, what, flags, mnemonic, progress_message):
     args.add("--torch_target=" + info.torch_target)
     args.add("--cuda=" + info.cuda)
     args.add_all(flags)
-    for src in ctx.files.py_srcs:
+
+    # The library's generated Python module first: py_srcs may build on what it registers.
+    generated = [info.python_module] if getattr(info, "python_module", None) else []
+    for src in generated + ctx.files.py_srcs:
         # Two flags: a path may hold "=" (a legal label), which no separator survives.
         args.add("--py_src=" + src.path)
         args.add("--py_src_label=" + src.short_path)
@@ -71,7 +74,7 @@ def shipping_action(ctx, what, flags, mnemonic, progress_message):
     ctx.actions.run(
         executable = ctx.executable._tool,
         arguments = [args],
-        inputs = [info.library, info.op_yaml, info.tags_yaml] + ctx.files.py_srcs + code,
+        inputs = [info.library, info.op_yaml, info.tags_yaml] + generated + ctx.files.py_srcs + code,
         outputs = [output],
         mnemonic = mnemonic,
         progress_message = progress_message,
@@ -104,7 +107,9 @@ install` into any venv of a torch it loads into ([docs/shipping.md](docs/shippin
 output is the directory `N/` holding `<distribution>-<version>-<tag>.whl`.
 
 The package (`distribution` with `-` and `.` as `_`) holds `lib<name>.so`, an `__init__.py` that
-loads it from beside itself and imports `py_srcs`, `ops` (the library's `torch.ops.<ns>`) with
+loads it from beside itself and imports, for a library of `abi = "stable"`, its generated
+`<name>_registrations.py` (autograd formulas of its derivatives YAML, derived fake kernels), then
+`py_srcs`, `ops` (the library's `torch.ops.<ns>`) with
 `ops.pyi` typed from the schemas, and `py.typed`. Requires-Dist: `torch>=<torch_target>` for a
 library of `abi = "stable"`, `torch==<release>.*` for one bound to the build's torch release, and
 `requires`. The tag is `py3-none-manylinux_<glibc>_<arch>` from the library's highest GLIBC

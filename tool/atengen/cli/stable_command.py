@@ -53,6 +53,20 @@ def add_stable_command(commands: Commands) -> None:
     p.add_argument(
         "--report", help="File for the call API's coverage: counts, and each overload left out."
     )
+    p.add_argument(
+        "--python_module",
+        help="File for the library's Python module: autograd formulas (from --derivatives_yaml) "
+        "and fake kernels; a line on stdout names the operators it cannot fake.",
+    )
+    p.add_argument(
+        "--derivatives_yaml",
+        help="A derivatives YAML of the library's operators, translated into --python_module.",
+    )
+    p.add_argument(
+        "--aten_op_yaml",
+        help="torch's native_functions.yaml (with --tags_yaml): how the formulas' aten calls "
+        "are spelled in Python. Needed with --derivatives_yaml.",
+    )
     p.set_defaults(run=_run)
 
 
@@ -67,11 +81,13 @@ def _target(text: str) -> StableTarget:
 
 
 def _run(args: argparse.Namespace) -> Outputs:
+    from atengen.pipelines.inputs import YamlInputs
     from atengen.pipelines.stable import StableOptions, stable_outputs
 
+    inputs = yaml_inputs(args)
     return stable_outputs(
         StableOptions(
-            inputs=yaml_inputs(args),
+            inputs=inputs,
             ops=selected_ops(args),
             target=args.target,  # argparse converts the default too
             shards=args.shards,
@@ -81,5 +97,12 @@ def _run(args: argparse.Namespace) -> Outputs:
             report_path=args.report,
             cuda_output_dir=args.cuda_output_dir,
             templates=template_options(),
+            python_module=args.python_module,
+            derivatives_yaml=args.derivatives_yaml,
+            aten_inputs=(
+                None
+                if args.aten_op_yaml is None
+                else YamlInputs(args.aten_op_yaml, inputs.tags_yaml, freeze_heap=True)
+            ),
         )
     )

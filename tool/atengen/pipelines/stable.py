@@ -3,7 +3,9 @@
 From the selected operators of an op YAML: a custom namespace's schema and per-key registration
 sources and kernel headers (``output_dir``, ``header_output_dir``: stable/registrations.py), and
 the ``atengen::stable`` call API of its aten operators (``call_api_dir``: stable/call_api.py),
-with its coverage on stdout and, with ``report_path``, in full in that file."""
+with its coverage on stdout and, with ``report_path``, in full in that file; and the library's
+Python module (``python_module``: pymodule/emit.py), its autograd formulas from the derivatives
+YAML and its fake kernels, with one line on stdout naming the operators left without one."""
 
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ from atengen.errors import AtengenError
 from atengen.model import custom_notes
 from atengen.model.selection import select_functions
 from atengen.pipelines.inputs import YamlInputs
+from atengen.pymodule.emit import aten_names, needs_fake_line, python_module
 from atengen.render.output import GeneratedFile, Outputs
 from atengen.render.shards import ShardSetting
 from atengen.render.templates import TemplateOptions, Templates
@@ -34,11 +37,24 @@ class StableOptions:
     # The CUDA keys' registration sources, apart; None: they go to output_dir with the others.
     cuda_output_dir: str | None = None
     templates: TemplateOptions = TemplateOptions()
+    # The Python module (autograd, fake kernels), and the YAML it derives the formulas from:
+    # the derivatives YAML, and torch's op YAML, which tells how Python reaches aten's operators.
+    python_module: str | None = None
+    derivatives_yaml: str | None = None
+    aten_inputs: YamlInputs | None = None
 
 
 def stable_outputs(opts: StableOptions) -> Outputs:
-    if opts.output_dir is None and opts.call_api_dir is None:
-        raise AtengenError(None, "stable needs --output_dir, --call_api_dir or both")
+    if opts.output_dir is None and opts.call_api_dir is None and opts.python_module is None:
+        raise AtengenError(None, "stable needs --output_dir, --call_api_dir or --python_module")
+    if opts.derivatives_yaml is not None and opts.python_module is None:
+        raise AtengenError(
+            None, "--derivatives_yaml is turned into Python: it needs --python_module"
+        )
+    if opts.derivatives_yaml is not None and opts.aten_inputs is None:
+        raise AtengenError(
+            None, "--derivatives_yaml needs --aten_op_yaml (torch's native_functions.yaml)"
+        )
     if opts.report_path is not None and opts.call_api_dir is None:
         raise AtengenError(None, "--report is the call API's coverage: it needs --call_api_dir")
     if opts.cuda_output_dir is not None and opts.output_dir is None:
@@ -74,4 +90,17 @@ def stable_outputs(opts: StableOptions) -> Outputs:
         report = api.summary()
         if opts.report_path is not None:
             stamps = ((opts.report_path, api.report(opts.target)),)
+    if opts.python_module is not None:
+        aten = opts.aten_inputs
+        module = python_module(
+            model,
+            registrations.custom_functions(functions),
+            opts.derivatives_yaml,
+            lambda: aten_names(aten.load()) if aten is not None else aten_names(model),
+            templates,
+        )
+        stamps += ((opts.python_module, module.text),)
+        warnings += module.warnings
+        if module.needs_fake:
+            report += needs_fake_line(module.needs_fake) + "\n"
     return Outputs.of_trees(trees, stamps=stamps, warnings=tuple(warnings), report=report)
