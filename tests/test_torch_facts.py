@@ -143,7 +143,6 @@ def test_the_probe_reads_the_installed_wheel():
     assert facts["release"] == RELEASE
     assert facts["cuda"] == (torch.version.cuda or "")
     assert facts["cxx11_abi"] == bool(torch._C._GLIBCXX_USE_CXX11_ABI)
-    assert facts["dispatch_keys"] == sorted(torch._C.DispatchKey.__members__)
     if torch.version.cuda:
         assert facts["arch_list"] == torch.cuda.get_arch_list()
         assert {"libc10_cuda.so", "libtorch_cuda.so"} <= set(facts["libraries"])

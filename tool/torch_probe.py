@@ -3,9 +3,10 @@ rules read from the wheel itself instead of keeping by hand.
 
     python tool/torch_probe.py [TORCH_DIR]
 
-TORCH_DIR is the `torch` package directory to describe; without it (or when it is the one the
-interpreter imports) torch is imported, which adds what only the running module knows (the
-release, the CUDA version and arch list, the C++ ABI, the dispatch keys). The @torch repository
+TORCH_DIR is the `torch` package directory to describe; without it, the one the interpreter would
+import (found without importing it, which takes seconds). Everything is read from the wheel's
+files; only a CUDA wheel is imported, for what only the running module knows: its CUDA
+architectures (torch.cuda.get_arch_list()). The @torch repository
 rule (rules/private/torch.bzl) runs it with the interpreter it found and writes the result to
 @torch//:torch_facts.json, which `atengen generate --torch_facts` reads. Standard library and
 torch only (with atengen/torch_facts.py, atengen/wheel_facts.py and atengen/wheel_symbols.py
@@ -13,8 +14,8 @@ beside it, which are too): it runs on the user's interpreter, not the generator'
 
 Fields:
   version, release ("2.14"), cuda ("13.0", or "" for a CPU wheel), arch_list (the CUDA
-  `sm_*`/`compute_*` list of torch.cuda.get_arch_list()), cxx11_abi, dispatch_keys (the names of
-  c10::DispatchKey), torch_dir, torchgen_dir, headers (which of the optional headers the wheel
+  `sm_*`/`compute_*` list of torch.cuda.get_arch_list()), cxx11_abi (from libc10.so's symbols),
+  torch_dir, torchgen_dir, headers (which of the optional headers the wheel
   ships), libraries (the torch/lib libraries it has), cuda_include_dirs (the nvidia-* packages'
   include directories beside the wheel), cuda_runtime (the CUDA runtime library there, or ""),
   native_kernels ({"libtorch_cpu": [...], "libtorch_cuda": [...]}, the at::native function names
@@ -38,6 +39,7 @@ cannot be read stops the probe with one line.
 from __future__ import annotations
 
 import glob
+import importlib.util
 import json
 import os
 import sys
@@ -46,6 +48,7 @@ from atengen.torch_facts import NEWEST_RELEASE, SUPPORTED_RELEASES, release_supp
 from atengen.wheel_facts import version_py_fields
 from atengen.wheel_symbols import (
     NATIVE_FUNCTIONS_YAML,
+    defined_dynamic_symbols,
     exported_names,
     functions_manual_names,
     native_function_names,
@@ -74,6 +77,17 @@ def cuda_packages(site: str) -> tuple[list[str], str]:
     return includes, (runtimes[0] if runtimes else "")
 
 
+def cxx11_abi_of(torch_dir: str) -> bool | None:
+    """Whether the wheel is built with the C++11 ABI of libstdc++: whether libc10.so exports
+    names with its `[abi:cxx11]` tag (`B5cxx11`), as std::string's mangle under that ABI only;
+    None when libc10.so cannot be read."""
+    try:
+        symbols = defined_dynamic_symbols(os.path.join(torch_dir, "lib", "libc10.so"), (b"_Z",))
+    except ValueError:
+        return None
+    return any(b"B5cxx11" in s for s in symbols)
+
+
 def version_file(torch_dir: str) -> dict[str, str]:
     """version, release and cuda from torch/version.py, without importing torch."""
     try:
@@ -94,32 +108,35 @@ def version_file(torch_dir: str) -> dict[str, str]:
 
 def probe(override: str) -> dict[str, object]:
     info: dict[str, object] = {"abi_source": "default", "cxx11_abi": True, "version": "unknown"}
-    info.update(release="unknown", cuda="", arch_list=[], dispatch_keys=[])
-    torch_dir = ""
+    info.update(release="unknown", cuda="", arch_list=[])
     if override:
         torch_dir = os.path.abspath(override)
-        sys.path.insert(0, os.path.dirname(torch_dir))
-    try:
-        import torch
+    else:
+        # Found as `import torch` would find it, without running it: importing torch takes two
+        # to three seconds, before any other step of a user's first build.
+        spec = importlib.util.find_spec("torch")
+        if spec is None or not spec.submodule_search_locations:
+            missing = ModuleNotFoundError("No module named 'torch'")
+            sys.exit(f"cannot import torch: {missing!r}")
+        torch_dir = os.path.abspath(spec.submodule_search_locations[0])
+    info.update(version_file(torch_dir))
+    cxx11 = cxx11_abi_of(torch_dir)
+    if cxx11 is not None:
+        info["cxx11_abi"], info["abi_source"] = cxx11, "the symbols of libc10.so"
+    if info["cuda"]:
+        # Only the running module knows its CUDA architectures.
+        if override:
+            sys.path.insert(0, os.path.dirname(torch_dir))
+        try:
+            import torch
 
-        imported = os.path.dirname(os.path.abspath(torch.__file__))
-        if not override or os.path.realpath(imported) == os.path.realpath(torch_dir):
-            torch_dir = imported
-            info["cxx11_abi"] = bool(torch._C._GLIBCXX_USE_CXX11_ABI)
-            info["abi_source"] = "torch._C._GLIBCXX_USE_CXX11_ABI"
-            info["version"] = torch.__version__
-            info["release"] = ".".join(torch.__version__.split("+")[0].split(".")[:2])
-            info["cuda"] = torch.version.cuda or ""
-            if info["cuda"]:
+            imported = os.path.dirname(os.path.abspath(torch.__file__))
+            if os.path.realpath(imported) == os.path.realpath(torch_dir):
                 info["arch_list"] = list(torch.cuda.get_arch_list())
-            info["dispatch_keys"] = sorted(torch._C.DispatchKey.__members__)
-    except Exception as e:  # noqa: BLE001 - reported, the caller decides
-        if not override:
-            sys.exit(f"cannot import torch: {e!r}")
-        info["import_error"] = repr(e)
-    if info["version"] == "unknown":
-        # Not importable here (another interpreter's wheel): its version.py still names it.
-        info.update(version_file(torch_dir))
+        except Exception as e:  # noqa: BLE001 - reported, the caller decides
+            if not override:
+                sys.exit(f"cannot import torch: {e!r}")
+            info["import_error"] = repr(e)
     site = os.path.dirname(torch_dir)
     info["torch_dir"] = torch_dir
     info["torchgen_dir"] = os.path.join(site, "torchgen")

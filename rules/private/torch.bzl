@@ -42,7 +42,6 @@ _GENERATOR_FACTS = [
     "autograd_helpers_exported",
     "cuda",
     "cxx11_abi",
-    "dispatch_keys",
     "facts_release",
     "headers",
     "native_kernels",
