@@ -1,7 +1,7 @@
 """P13: a new user's first build, the README quickstart cold, against cpp_extension.load().
 
     .venv/bin/python benchmarks/bench_cold_build.py [--reps 3] [--examples] [--write] [--tiny]
-        [--checkout DIR]
+        [--baseline DIR] [--checkout DIR]
 
 Both sides build the README quickstart's operator, `myops::scale`, with its CPU kernel:
 
@@ -22,9 +22,10 @@ with a derivatives YAML) cold, each in a fresh output base, without CUDA (RULES_
 The machine's load average is printed before each build. RATIO P13 is the median quickstart time
 over the median load() time; the goal is 2.0x or less.
 
-`--checkout DIR` builds the README, examples and rules of another checkout (for a before/after:
-a `git worktree` of an older commit), with this checkout's .venv. `--tiny` (what CI runs): one
-repetition of the quickstart pair, nothing written.
+`--baseline DIR` also builds the README, examples and rules of another checkout (a `git worktree`
+of an older commit, for a before and after), alternating with this one in the same run, with this
+checkout's .venv; `--checkout DIR` replaces this checkout. `--tiny` (what CI runs): one repetition
+of the quickstart pair, nothing written.
 """
 
 from __future__ import annotations
@@ -195,6 +196,13 @@ def example_cold(checkout: Path, example: str, target: str, work: Path, env: dic
         shutdown(root, output_base, env)
 
 
+# The examples built cold with --examples: directory, target, label.
+EXAMPLES = (
+    ("stable_ops", "//:libstableops.so", "examples/stable_ops cold"),
+    ("cuda_ops", "//:libcudaops.so", "examples/cuda_ops (derivatives YAML) cold"),
+)
+
+
 def row(label: str, builds: list[ColdBuild]) -> list[str]:
     m = statistics.median
     return [
@@ -205,86 +213,111 @@ def row(label: str, builds: list[ColdBuild]) -> list[str]:
     ]
 
 
+@dataclass
+class Side:
+    """The measurements of one checkout's quickstart and of load() of its kernel."""
+
+    name: str
+    checkout: Path
+    ours: list[ColdBuild]
+    second: list[ColdBuild]
+    theirs: list[tuple[float, float]]
+    examples: list[tuple[str, ColdBuild]]
+
+
+def measure_side(side: Side, work: Path, env: dict[str, str]) -> None:
+    """One cold quickstart build, then its second library, then the same kernel by load()."""
+    workspace = write_workspace(work / "workspace", VENV, checkout=side.checkout)
+    source = work / "myops_ext.cpp"
+    source.write_text(extension_source(workspace))
+    output_base = work / "output_base"
+    try:
+        side.ours.append(cold_build(workspace, output_base, f"//:{LIBRARY}", env))
+        (workspace / "ops2.yaml").write_text(SECOND_OPS)
+        (workspace / "kernels2.cpp").write_text(SECOND_KERNEL)
+        build = workspace / "BUILD.bazel"
+        build.write_text(build.read_text() + SECOND_LIBRARY)
+        side.second.append(warm_build(workspace, output_base, "//:libmyops2.so", env))
+    finally:
+        shutdown(workspace, output_base, env)
+    side.theirs.append(extension_cold(source, work / "extension_build"))
+    print(
+        f"{side.name}: rules_aten {side.ours[-1].wall:.1f} s, load() {side.theirs[-1][0]:.1f} s",
+        file=sys.stderr,
+    )
+
+
+def side_table(side: Side) -> tuple[list[str], float]:
+    m = statistics.median
+    ratio = m(b.wall for b in side.ours) / m(t for t, _ in side.theirs)
+    table = [
+        *row(f"{side.name}: README quickstart //:libmyops.so", side.ours),
+        f"| {side.name}: cpp_extension.load(), same kernel, median of {len(side.theirs)} (s) | "
+        f"{m(t for t, _ in side.theirs):.1f} | | | | | "
+        f"{', '.join(f'{lo:.1f}' for _, lo in side.theirs)} |",
+        f"| {side.name}: ratio | {ratio:.2f}x | | | | | |",
+        *row(f"{side.name}: second library of the workspace (warm server)", side.second),
+        *[line for label, build in side.examples for line in row(f"{side.name}: {label}", [build])],
+    ]
+    return table, ratio
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--reps", type=int, default=3)
     p.add_argument("--examples", action="store_true", help="also examples/stable_ops, cuda_ops")
     p.add_argument("--checkout", type=Path, default=REPO, help="the rules_aten checkout to build")
+    p.add_argument(
+        "--baseline", type=Path, help="another checkout, measured alternately in the same run"
+    )
     p.add_argument("--write", action="store_true", help="append the result to RESULTS.md")
     p.add_argument("--tiny", action="store_true", help=TINY_HELP)
     args = p.parse_args(argv)
     reject_tiny_write(p, args)
     reps = 1 if args.tiny else args.reps
-    checkout = args.checkout.resolve()
     env = {k: v for k, v in os.environ.items() if not k.startswith("RULES_ATEN_")}
     env["RULES_ATEN_CUDA_DIR"] = "none"
+    sides = [Side("this checkout", args.checkout.resolve(), [], [], [], [])]
+    if args.baseline:
+        sides.append(Side("baseline", args.baseline.resolve(), [], [], [], []))
 
     work = Path(tempfile.mkdtemp(prefix="rules_aten_cold_build_"))
-    ours: list[ColdBuild] = []
-    second: list[ColdBuild] = []
-    theirs: list[tuple[float, float]] = []
     try:
         for i in range(reps):
-            workspace = write_workspace(work / "workspace", VENV, checkout=checkout)
-            source = work / "myops_ext.cpp"
-            source.write_text(extension_source(workspace))
-            output_base = work / "output_base"
-            for side in ("ours", "theirs") if i % 2 == 0 else ("theirs", "ours"):
-                if side == "theirs":
-                    theirs.append(extension_cold(source, work / "extension_build"))
-                    continue
-                try:
-                    ours.append(cold_build(workspace, output_base, f"//:{LIBRARY}", env))
-                    (workspace / "ops2.yaml").write_text(SECOND_OPS)
-                    (workspace / "kernels2.cpp").write_text(SECOND_KERNEL)
-                    build = workspace / "BUILD.bazel"
-                    build.write_text(build.read_text() + SECOND_LIBRARY)
-                    second.append(warm_build(workspace, output_base, "//:libmyops2.so", env))
-                finally:
-                    shutdown(workspace, output_base, env)
-            print(
-                f"repetition {i + 1}: rules_aten {ours[-1].wall:.1f} s, load() "
-                f"{theirs[-1][0]:.1f} s",
-                file=sys.stderr,
-            )
-        examples = []
-        if args.examples:
-            examples = [
-                (
-                    "examples/stable_ops cold",
-                    example_cold(checkout, "stable_ops", "//:libstableops.so", work, env),
-                ),
-                (
-                    "examples/cuda_ops (derivatives YAML) cold",
-                    example_cold(checkout, "cuda_ops", "//:libcudaops.so", work, env),
-                ),
-            ]
+            for side in sides[i % len(sides) :] + sides[: i % len(sides)]:
+                measure_side(side, work, env)
+        for side in sides if args.examples else []:
+            for example, target, label in EXAMPLES:
+                side.examples.append(
+                    (label, example_cold(side.checkout, example, target, work, env))
+                )
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
-    m = statistics.median
-    ratio = m(b.wall for b in ours) / m(t for t, _ in theirs)
     table = [
         "| cold build | wall | before first action | precompiled headers | compiles | link "
         "| load average before |",
         "|---|---|---|---|---|---|---|",
-        *row("README quickstart //:libmyops.so", ours),
-        f"| cpp_extension.load(), same kernel, median of {len(theirs)} (s) | "
-        f"{m(t for t, _ in theirs):.1f} | | | | | {', '.join(f'{lo:.1f}' for _, lo in theirs)} |",
-        f"| ratio | {ratio:.2f}x | | | | | |",
-        *row("second library of the workspace (warm server)", second),
-        *[line for label, build in examples for line in row(label, [build])],
     ]
+    ratios = []
+    for side in sides:
+        lines, ratio = side_table(side)
+        table += lines
+        ratios.append(ratio)
     print("\n".join(table))
-    print(f"(action times are sums over actions; rules_aten from {checkout})")
-    print_ratio("P13", ratio)
+    print(
+        "(action times are sums over actions; "
+        + "; ".join(f"{side.name}: {side.checkout}" for side in sides)
+        + ")"
+    )
+    print_ratio("P13", ratios[0])
     if args.write:
         append_results(
             "P13 cold quickstart against torch.utils.cpp_extension.load()",
             "bench_cold_build.py",
             table,
-            note=f"Bazel 4.2.3, fresh output base, no disk cache, no CUDA; rules_aten of "
-            f"{'this checkout' if checkout == REPO else 'another checkout (--checkout)'}",
+            note="Bazel 4.2.3, fresh output base, no disk cache, no CUDA; each side's quickstart "
+            "and load() of its kernel, alternating",
         )
     return 0
 

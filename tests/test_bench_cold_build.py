@@ -15,16 +15,17 @@ pytestmark = [pytest.mark.slow, pytest.mark.bazel]
 BAZEL_OWN_OUTPUT_BASES = True
 
 NUMBER = r"([\d.]+)"
+SIDE = r"^\| this checkout: "
 QUICKSTART = re.compile(
-    rf"^\| README quickstart //:libmyops.so, median of 1 \(s\) \| {NUMBER} \| {NUMBER} \| "
-    rf"{NUMBER} \| {NUMBER} \| {NUMBER} \| [\d.]+ \|$",
+    SIDE + r"README quickstart //:libmyops.so, median of 1 \(s\) \| "
+    rf"{NUMBER} \| {NUMBER} \| {NUMBER} \| {NUMBER} \| {NUMBER} \| [\d.]+ \|$",
     re.M,
 )
 EXTENSION = re.compile(
-    rf"^\| cpp_extension.load\(\), same kernel, median of 1 \(s\) \| {NUMBER} \|", re.M
+    SIDE + rf"cpp_extension.load\(\), same kernel, median of 1 \(s\) \| {NUMBER} \|", re.M
 )
 SECOND = re.compile(
-    rf"^\| second library of the workspace \(warm server\), median of 1 \(s\) \| {NUMBER} \|",
+    SIDE + rf"second library of the workspace \(warm server\), median of 1 \(s\) \| {NUMBER} \|",
     re.M,
 )
 
