@@ -1,13 +1,15 @@
-// Definitions of what "atengen/runtime.h" declares for ATENGEN_LIBRARY_IMPL,
-// for the generated KernelSignatures_*.cpp sources only: they instantiate
-// LibraryRef::impl once per kernel signature of their library, and
-// LibraryImplT<void>. Explicit instantiations are weak (COMDAT) symbols, so
-// sources and libraries that instantiate the same ones link together.
+// Definitions of what "atengen/runtime.h" declares for ATENGEN_LIBRARY_IMPL
+// and ATENGEN_LIBRARY_FRAGMENT, for the generated KernelSignatures_*.cpp
+// sources only: they instantiate LibraryRef::impl once per kernel signature of
+// their library, and LibraryRef::def<void>, LibraryImplT<void> and
+// LibraryFragmentT<void>. Explicit instantiations are weak (COMDAT) symbols,
+// so sources and libraries that instantiate the same ones link together.
 #pragma once
 
 #include <torch/library.h>
 
 #include <memory>
+#include <vector>
 
 #include "atengen/runtime.h"
 #include "atengen/torch_release_guard.h"
@@ -17,6 +19,13 @@ namespace atengen {
 template <typename Signature>
 void LibraryRef::impl(const char* name, Signature* fn) {
   library_->impl(name, torch::CppFunction(fn));
+}
+
+template <typename Unused>
+void LibraryRef::def(const char* schema, std::initializer_list<at::Tag> tags) {
+  // A named const vector: an rvalue would choose def(name, fn) with the tags as fn.
+  const std::vector<at::Tag> tag_vector(tags);
+  library_->def(schema, tag_vector);
 }
 
 template <typename Unused>
@@ -33,6 +42,24 @@ LibraryImplT<Unused>::LibraryImplT(
 
 template <typename Unused>
 LibraryImplT<Unused>::~LibraryImplT() {
+  delete library_;
+}
+
+template <typename Unused>
+LibraryFragmentT<Unused>::LibraryFragmentT(
+    const char* ns, InitFn* init, const char* file, uint32_t line) {
+  if (!torch_release_matches()) {
+    return;
+  }
+  auto library =
+      std::make_unique<torch::Library>(torch::Library::FRAGMENT, ns, std::nullopt, file, line);
+  LibraryRef ref(*library);
+  init(ref);
+  library_ = library.release();
+}
+
+template <typename Unused>
+LibraryFragmentT<Unused>::~LibraryFragmentT() {
   delete library_;
 }
 
