@@ -8,7 +8,9 @@
 
 #include <torch/library.h>
 
+#include <cstdint>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "atengen/runtime.h"
@@ -28,17 +30,30 @@ void LibraryRef::def(const char* schema, std::initializer_list<at::Tag> tags) {
   library_->def(schema, tag_vector);
 }
 
+// A torch::Library of `kind` that `init` filled, as TORCH_LIBRARY_IMPL's and
+// TORCH_LIBRARY_FRAGMENT's static objects make it; none (null) when the torch
+// release guard refuses. Hidden, as the classes that call it.
 template <typename Unused>
-LibraryImplT<Unused>::LibraryImplT(
-    const char* ns, c10::DispatchKey key, InitFn* init, const char* file, uint32_t line) {
+__attribute__((visibility("hidden"))) torch::Library* guarded_library(
+    torch::Library::Kind kind,
+    const char* ns,
+    std::optional<c10::DispatchKey> key,
+    void (*init)(LibraryRef&),
+    const char* file,
+    uint32_t line) {
   if (!torch_release_matches()) {
-    return;
+    return nullptr;
   }
-  auto library = std::make_unique<torch::Library>(torch::Library::IMPL, ns, key, file, line);
+  auto library = std::make_unique<torch::Library>(kind, ns, key, file, line);
   LibraryRef ref(*library);
   init(ref);
-  library_ = library.release();
+  return library.release();
 }
+
+template <typename Unused>
+LibraryImplT<Unused>::LibraryImplT(
+    const char* ns, c10::DispatchKey key, InitFn* init, const char* file, uint32_t line)
+    : library_(guarded_library<Unused>(torch::Library::IMPL, ns, key, init, file, line)) {}
 
 template <typename Unused>
 LibraryImplT<Unused>::~LibraryImplT() {
@@ -47,16 +62,9 @@ LibraryImplT<Unused>::~LibraryImplT() {
 
 template <typename Unused>
 LibraryFragmentT<Unused>::LibraryFragmentT(
-    const char* ns, InitFn* init, const char* file, uint32_t line) {
-  if (!torch_release_matches()) {
-    return;
-  }
-  auto library =
-      std::make_unique<torch::Library>(torch::Library::FRAGMENT, ns, std::nullopt, file, line);
-  LibraryRef ref(*library);
-  init(ref);
-  library_ = library.release();
-}
+    const char* ns, InitFn* init, const char* file, uint32_t line)
+    : library_(guarded_library<Unused>(
+          torch::Library::FRAGMENT, ns, std::nullopt, init, file, line)) {}
 
 template <typename Unused>
 LibraryFragmentT<Unused>::~LibraryFragmentT() {
