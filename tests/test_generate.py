@@ -334,3 +334,18 @@ def test_autograd_takes_auto_sharding(tmp_path):
     assert sorted(p.name for p in (tmp_path / "o").iterdir()) == ["Autograd_b0.cpp"]
     text = (tmp_path / "o" / "Autograd_b0.cpp").read_text()
     assert "scale" in text and "shift" in text
+
+
+def test_schemas_without_kernels_still_get_a_signature_source(tmp_path):
+    """The schema sources' ATENGEN_LIBRARY_FRAGMENT is compiled in the KernelSignatures
+    sources, so a library of schemas alone has one, with no signature."""
+    # The op's one kernel is CompositeImplicitAutograd's, a key not generated here.
+    ops = "- func: sops::only_schema(Tensor self) -> Tensor\n"
+    r, out = generate(tmp_path, ops, "schemas", "--shards=0", "--keys=CPU")
+    assert r.returncode == 0, r.stderr
+    assert set(tree(out)) == {"KernelSignatures_b0.cpp", "RegisterSchema_sops_only_schema.cpp"}
+    signatures = (out / "KernelSignatures_b0.cpp").read_text()
+    assert "template class atengen::LibraryFragmentT<void>;" in signatures
+    assert "atg_signature_" not in signatures
+    schema = (out / "RegisterSchema_sops_only_schema.cpp").read_text()
+    assert "ATENGEN_LIBRARY_FRAGMENT(sops, m)" in schema

@@ -1,7 +1,8 @@
-// TORCH_LIBRARY_FRAGMENT and TORCH_LIBRARY_IMPL behind the torch release
-// guard (atengen/torch_release_guard.h), for the generated sources that
-// register through torch/library.h directly: in a process running another
-// torch release, the torch::Library is never made.
+// TORCH_LIBRARY_IMPL behind the torch release guard
+// (atengen/torch_release_guard.h), for the generated sources that register
+// through torch/library.h directly (backend and autograd kernels): in a
+// process running another torch release, the torch::Library is never made.
+// Schema sources use the light ATENGEN_LIBRARY_FRAGMENT of atengen/runtime.h.
 #pragma once
 
 #include <torch/library.h>
@@ -35,17 +36,6 @@ class __attribute__((visibility("hidden"))) GuardedLibraryInit {
 };
 
 }  // namespace atengen
-
-#define ATENGEN_TORCH_LIBRARY_FRAGMENT(ns, m) ATENGEN_TORCH_LIBRARY_FRAGMENT_(ns, m, C10_UID)
-#define ATENGEN_TORCH_LIBRARY_FRAGMENT_(ns, m, uid)                                        \
-  static void C10_CONCATENATE(ATENGEN_TORCH_LIBRARY_FRAGMENT_init_##ns##_, uid)(           \
-      torch::Library&);                                                                    \
-  static const ::atengen::GuardedLibraryInit C10_CONCATENATE(                              \
-      ATENGEN_TORCH_LIBRARY_FRAGMENT_static_init_##ns##_, uid)(                            \
-      torch::Library::FRAGMENT, &C10_CONCATENATE(ATENGEN_TORCH_LIBRARY_FRAGMENT_init_##ns##_, \
-                                                 uid),                                     \
-      C10_STRINGIZE(ns), std::nullopt, __FILE__, __LINE__);                                \
-  void C10_CONCATENATE(ATENGEN_TORCH_LIBRARY_FRAGMENT_init_##ns##_, uid)(torch::Library & m)
 
 #define ATENGEN_TORCH_LIBRARY_IMPL(ns, k, m) ATENGEN_TORCH_LIBRARY_IMPL_(ns, k, m, C10_UID)
 #define ATENGEN_TORCH_LIBRARY_IMPL_(ns, k, m, uid)                                           \

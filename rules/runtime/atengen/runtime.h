@@ -11,6 +11,7 @@
 // handles include "atengen/dispatch.h"; the code that needs torch/library.h is
 // compiled once per signature (see ATENGEN_LIBRARY_IMPL).
 #include <ATen/core/Tensor.h>
+#include <ATen/core/enum_tag.h>
 #include <ATen/ops/empty_ops.h>
 #include <ATen/ops/empty_strided_ops.h>
 #include <c10/core/DispatchKey.h>
@@ -19,6 +20,7 @@
 #include <c10/util/ArrayRef.h>
 
 #include <cstdint>
+#include <initializer_list>
 #include <optional>
 #include <tuple>
 #include <vector>
@@ -29,9 +31,10 @@ class Library;
 
 namespace atengen {
 
-// What ATENGEN_LIBRARY_IMPL hands its body: the torch::Library being
-// registered into, with one operation, impl(name, fn), that registers the
-// kernel fn (a plain function pointer) for the operator `name`.
+// What ATENGEN_LIBRARY_IMPL and ATENGEN_LIBRARY_FRAGMENT hand their body: the
+// torch::Library being registered into, with two operations: impl(name, fn),
+// that registers the kernel fn (a plain function pointer) for the operator
+// `name`, and def(schema, tags), that defines an operator.
 //
 // impl<Signature> is only declared here: each generated library's
 // KernelSignatures_*.cpp instantiate it, once per C++ signature, from
@@ -52,6 +55,13 @@ class __attribute__((visibility("hidden"))) LibraryRef {
 
   template <typename Signature>
   void impl(const char* name, Signature* fn);
+
+  // torch::Library::def(schema, tags). Only declared, as impl, so that a
+  // schema source need not include torch/library.h (about 7 s of compile
+  // without a precompiled header); a template only so that every
+  // KernelSignatures_*.cpp can instantiate it as a weak symbol.
+  template <typename Unused = void>
+  void def(const char* schema, std::initializer_list<at::Tag> tags = {});
 
  private:
   torch::Library* library_;
@@ -77,6 +87,22 @@ class __attribute__((visibility("hidden"))) LibraryImplT {
 };
 using LibraryImpl = LibraryImplT<>;
 
+// The same for TORCH_LIBRARY_FRAGMENT: a torch::Library of kind FRAGMENT, made
+// only when the torch release guard lets the library register.
+template <typename Unused = void>
+class __attribute__((visibility("hidden"))) LibraryFragmentT {
+ public:
+  using InitFn = void(LibraryRef&);
+  LibraryFragmentT(const char* ns, InitFn* init, const char* file, uint32_t line);
+  ~LibraryFragmentT();
+  LibraryFragmentT(const LibraryFragmentT&) = delete;
+  LibraryFragmentT& operator=(const LibraryFragmentT&) = delete;
+
+ private:
+  torch::Library* library_ = nullptr;  // owned; none when the guard refused
+};
+using LibraryFragment = LibraryFragmentT<>;
+
 }  // namespace atengen
 
 // TORCH_LIBRARY_IMPL(ns, k, m) without torch/library.h: the body registers
@@ -91,6 +117,19 @@ using LibraryImpl = LibraryImplT<>;
                                                    uid),                                  \
       __FILE__, __LINE__);                                                                \
   void C10_CONCATENATE(ATENGEN_LIBRARY_IMPL_init_##ns##_##k##_, uid)(::atengen::LibraryRef & m)
+
+// TORCH_LIBRARY_FRAGMENT(ns, m) without torch/library.h: the body defines
+// operators with m.def("ns::op.overload(...) -> ...") or
+// m.def("...", {at::Tag::...}).
+#define ATENGEN_LIBRARY_FRAGMENT(ns, m) ATENGEN_LIBRARY_FRAGMENT_(ns, m, C10_UID)
+#define ATENGEN_LIBRARY_FRAGMENT_(ns, m, uid)                                        \
+  static void C10_CONCATENATE(ATENGEN_LIBRARY_FRAGMENT_init_##ns##_, uid)(           \
+      ::atengen::LibraryRef&);                                                       \
+  static const ::atengen::LibraryFragment C10_CONCATENATE(                           \
+      ATENGEN_LIBRARY_FRAGMENT_static_init_##ns##_, uid)(                            \
+      #ns, &C10_CONCATENATE(ATENGEN_LIBRARY_FRAGMENT_init_##ns##_, uid), __FILE__,   \
+      __LINE__);                                                                     \
+  void C10_CONCATENATE(ATENGEN_LIBRARY_FRAGMENT_init_##ns##_, uid)(::atengen::LibraryRef & m)
 
 namespace atengen {
 

@@ -3,7 +3,9 @@
 For ``aten`` the installed torch already defines every schema and declares
 every kernel in ``ATen/ops/<root>_native.h``. A custom namespace gets both from
 us: ``RegisterSchema_<shard>.cpp`` with ``TORCH_LIBRARY_FRAGMENT`` definitions
-(fragments, so each shard defines only its own operators), and
+(fragments, so each shard defines only its own operators; through the light
+``ATENGEN_LIBRARY_FRAGMENT``, whose torch/library.h code the kernel-signature
+sources compile, see kernel_signatures.py), and
 ``<ns>/ops/<root>_native.h`` declaring the kernels its authors implement (for
 structured ops: the impl classes, and ``<ns>/ops/<root>_meta.h`` the meta class and
 the ``<NS>_META_FUNC``/``<NS>_IMPL_FUNC`` macros, see api/structured.py). The

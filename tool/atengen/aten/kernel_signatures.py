@@ -11,7 +11,9 @@ and the files written here instantiate it (explicit instantiation definitions,
 from ``atengen/kernel_signatures.h``) once per signature: a registration source
 then compiles in a fraction of the time, and editing an operator recompiles its
 own shard and, only when it brings a signature no other operator has, one of
-these.
+these. The schema sources' ``ATENGEN_LIBRARY_FRAGMENT`` is compiled here too
+(``LibraryRef::def``, ``LibraryFragmentT``, in every one of these files), so a
+library with schemas gets one of these even when it registers no kernel.
 
 A signature goes to a bucket by a stable hash of its text, so a file depends
 only on the signatures in it; the bucket count is the fewest power of two that
@@ -28,15 +30,19 @@ from atengen.render.templates import Templates
 
 
 def signature_files(
-    signatures: Iterable[str], cuda: bool, templates: Templates
+    signatures: Iterable[str], cuda: bool, templates: Templates, required: bool = False
 ) -> list[GeneratedFile]:
     """`KernelSignatures_b<i>.cpp` files instantiating LibraryRef::impl for `signatures`
-    (for the CUDA library's tree when `cuda`)."""
+    (for the CUDA library's tree when `cuda`). None for no signatures, unless `required`:
+    then one without signatures, for the library's other weak symbols (LibraryRef::def and
+    LibraryFragmentT, that its schema sources need)."""
     unique = sorted(set(signatures))
     sharding = Sharding(auto_bucket_count(len(unique), AUTO_SIGNATURES_PER_BUCKET))
     by_bucket: dict[str, list[str]] = {}
     for s in unique:
         by_bucket.setdefault(sharding.shard_of(s), []).append(s)
+    if required and not by_bucket:
+        by_bucket[sharding.shard_of("")] = []
     return [
         GeneratedFile(
             f"KernelSignatures_{bucket}.cpp",

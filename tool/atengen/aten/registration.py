@@ -146,10 +146,12 @@ def registration_files(
     jobs: int = 1,
     wheel: WheelFacts | None = None,
     left_out: list[str] | None = None,
+    schemas: bool = False,
 ) -> list[GeneratedFile]:
     """One file per (key, namespace, shard) that registers at least one kernel (none for a key
     no function has a kernel for), and the kernel-signature files of the CPU-side and of the
-    CUDA library (see kernel_signatures).
+    CUDA library (see kernel_signatures); at least one for the CPU side when ``schemas`` (the
+    CPU-side library has schema sources, which need the code those files compile).
 
     The keys are independent, so with ``jobs`` > 1 they are shared out between forked
     processes (render/parallel.py); the files are the same bytes with any ``jobs``.
@@ -183,7 +185,7 @@ def registration_files(
             left_out += key_left_out
         signatures[key in tf.CUDA_KEYS].update(key_signatures)
     for cuda in (False, True):
-        files += signature_files(signatures[cuda], cuda, templates)
+        files += signature_files(signatures[cuda], cuda, templates, schemas and not cuda)
     return files
 
 

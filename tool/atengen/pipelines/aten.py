@@ -58,10 +58,11 @@ def aten_outputs(opts: AtenOptions) -> Outputs:
         jobs = auto_jobs() if len(functions) >= PARALLEL_MIN_FUNCTIONS else 1
     templates = Templates(opts.templates)
     left_out: list[str] = []
+    schemas = schema_files(functions, opts.shards, templates, wheel_facts.c10_tags(opts.wheel))
     files = registration_files(
-        model, functions, keys, opts.shards, templates, jobs, opts.wheel, left_out
+        model, functions, keys, opts.shards, templates, jobs, opts.wheel, left_out, bool(schemas)
     )
-    files += schema_files(functions, opts.shards, templates, wheel_facts.c10_tags(opts.wheel))
+    files += schemas
     headers = native_headers(model, functions, templates)
     if headers and opts.header_output_dir is None:
         raise AtengenError(None, "custom-namespace ops need --header_output_dir for their headers")

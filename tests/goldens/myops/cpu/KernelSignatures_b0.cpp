@@ -11,6 +11,8 @@
 #include "atengen/kernel_signatures.h"
 
 template class atengen::LibraryImplT<void>;
+template class atengen::LibraryFragmentT<void>;
+template void atengen::LibraryRef::def<void>(const char*, std::initializer_list<at::Tag>);
 
 using atg_signature_0 = at::Tensor & (at::Tensor &, double);
 template void atengen::LibraryRef::impl<atg_signature_0>(const char*, atg_signature_0*);
