@@ -15,7 +15,7 @@ from atengen.errors import AtengenError
 from atengen.model import custom_notes
 from atengen.model.selection import select_functions
 from atengen.pipelines.inputs import YamlInputs
-from atengen.pymodule.emit import aten_names, needs_fake_line, python_module
+from atengen.pymodule.emit import aten_names, python_module
 from atengen.render.output import GeneratedFile, Outputs
 from atengen.render.shards import ShardSetting
 from atengen.render.templates import TemplateOptions, Templates
@@ -101,6 +101,4 @@ def stable_outputs(opts: StableOptions) -> Outputs:
         )
         stamps += ((opts.python_module, module.text),)
         warnings += module.warnings
-        if module.needs_fake:
-            report += needs_fake_line(module.needs_fake) + "\n"
     return Outputs.of_trees(trees, stamps=stamps, warnings=tuple(warnings), report=report)

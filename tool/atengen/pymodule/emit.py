@@ -135,6 +135,10 @@ def python_module(
         if forward_only:
             warnings.append(_forward_warning(forward_only))
     fakes, by_torch, needs = _fakes(custom)
+    if needs:
+        # Once per regeneration (the action's stderr), at the first such operator's line.
+        first = next(f for f in custom if f"{f.namespace}::{f.func.name}" == needs[0])
+        warnings.append(f"{first.loc}: note: {needs_fake_line(tuple(needs))}")
     text = templates.render(
         "stable_registrations.py.j2",
         namespaces=sorted({f.namespace for f in custom}),
