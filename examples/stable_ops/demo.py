@@ -37,9 +37,14 @@ def main(argv: list[str]) -> int:
         details["package"] = package.__file__
         # The package's ops module is torch.ops.stableops, typed (ops.pyi).
         checks["package_ops"] = package.ops.scaled_add is torch.ops.stableops.scaled_add
-        # The generated module came with it: only scaled_add's fake kernel is registrations.py's.
+        # The generated module came with it, naming the ops with kernels for devices only:
+        # scaled_add, whose fake kernel is registrations.py's, and scalar_calls, which this demo
+        # calls eagerly only.
         generated = importlib.import_module(f"{argv[1]}.stableops_registrations")
-        checks["package_registrations"] = generated.NEEDS_FAKE_KERNEL == ("stableops::scaled_add",)
+        checks["package_registrations"] = generated.NEEDS_FAKE_KERNEL == (
+            "stableops::scaled_add",
+            "stableops::scalar_calls",
+        )
     else:
         torch.ops.load_library(argv[0])
         spec = importlib.util.spec_from_file_location("stableops_registrations", argv[1])

@@ -9,8 +9,8 @@
 set -eu
 plan="$1"
 shift
-full=$(grep -rhx '#ifdef ATENGEN_PCH_FULL' "$@" | wc -l)
-light=$(grep -rhx '#ifdef ATENGEN_PCH_LIGHT' "$@" | wc -l)
+full=$(grep -Rhx '#ifdef ATENGEN_PCH_FULL' "$@" | wc -l)
+light=$(grep -Rhx '#ifdef ATENGEN_PCH_LIGHT' "$@" | wc -l)
 {
   if [ "$full" -ge 6 ]; then echo full; fi
   if [ "$light" -ge 8 ]; then echo light; fi
