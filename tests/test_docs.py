@@ -175,3 +175,53 @@ def test_the_symint_table_is_what_the_generator_declares() -> None:
             argument_type(t, mutable=False, opts=TypeOptions(symint=s)) for s in (False, True)
         ]
         assert declared == [plain, symint], (schema, declared)
+
+
+# A paragraph of the developer documents is at most this many words: a longer one is split.
+MAX_PARAGRAPH_WORDS = 150
+LIST_ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
+DEVELOPER_DOCS = [REPO / "DEVELOPING.md", *sorted((REPO / "docs").rglob("*.md"))]
+
+
+def paragraphs(text: str) -> list[tuple[int, str]]:
+    """(first line, text) of each paragraph: a run of non-blank lines outside fenced code, with
+    headings, table rows and HTML comments left out, and each list item a paragraph of its own."""
+    found: list[tuple[int, str]] = []
+    lines: list[str] = []
+    start, fenced = 0, False
+
+    def end() -> None:
+        if lines:
+            found.append((start, " ".join(lines)))
+            lines.clear()
+
+    for number, line in enumerate(text.splitlines(), 1):
+        stripped = line.strip()
+        if stripped.startswith(("```", "~~~")):
+            end()
+            fenced = not fenced
+        elif fenced or not stripped or stripped.startswith(("|", "#", "<!--")):
+            end()
+        else:
+            if LIST_ITEM.match(line):
+                end()
+            if not lines:
+                start = number
+            lines.append(stripped)
+    end()
+    return found
+
+
+def test_paragraphs_finds_paragraphs_and_list_items() -> None:
+    text = "a b\nc\n\n```\nx y z\n```\n- one\n  two\n- three\n| t | u |\n\nd"
+    assert paragraphs(text) == [(1, "a b c"), (7, "- one two"), (9, "- three"), (12, "d")]
+
+
+def test_no_paragraph_is_over_the_word_limit() -> None:
+    long = [
+        f"{doc.relative_to(REPO).as_posix()}:{line}: {len(words.split())} words"
+        for doc in DEVELOPER_DOCS
+        for line, words in paragraphs(doc.read_text())
+        if len(words.split()) > MAX_PARAGRAPH_WORDS
+    ]
+    assert long == [], f"over {MAX_PARAGRAPH_WORDS} words; split them:\n" + "\n".join(long)
