@@ -225,3 +225,32 @@ def test_no_paragraph_is_over_the_word_limit() -> None:
         if len(words.split()) > MAX_PARAGRAPH_WORDS
     ]
     assert long == [], f"over {MAX_PARAGRAPH_WORDS} words; split them:\n" + "\n".join(long)
+
+
+# Paths that exist on one machine only: a checkout under /work/, a home directory (`~/` says it
+# for every machine; /home/me/ is the documents' example user) and, in the recorded results,
+# any scratch path under /tmp/ (`$TMPDIR/` there). The documents' own /tmp/ examples may stay.
+MACHINE_PATH = re.compile(r"/work/|/root/|/Users/\w|/home/(?!me/)\w")
+SCRATCH_PATH = re.compile(r"(?<![\w$}])/tmp/")
+EVIDENCE = [
+    REPO / d / name for d in ("benchmarks", "conformance") for name in ("RESULTS.md", "history.md")
+]
+
+
+def test_no_document_holds_a_path_of_one_machine() -> None:
+    found = []
+    for doc in [*DEVELOPER_DOCS, REPO / "README.md", REPO / "CHANGELOG.md", *EVIDENCE]:
+        patterns = [MACHINE_PATH, SCRATCH_PATH] if doc in EVIDENCE else [MACHINE_PATH]
+        for number, line in enumerate(doc.read_text().splitlines(), 1):
+            for pattern in patterns:
+                for match in pattern.finditer(line):
+                    found.append(f"{doc.relative_to(REPO).as_posix()}:{number}: {match.group()}")
+    assert found == [], "paths of one machine (use ~/, $TMPDIR/ or the repository's):\n" + (
+        "\n".join(found)
+    )
+
+
+def test_the_machine_path_patterns_catch_what_they_are_for() -> None:
+    text = "/work/main/x /root/.cache /home/alice/x /home/me/ws ~/.cache /usr/local/cuda"
+    assert [m.group() for m in MACHINE_PATH.finditer(text)] == ["/work/", "/root/", "/home/a"]
+    assert SCRATCH_PATH.findall("--workdir=/tmp/x $TMPDIR/y ${TMPDIR}/z") == ["/tmp/"]
