@@ -254,3 +254,22 @@ def test_the_machine_path_patterns_catch_what_they_are_for() -> None:
     text = "/work/main/x /root/.cache /home/alice/x /home/me/ws ~/.cache /usr/local/cuda"
     assert [m.group() for m in MACHINE_PATH.finditer(text)] == ["/work/", "/root/", "/home/a"]
     assert SCRATCH_PATH.findall("--workdir=/tmp/x $TMPDIR/y ${TMPDIR}/z") == ["/tmp/"]
+
+
+def test_dev_help_lists_every_command_on_one_line() -> None:
+    """`./dev help` prints dev's header, one line per command; the details are in
+    docs/developing/commands.md, which names every command too."""
+    import subprocess
+
+    dev = (REPO / "dev").read_text()
+    arms = re.findall(r"^  ([a-z][a-z0-9-]*)(?: \|[^)]*)?\) ", dev, re.M)
+    assert {"setup", "test", "docs", "gpu-bundle"} <= set(arms), arms
+    shown = subprocess.run(
+        ["bash", str(REPO / "dev"), "--help"], capture_output=True, text=True, check=True
+    ).stdout
+    listed = {word for line in shown.splitlines() for word in line.split() if word.isascii()}
+    details = (REPO / "docs" / "developing" / "commands.md").read_text()
+    for arm in arms:
+        assert arm in listed, f"./dev --help does not list {arm}"
+        assert f"`./dev {arm}" in details, f"docs/developing/commands.md does not describe {arm}"
+    assert len(shown.splitlines()) <= 30, shown
