@@ -47,15 +47,21 @@ def test_the_generated_tables_of_rules_md_are_current() -> None:
     assert new == text
 
 
-def test_the_layer_graph_and_list_are_current() -> None:
-    """docs/layers.dot and atengen's list of layers are what tool/docs/gen_layers.py makes of
-    ALLOWED and DESCRIPTIONS in tests/test_layering.py: a change of those needs `./dev docs`."""
+def load_layers_generator():
+    """tool/docs/gen_layers.py, a script, imported."""
     spec = importlib.util.spec_from_file_location(
         "gen_layers", REPO / "tool" / "docs" / "gen_layers.py"
     )
     assert spec and spec.loader
-    generator = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(generator)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_layer_graph_and_list_are_current() -> None:
+    """docs/layers.dot and atengen's list of layers are what tool/docs/gen_layers.py makes of
+    ALLOWED and DESCRIPTIONS in tests/test_layering.py: a change of those needs `./dev docs`."""
+    generator = load_layers_generator()
     stale = [
         path for path, new in generator.outputs(REPO).items() if (REPO / path).read_text() != new
     ]
@@ -64,12 +70,7 @@ def test_the_layer_graph_and_list_are_current() -> None:
 
 def test_the_layer_graph_follows_allowed(tmp_path: Path) -> None:
     """An edit of ALLOWED changes the generated graph (so the test above would fail)."""
-    spec = importlib.util.spec_from_file_location(
-        "gen_layers", REPO / "tool" / "docs" / "gen_layers.py"
-    )
-    assert spec and spec.loader
-    generator = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(generator)
+    generator = load_layers_generator()
     for path in (generator.SOURCE, generator.PACKAGE):
         (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / path).write_text((REPO / path).read_text())
