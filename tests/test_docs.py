@@ -1,6 +1,6 @@
 """The Markdown documentation: every relative link points at a file that exists (and at a
-heading that exists, for `file.md#anchor` links), and docs/pipeline.svg was drawn from the
-current docs/pipeline.dot."""
+heading that exists, for `file.md#anchor` links), docs/pipeline.svg was drawn from the current
+docs/pipeline.dot, no paragraph is over 150 words and no document holds a path of one machine."""
 
 from __future__ import annotations
 
@@ -93,7 +93,7 @@ def test_readme_links_the_split_documents() -> None:
     assert {"docs/rules.md", "docs/design.md", "DEVELOPING.md", "docs/pipeline.svg"} <= links
 
 
-@pytest.mark.parametrize("name", ["pipeline", "layers"])
+@pytest.mark.parametrize("name", ["pipeline"])
 def test_each_svg_was_drawn_from_its_dot_file(name: str) -> None:
     source = (REPO / "docs" / f"{name}.dot").read_bytes()
     svg = (REPO / "docs" / f"{name}.svg").read_text()
@@ -175,3 +175,101 @@ def test_the_symint_table_is_what_the_generator_declares() -> None:
             argument_type(t, mutable=False, opts=TypeOptions(symint=s)) for s in (False, True)
         ]
         assert declared == [plain, symint], (schema, declared)
+
+
+# A paragraph of the developer documents is at most this many words: a longer one is split.
+MAX_PARAGRAPH_WORDS = 150
+LIST_ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
+DEVELOPER_DOCS = [REPO / "DEVELOPING.md", *sorted((REPO / "docs").rglob("*.md"))]
+
+
+def paragraphs(text: str) -> list[tuple[int, str]]:
+    """(first line, text) of each paragraph: a run of non-blank lines outside fenced code, with
+    headings, table rows and HTML comments left out, and each list item a paragraph of its own."""
+    found: list[tuple[int, str]] = []
+    lines: list[str] = []
+    start, fenced = 0, False
+
+    def end() -> None:
+        if lines:
+            found.append((start, " ".join(lines)))
+            lines.clear()
+
+    for number, line in enumerate(text.splitlines(), 1):
+        stripped = line.strip()
+        if stripped.startswith(("```", "~~~")):
+            end()
+            fenced = not fenced
+        elif fenced or not stripped or stripped.startswith(("|", "#", "<!--")):
+            end()
+        else:
+            if LIST_ITEM.match(line):
+                end()
+            if not lines:
+                start = number
+            lines.append(stripped)
+    end()
+    return found
+
+
+def test_paragraphs_finds_paragraphs_and_list_items() -> None:
+    text = "a b\nc\n\n```\nx y z\n```\n- one\n  two\n- three\n| t | u |\n\nd"
+    assert paragraphs(text) == [(1, "a b c"), (7, "- one two"), (9, "- three"), (12, "d")]
+
+
+def test_no_paragraph_is_over_the_word_limit() -> None:
+    long = [
+        f"{doc.relative_to(REPO).as_posix()}:{line}: {len(words.split())} words"
+        for doc in DEVELOPER_DOCS
+        for line, words in paragraphs(doc.read_text())
+        if len(words.split()) > MAX_PARAGRAPH_WORDS
+    ]
+    assert long == [], f"over {MAX_PARAGRAPH_WORDS} words; split them:\n" + "\n".join(long)
+
+
+# Paths that exist on one machine only: a checkout under /work/, a home directory (`~/` says it
+# for every machine; /home/me/ is the documents' example user) and, in the recorded results,
+# any scratch path under /tmp/ (`$TMPDIR/` there). The documents' own /tmp/ examples may stay.
+MACHINE_PATH = re.compile(r"/work/|/root/|/Users/\w|/home/(?!me/)\w")
+SCRATCH_PATH = re.compile(r"(?<![\w$}])/tmp/")
+EVIDENCE = [
+    REPO / d / name for d in ("benchmarks", "conformance") for name in ("RESULTS.md", "history.md")
+]
+
+
+def test_no_document_holds_a_path_of_one_machine() -> None:
+    found = []
+    for doc in [*DEVELOPER_DOCS, REPO / "README.md", REPO / "CHANGELOG.md", *EVIDENCE]:
+        patterns = [MACHINE_PATH, SCRATCH_PATH] if doc in EVIDENCE else [MACHINE_PATH]
+        for number, line in enumerate(doc.read_text().splitlines(), 1):
+            for pattern in patterns:
+                for match in pattern.finditer(line):
+                    found.append(f"{doc.relative_to(REPO).as_posix()}:{number}: {match.group()}")
+    assert found == [], "paths of one machine (use ~/, $TMPDIR/ or the repository's):\n" + (
+        "\n".join(found)
+    )
+
+
+def test_the_machine_path_patterns_catch_what_they_are_for() -> None:
+    text = "/work/main/x /root/.cache /home/alice/x /home/me/ws ~/.cache /usr/local/cuda"
+    assert [m.group() for m in MACHINE_PATH.finditer(text)] == ["/work/", "/root/", "/home/a"]
+    assert SCRATCH_PATH.findall("--workdir=/tmp/x $TMPDIR/y ${TMPDIR}/z") == ["/tmp/"]
+
+
+def test_dev_help_lists_every_command_on_one_line() -> None:
+    """`./dev help` prints dev's header, one line per command; the details are in
+    docs/developing/commands.md, which names every command too."""
+    import subprocess
+
+    dev = (REPO / "dev").read_text()
+    arms = re.findall(r"^  ([a-z][a-z0-9-]*)(?: \|[^)]*)?\) ", dev, re.M)
+    assert {"setup", "test", "docs", "gpu-bundle"} <= set(arms), arms
+    shown = subprocess.run(
+        ["bash", str(REPO / "dev"), "--help"], capture_output=True, text=True, check=True
+    ).stdout
+    listed = {word for line in shown.splitlines() for word in line.split() if word.isascii()}
+    details = (REPO / "docs" / "developing" / "commands.md").read_text()
+    for arm in arms:
+        assert arm in listed, f"./dev --help does not list {arm}"
+        assert f"`./dev {arm}" in details, f"docs/developing/commands.md does not describe {arm}"
+    assert len(shown.splitlines()) <= 30, shown

@@ -47,6 +47,40 @@ def test_the_generated_tables_of_rules_md_are_current() -> None:
     assert new == text
 
 
+def load_layers_generator():
+    """tool/docs/gen_layers.py, a script, imported."""
+    spec = importlib.util.spec_from_file_location(
+        "gen_layers", REPO / "tool" / "docs" / "gen_layers.py"
+    )
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_layer_graph_and_list_are_current() -> None:
+    """docs/layers.dot and atengen's list of layers are what tool/docs/gen_layers.py makes of
+    ALLOWED and DESCRIPTIONS in tests/test_layering.py: a change of those needs `./dev docs`."""
+    generator = load_layers_generator()
+    stale = [
+        path for path, new in generator.outputs(REPO).items() if (REPO / path).read_text() != new
+    ]
+    assert stale == [], f"{stale} differ from tests/test_layering.py's ALLOWED; run ./dev docs"
+
+
+def test_the_layer_graph_follows_allowed(tmp_path: Path) -> None:
+    """An edit of ALLOWED changes the generated graph (so the test above would fail)."""
+    generator = load_layers_generator()
+    for path in (generator.SOURCE, generator.PACKAGE):
+        (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / path).write_text((REPO / path).read_text())
+    source = tmp_path / generator.SOURCE
+    source.write_text(source.read_text().replace('"lazy": _BASE | {"backend"}', '"lazy": _BASE'))
+    dot = generator.outputs(tmp_path)[generator.DOT]
+    assert "  lazy -> api;" in dot and "  lazy -> backend;" not in dot
+    assert dot != generator.outputs(REPO)[generator.DOT]
+
+
 def test_every_public_symbol_has_a_row() -> None:
     """A new export of rules/defs.bzl shows up in the reference without an edit of it."""
     generator = load_generator()
