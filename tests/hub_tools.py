@@ -65,6 +65,15 @@ def audit(library: Path, policy: str) -> dict:
     )
 
 
+def stable_wheel_policy(library: Path) -> str:
+    """The manylinux policy of the wheel tag aten_wheel would give ``library``
+    (atengen/shipping), as kernel-abi-check names it."""
+    from atengen.shipping.elf import read_library_facts
+    from atengen.shipping.wheel_file import wheel_tag
+
+    return wheel_tag(read_library_facts(library)[0]).platform.removesuffix("_x86_64")
+
+
 def assert_stable(library: Path, policy: str) -> str:
     """torch-abi-audit's verdict STABLE with no unstable symbol, and no violation
     kernel-abi-check finds; returns the oldest torch torch-abi-audit names."""

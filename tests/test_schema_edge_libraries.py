@@ -20,7 +20,9 @@ import time
 
 import pytest
 import yaml
+from packaging.version import Version
 
+from tests import hub_tools
 from tests.bazel_helpers import REPO, build_library
 from tests.script_helpers import run_script
 
@@ -103,6 +105,11 @@ def test_edge_libraries_build_load_and_compute(abi: str, summary: list[str]) -> 
     assert sorted(checks) == sorted(
         [f"schema_{name}" for name in schemas] + [f"values_{name}" for name in value_checks]
     )
+    if abi == "stable":
+        # The auditors users run agree that it uses the stable ABI only, and nothing newer
+        # than its target, 2.11.
+        oldest = hub_tools.assert_stable(library, hub_tools.stable_wheel_policy(library))
+        assert Version(oldest) <= Version("2.11.0"), oldest
     summary.append(
         f"edge-schema ops ({abi}, {namespace}): build {built:.0f} s, {len(checks)} checks "
         f"in {ran:.0f} s"

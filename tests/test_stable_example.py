@@ -126,11 +126,8 @@ def test_the_project_reader_agrees_with_nm(library: Path) -> None:
 def test_abi_auditors_agree(library: Path) -> None:
     """torch-abi-audit: STABLE from torch_target on; kernel-abi-check: no symbol past the
     manylinux policy of the wheel's tag (atengen/shipping), no CPython symbol."""
-    from atengen.shipping.elf import read_library_facts
-    from atengen.shipping.wheel_file import wheel_tag
-
-    platform = wheel_tag(read_library_facts(library)[0]).platform
-    assert hub_tools.assert_stable(library, platform.removesuffix("_x86_64")) == "2.11.0"
+    policy = hub_tools.stable_wheel_policy(library)
+    assert hub_tools.assert_stable(library, policy) == "2.11.0"
 
 
 def test_cuda_kernel_compiled_when_a_toolkit_is_found(library: Path) -> None:

@@ -19,7 +19,9 @@ import time
 
 import pytest
 import yaml
+from packaging.version import Version
 
+from tests import hub_tools
 from tests.bazel_helpers import REPO, build_library
 from tests.script_helpers import run_script
 
@@ -101,6 +103,11 @@ def test_vllm_ops_keep_their_schemas_and_run(abi: str, summary: list[str]) -> No
         assert f"opcheck_{name}" in checks, name
     assert f"compile_{BACKEND}_outputs" in checks
     assert "values_rotary_embedding_neox_rot16_nokey_qkv_slices_float32" in checks
+    if abi == "stable":
+        # The auditors users run agree that it uses the stable ABI only, and nothing newer
+        # than its target, 2.11.
+        oldest = hub_tools.assert_stable(library, hub_tools.stable_wheel_policy(library))
+        assert Version(oldest) <= Version("2.11.0"), oldest
     summary.append(
         f"vLLM ops ({abi}): build {built:.0f} s, {len(checks)} checks in {ran:.0f} s "
         f"(torch.compile {BACKEND}: {report['details'].get('compile_seconds')} s)"
