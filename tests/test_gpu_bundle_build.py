@@ -70,7 +70,7 @@ def bundle(tmp_path_factory: pytest.TempPathFactory, summary: list[str]) -> Path
 def test_the_bundle_holds_both_libraries_the_script_and_a_true_manifest(bundle: Path) -> None:
     manifest = json.loads((bundle / "manifest.json").read_text())
     names = {"libaten_generated.so", "libcudaops.so", "run_gpu.py", "opinfo_records.py"}
-    names |= {"libstableops.so", "stable_demo.py", "registrations.py"}
+    names |= {"libstableops.so", "stable_demo.py", "registrations.py", "stableops_registrations.py"}
     assert set(manifest["files"]) == names
     assert {p.name for p in bundle.iterdir()} == names | {"manifest.json"}
     for name, entry in manifest["files"].items():

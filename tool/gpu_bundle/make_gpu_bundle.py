@@ -24,7 +24,8 @@ With the interpreter PY (default: $RULES_ATEN_PYTHON, else the venv of torch 2.1
 4. writes into DIR (default dist/gpu-bundle; replaced if it is a bundle, refused if it is
    anything else): the libraries stripped of their symbol tables (`strip --strip-unneeded`),
    run_gpu.py and the module it imports, opinfo_records.py, the stable example's demo.py as
-   stable_demo.py with its registrations.py, and manifest.json (torch version, op selection,
+   stable_demo.py with its registrations.py and generated stableops_registrations.py, and
+   manifest.json (torch version, op selection,
    OpInfos, CUDA registrations, sha256 and size of each file). A bundle over 64 MiB, what can
    travel to a GPU machine, is refused;
 5. unless --no-check, runs DIR/run_gpu.py with PY: the libraries load and their dispatch tables
@@ -59,6 +60,11 @@ EXAMPLE = REPO / "examples" / "cuda_ops"
 # checks it, its CUDA kernel included where there is a GPU.
 STABLE_EXAMPLE = REPO / "examples" / "stable_ops"
 STABLE_LIBRARY, STABLE_DEMO = "libstableops.so", "stable_demo.py"
+# The module stable mode generates from the example's op and derivatives YAML (its target, and
+# where it lies under bazel-bin), and its name in the bundle.
+STABLE_PYTHON_TARGET = "//:stableops_python"
+STABLE_GENERATED_MODULE = "stableops_codegen/stableops_registrations.py"
+STABLE_REGISTRATIONS = "stableops_registrations.py"
 DEFAULT_STABLE_PYTHON = REPO / ".venv" / "bin" / "python"
 # What can travel to a GPU machine beside the working tree (the device tool's carry limit).
 LIMIT_BYTES = 64 * 1024 * 1024
@@ -190,10 +196,17 @@ def bazel(workspace: Path, output_base: Path, *args: str, python: Path) -> str:
     return proc.stdout
 
 
-def build(workspace: Path, output_base: Path, target: str, flags: list[str], python: Path) -> Path:
-    """Builds target (`//:lib<name>.so`); the built file."""
+def build(
+    workspace: Path,
+    output_base: Path,
+    target: str,
+    flags: list[str],
+    python: Path,
+    also: tuple[str, ...] = (),
+) -> Path:
+    """Builds target (`//:lib<name>.so`) and the targets `also`; the built file of target."""
     common = [f"--disk_cache={DISK_CACHE}", "--symlink_prefix=/", *flags]
-    bazel(workspace, output_base, "build", *common, target, python=python)
+    bazel(workspace, output_base, "build", *common, target, *also, python=python)
     bin_dir = bazel(workspace, output_base, "info", *common, "bazel-bin", python=python).strip()
     bazel(workspace, output_base, "shutdown", python=python)
     return Path(bin_dir) / target.split(":")[1]
@@ -267,7 +280,14 @@ def make(args: argparse.Namespace) -> int:
             raise BundleError(f"{library} is not linked against any of {', '.join(CUDA_LIBRARIES)}")
     t = time.monotonic()
     stable_python = Path(args.stable_python)
-    stable = build(STABLE_EXAMPLE, bases / "stable", f"//:{STABLE_LIBRARY}", archs, stable_python)
+    stable = build(
+        STABLE_EXAMPLE,
+        bases / "stable",
+        f"//:{STABLE_LIBRARY}",
+        archs,
+        stable_python,
+        also=(STABLE_PYTHON_TARGET,),
+    )
     log(
         f"built examples/stable_ops //:{STABLE_LIBRARY} with {stable_python} in "
         f"{time.monotonic() - t:.0f} s"
@@ -285,8 +305,11 @@ def make(args: argparse.Namespace) -> int:
         for script in SCRIPTS:
             shutil.copy(script, staging / script.name)
         shutil.copy(STABLE_EXAMPLE / "demo.py", staging / STABLE_DEMO)
-        # The example's Python registrations (fake kernels), which demo.py imports from beside it.
+        # The example's Python registrations: the hand-written fake kernel, which demo.py
+        # imports from beside it, and the module generated from its YAML files (autograd, fake
+        # kernels), whose path demo.py takes.
         shutil.copy(STABLE_EXAMPLE / "registrations.py", staging / "registrations.py")
+        shutil.copy(stable.parent / STABLE_GENERATED_MODULE, staging / STABLE_REGISTRATIONS)
         files = {
             p.name: {"sha256": sha256(p), "bytes": p.stat().st_size}
             for p in sorted(staging.iterdir())
@@ -301,6 +324,7 @@ def make(args: argparse.Namespace) -> int:
             "example_op": "cudaops::mul_add_scalar",
             "stable_library": STABLE_LIBRARY,
             "stable_demo": STABLE_DEMO,
+            "stable_registrations": STABLE_REGISTRATIONS,
             "stable_built_with": torch_version(stable_python),
             "markers": MARKERS,
             "ops": chosen["ops"],

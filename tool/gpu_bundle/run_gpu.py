@@ -205,6 +205,7 @@ def stable_example(manifest: dict) -> dict:
             sys.executable,
             str(HERE / manifest["stable_demo"]),
             str(HERE / manifest["stable_library"]),
+            str(HERE / manifest["stable_registrations"]),
         ],
         capture_output=True,
         text=True,
