@@ -17,6 +17,10 @@ import pytest
 from tests import hub_tools
 from tests.bazel_helpers import REPO
 
+# The layout read back with Hugging Face's own parsers (about 6 CPU s, most of it importing
+# them): in the full suite, not the fast tier.
+pytestmark = pytest.mark.slow
+
 TOOL = REPO / "tool"
 TAGS = Path(__import__("torchgen").__file__).parent / "packaged" / "ATen" / "native" / "tags.yaml"
 OPS = REPO / "examples" / "stable_ops" / "ops.yaml"

@@ -137,6 +137,7 @@ def test_ops_without_a_derivable_fake_kernel_are_one_line(tmp_path, installed_ya
     compile(text, str(module), "exec")
 
 
+@pytest.mark.slow  # three generator runs
 def test_the_same_bytes_whatever_the_hash_seed(tmp_path: Path, installed_yaml) -> None:
     native, tags = installed_yaml
     (tmp_path / "ops.yaml").write_text(OPS)

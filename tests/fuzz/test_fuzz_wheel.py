@@ -7,9 +7,13 @@ Each case runs in this process, a few tens of milliseconds: about 5 s for both t
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 
 from tests.fuzz import wheel_fuzz
+
+# Two campaigns of a few seconds each: in the full suite, not the fast tier.
+pytestmark = pytest.mark.slow
 
 
 def _slice(examples: int) -> settings:
