@@ -1,23 +1,23 @@
 """Public rules of rules_aten. Implementations live in //rules/private."""
 
-load("//rules/private:backend.bzl", _external_backend_codegen = "external_backend_codegen")
+load("//rules/private:common/cuda_archs.bzl", _cuda_archs_flag = "cuda_archs_flag")
 load(
-    "//rules/private:codegen.bzl",
-    _aten_codegen = "aten_codegen",
-    _aten_codegen_sources = "aten_codegen_sources",
-)
-load("//rules/private:cuda_archs.bzl", _cuda_archs_flag = "cuda_archs_flag")
-load("//rules/private:kernel_hub.bzl", _aten_kernel_hub = "aten_kernel_hub")
-load("//rules/private:model_check.bzl", _aten_model_check = "aten_model_check")
-load("//rules/private:ops_flag.bzl", _aten_ops_flag = "aten_ops_flag")
-load(
-    "//rules/private:providers.bzl",
+    "//rules/private:common/providers.bzl",
     _AtenCodegenInfo = "AtenCodegenInfo",
     _AtenLibraryInfo = "AtenLibraryInfo",
     _AtenOpsInfo = "AtenOpsInfo",
     _CudaArchsInfo = "CudaArchsInfo",
 )
-load("//rules/private:wheel.bzl", _aten_wheel = "aten_wheel")
+load("//rules/private:rules/backend.bzl", _external_backend_codegen = "external_backend_codegen")
+load(
+    "//rules/private:rules/codegen.bzl",
+    _aten_codegen = "aten_codegen",
+    _aten_codegen_sources = "aten_codegen_sources",
+)
+load("//rules/private:rules/kernel_hub.bzl", _aten_kernel_hub = "aten_kernel_hub")
+load("//rules/private:rules/model_check.bzl", _aten_model_check = "aten_model_check")
+load("//rules/private:rules/ops_flag.bzl", _aten_ops_flag = "aten_ops_flag")
+load("//rules/private:rules/wheel.bzl", _aten_wheel = "aten_wheel")
 
 AtenCodegenInfo = _AtenCodegenInfo
 AtenLibraryInfo = _AtenLibraryInfo

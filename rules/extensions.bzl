@@ -6,7 +6,7 @@
 The repositories and their environment variables are those of //rules:repositories.bzl.
 """
 
-load("//rules/private:extensions.bzl", "rules_aten_extension_impl")
+load("//rules/private:repositories/extensions.bzl", "rules_aten_extension_impl")
 
 rules_aten = module_extension(
     implementation = rules_aten_extension_impl,

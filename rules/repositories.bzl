@@ -22,18 +22,18 @@ Every macro here leaves repositories that already exist alone, so a WORKSPACE ca
 first.
 """
 
-load("//rules/private:cuda.bzl", "local_cuda_repo")
-load("//rules/private:cuda_pypi.bzl", "cuda_nvcc_pypi_repo")
-load("//rules/private:pip.bzl", "pip_repo")
-load("//rules/private:python.bzl", "python_toolchain_repo")
+load("//rules/private:repositories/cuda_pypi.bzl", "cuda_nvcc_pypi_repo")
+load("//rules/private:repositories/local_cuda.bzl", "local_cuda_repo")
+load("//rules/private:repositories/pip.bzl", "pip_repo")
+load("//rules/private:repositories/python.bzl", "python_toolchain_repo")
 load(
-    "//rules/private:system_repos.bzl",
+    "//rules/private:repositories/system_repos.bzl",
     "first_local_repo",
     "offline_coverage_tools",
     "patched_local_repo",
     "python_rules_shim",
 )
-load("//rules/private:torch.bzl", "torch_repo")
+load("//rules/private:repositories/torch.bzl", "torch_repo")
 
 def _maybe(repo_rule, name, **kwargs):
     if not native.existing_rule(name):

@@ -8,19 +8,19 @@ load("@bazel_skylib//lib:unittest.bzl", "asserts", "unittest")
 
 # These are unit tests of what rules/private keeps from users: they load it.
 # buildifier: disable=bzl-visibility
-load("//rules/private:cuda_archs.bzl", "parse_arch_list", "wheel_gencode_flags")
+load("//rules/private:common/cuda_archs.bzl", "parse_arch_list", "wheel_gencode_flags")
 
 # buildifier: disable=bzl-visibility
-load("//rules/private:generator_attrs.bzl", "target_name_error")
+load("//rules/private:common/generator_attrs.bzl", "target_name_error")
 
 # buildifier: disable=bzl-visibility
-load("//rules/private:pip.bzl", "normalize_name")
+load("//rules/private:common/releases.bzl", "release_number", "torch_target_version")
 
 # buildifier: disable=bzl-visibility
-load("//rules/private:releases.bzl", "release_number", "torch_target_version")
+load("//rules/private:repositories/pip.bzl", "normalize_name")
 
 # buildifier: disable=bzl-visibility
-load("//rules/private:wheel.bzl", "wheel_library_error")
+load("//rules/private:rules/wheel.bzl", "wheel_library_error")
 
 def _sm(n):
     return "-gencode=arch=compute_{0},code=sm_{0}".format(n)

@@ -23,7 +23,7 @@ variable, and a wheel built so lists `sm_100f` in torch.cuda.get_arch_list(). `1
 (10.0 and 10.3), with the features they share.
 """
 
-load(":providers.bzl", "CudaArchsInfo")
+load("//rules/private:common/providers.bzl", "CudaArchsInfo")
 
 TORCH_CUDA_ARCH_LIST_ENV = "TORCH_CUDA_ARCH_LIST"
 

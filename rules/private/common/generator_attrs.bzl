@@ -1,7 +1,7 @@
 """Attributes shared by the rules that run the atengen generator (codegen.bzl, backend.bzl,
 model_check.bzl)."""
 
-load(":providers.bzl", "AtenOpsInfo")
+load("//rules/private:common/providers.bzl", "AtenOpsInfo")
 
 def generator_attrs(default_to_torch):
     """The op YAML, tags YAML and generator binary attributes of a rule that runs atengen.

@@ -5,10 +5,10 @@ alwayslink archive of the compiled sources, and lib<name>.so for torch.ops.load_
 load("@local_cuda//:defs.bzl", "NVCC", "TORCH_CUDA_ARCH_LIST_GENCODE")
 load("@rules_cc//cc:defs.bzl", "cc_binary", "cc_library")
 load("@torch//:defs.bzl", "CUDA_ARCH_LIST", "TORCH_CUDA", "TORCH_RELEASE", "TORCH_VERSION")
-load(":cc_toolchain.bzl", "cc_toolchain_and_features")
-load(":cuda.bzl", "aten_cuda_objects")
-load(":pch.bzl", "aten_pch", "pch_defines", "pch_include_copts")
-load(":providers.bzl", "AtenLibraryInfo")
+load("//rules/private:common/cc_toolchain.bzl", "cc_toolchain_and_features")
+load("//rules/private:common/providers.bzl", "AtenLibraryInfo")
+load("//rules/private:rules/cuda_objects.bzl", "aten_cuda_objects")
+load("//rules/private:rules/pch.bzl", "aten_pch", "pch_defines", "pch_include_copts")
 
 def labels(names):
     """Labels resolved in rules_aten's repository, whichever workspace calls the macro."""

@@ -5,11 +5,11 @@ Bzlmod takes the rule sets that rules_aten_debian_dependencies() declares from b
 Tested with Bazel 7.7.1 and --noenable_workspace (tests/test_bazel7.py).
 """
 
-load(":cuda.bzl", "local_cuda_repo")
-load(":cuda_pypi.bzl", "cuda_nvcc_pypi_repo")
-load(":pip.bzl", "pip_repo")
-load(":python.bzl", "python_toolchain_repo")
-load(":torch.bzl", "torch_repo")
+load("//rules/private:repositories/cuda_pypi.bzl", "cuda_nvcc_pypi_repo")
+load("//rules/private:repositories/local_cuda.bzl", "local_cuda_repo")
+load("//rules/private:repositories/pip.bzl", "pip_repo")
+load("//rules/private:repositories/python.bzl", "python_toolchain_repo")
+load("//rules/private:repositories/torch.bzl", "torch_repo")
 
 def rules_aten_extension_impl(module_ctx):  # buildifier: disable=unused-variable
     """Declares @rules_aten_python, @rules_aten_pip, @torch, @local_cuda and @rules_aten_cuda_nvcc.

@@ -6,8 +6,8 @@ py_library per installed distribution (named after the normalized distribution n
 `@rules_aten_pip//:pyyaml`) and `:all` with every one of them.
 """
 
-load(":python.bzl", "PYTHON_ATTRS", "PYTHON_ENV", "find_python", "python_error_repository")
-load(":repo_error.bzl", "one_line", "write_error_repository")
+load("//rules/private:repositories/python.bzl", "PYTHON_ATTRS", "PYTHON_ENV", "find_python", "python_error_repository")
+load("//rules/private:repositories/repo_error.bzl", "one_line", "write_error_repository")
 
 _SITE = "site"
 

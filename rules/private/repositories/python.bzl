@@ -15,7 +15,7 @@ files. The py_binary launcher names the interpreter by its runfiles path
 shebang, and points it at its libpython and standard library in the runfiles.
 """
 
-load(":repo_error.bzl", "one_line", "write_error_repository")
+load("//rules/private:repositories/repo_error.bzl", "one_line", "write_error_repository")
 
 PYTHON_ENV = "RULES_ATEN_PYTHON"
 

@@ -14,8 +14,8 @@ pyvenv.cfg) so that Bazel sets it up again when torch changes (_track), and, whe
 see such a change, the generator compares the facts with @torch//:version.py.
 """
 
-load(":python.bzl", "PYTHON_ATTRS", "PYTHON_ENV", "find_python", "main_workspace_root", "python_error_repository")
-load(":repo_error.bzl", "one_line", "write_error_repository")
+load("//rules/private:repositories/python.bzl", "PYTHON_ATTRS", "PYTHON_ENV", "find_python", "main_workspace_root", "python_error_repository")
+load("//rules/private:repositories/repo_error.bzl", "one_line", "write_error_repository")
 
 TORCH_DIR_ENV = "RULES_ATEN_TORCH_DIR"
 

@@ -23,16 +23,16 @@ too.) The stamp's bytes never change, so editing a kernel re-runs the check but 
 that kernel's source.
 """
 
+load("//rules/private:common/generator_attrs.bzl", "check_torch_visible", "generator_attrs", "shards_attr", "shards_flag", "target_name_error", "torch_facts_flags", "torch_version_py_attr")
+load("//rules/private:common/lazy_attrs.bzl", "add_lazy_args", "lazy_attrs")
 load(
-    ":cc_targets.bzl",
+    "//rules/private:macros/cc_targets.bzl",
     "aten_archive_library",
     "aten_shared_library",
     "codegen_outputs",
     "library_deps",
     "release_guard_srcs",
 )
-load(":generator_attrs.bzl", "check_torch_visible", "generator_attrs", "shards_attr", "shards_flag", "target_name_error", "torch_facts_flags", "torch_version_py_attr")
-load(":lazy_attrs.bzl", "add_lazy_args", "lazy_attrs")
 
 def _common_args(ctx, args):
     """Adds the flags both actions share; returns their input files."""

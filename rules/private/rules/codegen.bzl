@@ -20,8 +20,11 @@ that operator's shards.
 load("@local_cuda//:defs.bzl", "CUDA_DIR", "CUDA_VERSION", "HAS_CUDA")
 load("@rules_cc//cc:defs.bzl", "cc_library")
 load("@torch//:defs.bzl", "TORCH_CUDA", "TORCH_VERSION")
+load("//rules/private:common/generator_attrs.bzl", "check_torch_visible", "generator_attrs", "selection_args", "selection_attrs", "shards_attr", "shards_flag", "target_name_error", "torch_facts_flags", "torch_version_py_attr")
+load("//rules/private:common/providers.bzl", "AtenCodegenInfo")
+load("//rules/private:common/releases.bzl", "OLDEST_STABLE_TARGET")
 load(
-    ":cc_targets.bzl",
+    "//rules/private:macros/cc_targets.bzl",
     "aten_archive_library",
     "aten_cuda_library",
     "aten_shared_library",
@@ -30,11 +33,8 @@ load(
     "library_deps",
     "release_guard_srcs",
 )
-load(":cuda.bzl", "aten_cuda_unavailable")
-load(":generator_attrs.bzl", "check_torch_visible", "generator_attrs", "selection_args", "selection_attrs", "shards_attr", "shards_flag", "target_name_error", "torch_facts_flags", "torch_version_py_attr")
-load(":providers.bzl", "AtenCodegenInfo")
-load(":releases.bzl", "OLDEST_STABLE_TARGET")
-load(":stable.bzl", "aten_stable_library")
+load("//rules/private:rules/cuda_objects.bzl", "aten_cuda_unavailable")
+load("//rules/private:rules/stable.bzl", "aten_stable_library")
 
 def _aten_codegen_impl(ctx):
     prefix = ctx.label.name + "/"

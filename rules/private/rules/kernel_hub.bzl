@@ -6,7 +6,7 @@ from the built library (its machine), so it is only known when the action runs.
 """
 
 load("@torch//:defs.bzl", "CXX11_ABI")
-load(":wheel.bzl", "SHIPPING_ATTRS", "shipping_action")
+load("//rules/private:rules/wheel.bzl", "SHIPPING_ATTRS", "shipping_action")
 
 def _aten_kernel_hub_impl(ctx):
     flags = [

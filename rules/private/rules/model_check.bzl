@@ -1,6 +1,6 @@
 """aten_model_check: runs `atengen check` on operator YAML as a build action."""
 
-load(":generator_attrs.bzl", "generator_attrs")
+load("//rules/private:common/generator_attrs.bzl", "generator_attrs")
 
 def _aten_model_check_impl(ctx):
     out = ctx.actions.declare_file(ctx.label.name + ".txt")

@@ -1,6 +1,6 @@
 """aten_ops_flag: a build setting that overrides the op selection of aten_codegen targets."""
 
-load(":providers.bzl", "AtenOpsInfo")
+load("//rules/private:common/providers.bzl", "AtenOpsInfo")
 
 def _aten_ops_flag_impl(ctx):
     return [AtenOpsInfo(value = ctx.build_setting_value.strip())]

@@ -46,7 +46,7 @@ same .gch bytes twice, so a rebuilt .gch always recompiles the sources.)
 """
 
 load("@bazel_tools//tools/build_defs/cc:action_names.bzl", "CPP_COMPILE_ACTION_NAME")
-load(":cc_toolchain.bzl", "cc_toolchain_and_features")
+load("//rules/private:common/cc_toolchain.bzl", "cc_toolchain_and_features")
 
 # What the generated sources' kinds hold, in the order the sources include them (the kernels
 # header is read from the kernel sources).

@@ -26,11 +26,11 @@ no undefined symbol outside the shim and the C/C++/CUDA runtimes.
 load("@local_cuda//:defs.bzl", "CUDA_VERSION", "HAS_CUDA")
 load("@rules_cc//cc:defs.bzl", "cc_binary", "cc_library")
 load("@torch//:defs.bzl", "TORCH_RELEASE", "TORCH_VERSION")
-load(":cc_targets.bzl", "aten_archive_library", "aten_cuda_library", "codegen_outputs", "labels", "torch_deps")
-load(":cuda.bzl", "aten_cuda_unavailable")
-load(":generator_attrs.bzl", "generator_attrs", "selection_args", "selection_attrs", "shards_attr", "shards_flag")
-load(":providers.bzl", "AtenCodegenInfo", "AtenLibraryInfo")
-load(":releases.bzl", "torch_target_version")
+load("//rules/private:common/generator_attrs.bzl", "generator_attrs", "selection_args", "selection_attrs", "shards_attr", "shards_flag")
+load("//rules/private:common/providers.bzl", "AtenCodegenInfo", "AtenLibraryInfo")
+load("//rules/private:common/releases.bzl", "torch_target_version")
+load("//rules/private:macros/cc_targets.bzl", "aten_archive_library", "aten_cuda_library", "codegen_outputs", "labels", "torch_deps")
+load("//rules/private:rules/cuda_objects.bzl", "aten_cuda_unavailable")
 
 def check_torch_target(torch_target):
     """Fails with one line unless torch_target is a release from 2.11 to the build's torch.

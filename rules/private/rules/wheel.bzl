@@ -6,7 +6,7 @@ highest GLIBC symbol version), so it is only known when the action runs and the 
 directory holding the one wheel.
 """
 
-load(":providers.bzl", "AtenLibraryInfo")
+load("//rules/private:common/providers.bzl", "AtenLibraryInfo")
 
 def wheel_library_error(wheel, library, name):
     """The one-line error for aten_wheel's `library` when it lacks AtenLibraryInfo.
