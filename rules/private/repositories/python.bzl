@@ -15,7 +15,7 @@ files. The py_binary launcher names the interpreter by its runfiles path
 shebang, and points it at its libpython and standard library in the runfiles.
 """
 
-load("//rules/private:repositories/repo_error.bzl", "one_line", "write_error_repository")
+load("//rules/private:repositories/repo_error.bzl", "ERROR_TEMPLATES", "one_line", "write_error_repository")
 
 PYTHON_ENV = "RULES_ATEN_PYTHON"
 
@@ -142,90 +142,11 @@ def python_error_repository(rctx, python, targets, bzl_files = {}):
     actual = ":error" if rctx.name == PYTHON_REPOSITORY else "@{}//:error".format(PYTHON_REPOSITORY)
     write_error_repository(rctx, python.error, targets, bzl_files = bzl_files, actual = actual)
 
-# Copies the interpreter into the repository (the current directory) and prints, as one JSON
-# line, where the copy put what. A venv's python resolves to the base interpreter: the tool needs
-# none of a venv's packages (they come from @rules_aten_pip), and the base binary is the same for
-# every venv made from it, so action keys do not depend on where a venv lives.
-#
-# Copies, not symlinks: a symlink into the installation would make every action read that
-# installation's files, which a sandbox or a remote worker without them cannot, and the copied
-# binary would still find its libpython and standard library by their absolute installed paths
-# (its RUNPATH, its compiled-in prefix). The launcher (_STUB_SHEBANG) points the copy at its
-# runfiles instead. The standard library goes where the interpreter looks for it under a
-# PYTHONHOME (its path under the installation's prefix), without the parts the tools never
-# import. Its modules are compiled here into checked-hash .pyc files, with relative paths and a
-# fixed hash seed (set order in constants), so that the repository is the same bytes on every
-# machine with the same interpreter and no action compiles the standard library itself.
-_RUNTIME_COPY = """
-import compileall, json, os, py_compile, shutil, sys, sysconfig
-
-def fail(message):
-    sys.stderr.write(message + "\\n")
-    sys.exit(1)
-
-def under(path, root):
-    rel = os.path.relpath(path, root)
-    if rel == os.curdir or rel == os.pardir or rel.startswith(os.pardir + os.sep):
-        fail(path + " is not under the interpreter's prefix " + root)
-    return rel
-
-ANYWHERE = {"__pycache__", "test", "tests", "idle_test", "site-packages", "dist-packages"}
-TOP = {"ensurepip", "idlelib", "tkinter", "turtledemo"}
-
-def left_out(directory, names):
-    top = os.path.samefile(directory, stdlib)
-    return [
-        n for n in names
-        if n in ANYWHERE or n.endswith(".pyc")
-        # config-* and _sysconfigdata* hold the prefix the interpreter was built for; only
-        # sysconfig reads them.
-        or (top and (n in TOP or n.startswith("config-") or n.startswith("_sysconfigdata")))
-    ]
-
-prefix = os.path.realpath(sys.base_prefix)
-stdlib = os.path.realpath(sysconfig.get_paths()["stdlib"])
-dest = under(stdlib, prefix)
-shutil.copytree(stdlib, dest, ignore=left_out, ignore_dangling_symlinks=True)
-for entry in sys.path:
-    if os.path.basename(entry) == "lib-dynload" and os.path.isdir(entry):
-        dynload = os.path.realpath(entry)
-        if os.path.relpath(dynload, stdlib).startswith(os.pardir):
-            shutil.copytree(dynload, under(dynload, os.path.realpath(sys.base_exec_prefix)))
-os.makedirs("bin")
-shutil.copy2(os.path.realpath(sys.executable), "bin/python3")
-libpython = ""
-if sysconfig.get_config_var("Py_ENABLE_SHARED"):
-    name = sysconfig.get_config_var("INSTSONAME") or sysconfig.get_config_var("LDLIBRARY") or ""
-    path = os.path.join(sysconfig.get_config_var("LIBDIR") or "", name)
-    if name and os.path.isfile(path):
-        libpython = "lib/" + os.path.basename(name)
-        os.makedirs("lib", exist_ok=True)
-        shutil.copy2(os.path.realpath(path), libpython)
-compileall.compile_dir(
-    dest, quiet=2, invalidation_mode=py_compile.PycInvalidationMode.CHECKED_HASH
-)
-# Paths as their bytes, not JSON's \\u escapes: Bazel reads the output, and holds paths, as
-# Latin-1, one character per byte (tool/torch_probe.py's print_json).
-sys.stdout.buffer.write((json.dumps({
-    "executable": os.path.realpath(sys.executable),
-    "libpython": libpython,
-    "stdlib": dest,
-}, ensure_ascii=False) + "\\n").encode("utf-8", "surrogateescape"))
-"""
-
-# Run by the copied interpreter as the launcher starts it: it must take its shared library, its
-# prefix and every sys.path entry from the repository, not from the installation it was copied
-# from (which this machine still has, so a copy that fell back to it would otherwise work here
-# and fail in a sandbox or on a remote worker without it).
-_RUNTIME_CHECK = """
-import os, sys
-root = os.path.realpath(sys.argv[1])
-inside = lambda p: (os.path.realpath(p) + os.sep).startswith(root + os.sep)
-with open("/proc/self/maps") as maps:
-    libs = {line.split()[-1] for line in maps if "libpython" in line}
-outside = [p for p in [sys.prefix, sys.exec_prefix] + sys.path[1:] + sorted(libs) if not inside(p)]
-print(" ".join(outside) or "ok")
-"""
+# The programs the repository rule runs: the copy of the interpreter (with its standard library)
+# into the repository, and the check that the copy runs from the repository alone. Their docs say
+# why each is so.
+_RUNTIME_COPY = Label("//rules/private/programs:copy_python_runtime.py")
+_RUNTIME_CHECK = Label("//rules/private/programs:check_python_runtime.py")
 
 # What the launcher and the check above set for the copied interpreter, for its repository at
 # ROOT: its shared libpython from ROOT/lib (LD_LIBRARY_PATH comes before the copied binary's
@@ -247,59 +168,14 @@ def _runtime_environment(root):
 # Its runfiles are found as Bazel's own stub finds them: <launcher>.runfiles, or the runfiles
 # tree the launcher is in, or $RUNFILES_DIR. It sets _runtime_environment's variables for the
 # interpreter's repository in those runfiles, by an absolute path (Bazel's stub may change the
-# directory); the program the stub then starts with the same interpreter inherits them.
-_STUB_SHEBANG = """#!/bin/sh
-''':'
-for d in "$0.runfiles" "${{0%%.runfiles/*}}.runfiles" "${{RUNFILES_DIR:-.}}"; do
-  if [ -x "$d/{repo}/bin/python3" ]; then
-    case "$d" in /*) ;; *) d="$PWD/$d" ;; esac
-    PYTHONHOME="$d/{repo}"
-    LD_LIBRARY_PATH="$d/{repo}/lib${{LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}}"
-    PYTHONNOUSERSITE=1
-    PYTHONSAFEPATH=1
-    export PYTHONHOME LD_LIBRARY_PATH PYTHONNOUSERSITE PYTHONSAFEPATH
-    exec "$d/{repo}/bin/python3" "$0" "$@"
-  fi
-done
-echo "$0: no {repo}/bin/python3 in its runfiles" >&2
-exit 1
-'''"""
+# directory); the program the stub then starts with the same interpreter inherits them. Its
+# {repo} is the repository's name (a plain replacement: the shell's own braces stay as they are).
+_STUB_SHEBANG = Label("//rules/private/templates:python_launcher.sh.tpl")
 
-_TOOLCHAIN_BUILD = """\
-# Generated by @rules_aten//rules/private:python.bzl. Interpreter: {source}, Python {version}.
-load("@rules_python//python:defs.bzl", "py_runtime", "py_runtime_pair")
-
-package(default_visibility = ["//visibility:public"])
-
-exports_files(["interpreter.txt"])
-
-# bin/python3, its shared libpython and its standard library (with compiled modules) are copies
-# of the interpreter's files, and declared: every action that runs a py_binary has their
-# contents in its key, and reads them, by relative paths, from its runfiles alone.
-filegroup(
-    name = "runtime_files",
-    srcs = {libpython} + glob(["{stdlib}/**"]),
-)
-
-py_runtime(
-    name = "py3_runtime",
-    files = [":runtime_files"],
-    interpreter = "bin/python3",
-    python_version = "PY3",
-    stub_shebang = {stub_shebang},
-)
-
-py_runtime_pair(
-    name = "runtime_pair",
-    py3_runtime = ":py3_runtime",
-)
-
-toolchain(
-    name = "toolchain",
-    toolchain = ":runtime_pair",
-    toolchain_type = "@bazel_tools//tools/python:toolchain_type",
-)
-"""
+# The toolchain repository's BUILD file, with {placeholders} for format(); and the toolchain an
+# error repository adds to write_error_repository()'s BUILD file.
+_TOOLCHAIN_BUILD = Label("//rules/private/templates:python_toolchain.BUILD.tpl")
+_TOOLCHAIN_ERROR_BUILD = Label("//rules/private/templates:python_toolchain_error.BUILD.tpl")
 
 # The targets of the toolchain repository, which an error repository aliases.
 _TOOLCHAIN_TARGETS = ["interpreter.txt", "py3_runtime", "runtime_files", "runtime_pair"]
@@ -309,22 +185,21 @@ def _toolchain_error(rctx, message):
 
     The toolchain resolves, and its runtime fails analysis with the message (printed once)."""
     write_error_repository(rctx, message, _TOOLCHAIN_TARGETS)
-    rctx.file("BUILD.bazel", rctx.read("BUILD.bazel") + """
-toolchain(
-    name = "toolchain",
-    toolchain = ":runtime_pair",
-    toolchain_type = "@bazel_tools//tools/python:toolchain_type",
-)
-""", executable = False)
+    rctx.file("BUILD.bazel", rctx.read("BUILD.bazel") + rctx.read(rctx.path(_TOOLCHAIN_ERROR_BUILD)), executable = False)
 
 def _python_toolchain_repo_impl(rctx):
+    # Every label the function reads, resolved before anything runs: Bazel restarts a repository
+    # function from the top at the first label it has not resolved yet, and a restart after the
+    # copy would copy the interpreter and its standard library a second time.
+    for label in [_RUNTIME_COPY, _RUNTIME_CHECK, _STUB_SHEBANG, _TOOLCHAIN_BUILD, _TOOLCHAIN_ERROR_BUILD] + ERROR_TEMPLATES:
+        rctx.path(label)
     python = find_python(rctx)
     if python.error:
         _toolchain_error(rctx, python.error)
         return
 
     result = rctx.execute(
-        [python.path, "-B", "-c", _RUNTIME_COPY],
+        [python.path, "-B", rctx.path(_RUNTIME_COPY)],
         environment = {"PYTHONHASHSEED": "0"},
         quiet = True,
     )
@@ -339,7 +214,7 @@ def _python_toolchain_repo_impl(rctx):
     runtime = json.decode(result.stdout.strip().split("\n")[-1])
     root = str(rctx.path("."))
     check = rctx.execute(
-        [root + "/bin/python3", "-c", _RUNTIME_CHECK, root],
+        [root + "/bin/python3", rctx.path(_RUNTIME_CHECK), root],
         # An empty PYTHONPATH is none: the user's would add entries outside the repository.
         environment = dict(_runtime_environment(root), PYTHONPATH = ""),
     )
@@ -361,11 +236,11 @@ def _python_toolchain_repo_impl(rctx):
         python.source,
         runtime["executable"],
     ), executable = False)
-    rctx.file("BUILD.bazel", _TOOLCHAIN_BUILD.format(
+    rctx.file("BUILD.bazel", rctx.read(rctx.path(_TOOLCHAIN_BUILD)).format(
         libpython = repr(libpython),
         source = python.source,
         stdlib = runtime["stdlib"],
-        stub_shebang = repr(_STUB_SHEBANG.format(repo = rctx.name)),
+        stub_shebang = repr(rctx.read(rctx.path(_STUB_SHEBANG)).replace("{repo}", rctx.name)),
         version = python.version,
     ), executable = False)
 

@@ -1,0 +1,4 @@
+repository_error(
+    name = "arch_list_check",
+    message = {message},
+)

@@ -1,0 +1,8 @@
+py_library(
+    name = "{name}",
+    srcs = {srcs},
+    data = {data},
+    imports = ["{site}"],
+    deps = {deps},
+)
+
