@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import ast
+import configparser
 import re
 import subprocess
 from pathlib import Path
@@ -11,7 +13,7 @@ import pytest
 REPO = Path(__file__).resolve().parent.parent
 BUILDIFIER = REPO / "node_modules" / ".bin" / "buildifier"
 RUFF = REPO / ".venv" / "bin" / "ruff"
-PYTHON_DIRS = ("tool", "tests", "benchmarks", "conformance")
+PYTHON_DIRS = ("tool", "tests", "benchmarks", "conformance", "rules")
 STARLARK = re.compile(
     r"(^|/)(BUILD|BUILD\.bazel|WORKSPACE|WORKSPACE\.bazel|MODULE\.bazel)$|\.(bzl|bazel)$"
 )
@@ -74,3 +76,69 @@ def test_no_module_is_over_800_lines() -> None:
         if (n := len((REPO / p).read_text(errors="replace").splitlines())) > MAX_MODULE_LINES
     }
     assert long == {}, long
+
+
+# A line that starts a BUILD file's or a .bzl file's call or definition (`load(`, `cc_library(`,
+# `def `), a Python import, a shebang or a C preprocessor line: what a string holds when it is a
+# file of its own.
+FILE_TEXT_LINE = re.compile(
+    r"^(?:[A-Za-z_]\w*\(|def |import |from \S+ import |#!|#(?:pragma|define|include) )"
+)
+
+
+def _documentation(tree: ast.AST) -> set[int]:
+    """The ids of docstrings and `doc =` texts, which may quote such lines as examples."""
+    docs = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Module | ast.FunctionDef) and node.body:
+            first = node.body[0]
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
+                docs.add(id(first.value))
+        elif isinstance(node, ast.keyword) and node.arg == "doc":
+            docs.add(id(node.value))
+    return docs
+
+
+def _strings_holding_files(path: str) -> list[str]:
+    """`path:line` of each multi-line string literal of a .bzl file that holds a file's text."""
+    tree = ast.parse((REPO / path).read_text(), path)
+    docs = _documentation(tree)
+    found = []
+    for node in ast.walk(tree):
+        if (
+            not isinstance(node, ast.Constant)
+            or not isinstance(node.value, str)
+            or id(node) in docs
+        ):
+            continue
+        lines = node.value.strip("\n").split("\n")
+        if len(lines) > 1 and any(FILE_TEXT_LINE.match(line) for line in lines):
+            found.append(f"{path}:{node.lineno}")
+    return found
+
+
+def test_no_file_in_a_starlark_string() -> None:
+    """The rules write BUILD files and run programs that are files of their own.
+
+    A repository rule reads them through a Label of rules/private/templates/ or
+    rules/private/programs/, where they read as what they are, ruff and mypy check the programs,
+    and buildifier's formatting of Starlark leaves them alone.
+    """
+    bzl = [p for p in _repo_files() if p.startswith("rules/") and p.endswith(".bzl")]
+    assert "rules/private/repositories/torch.bzl" in bzl, bzl
+    found = [hit for p in bzl for hit in _strings_holding_files(p)]
+    assert found == [], (
+        "a .bzl string holds a BUILD file or a program; make it a file under "
+        "rules/private/templates/ or rules/private/programs/: " + ", ".join(found)
+    )
+
+
+def test_programs_under_rules_are_type_checked() -> None:
+    """The Python programs the repository rules run are in mypy.ini's `files` (test_typecheck)."""
+    parser = configparser.ConfigParser()
+    parser.read(REPO / "mypy.ini")
+    roots = [f.strip() for f in parser["mypy"]["files"].split(",")]
+    programs = [p for p in _repo_files() if p.startswith("rules/") and p.endswith(".py")]
+    assert "rules/private/programs/copy_python_runtime.py" in programs, programs
+    unchecked = [p for p in programs if not any(p.startswith(r + "/") for r in roots)]
+    assert unchecked == [], f"add them to mypy.ini's files: {unchecked}"
