@@ -22,7 +22,7 @@ CUDA keys in --keys (`--keys CPU,...,CUDA`, run with a CUDA wheel's interpreter:
 too: atengen writes them to its CUDA tree (`--cuda_output_dir`), and both sides then compile with
 the include path of the CUDA toolkit at --cuda_dir and of the nvidia-* wheels beside torch.
 
-atengen's sources compile as aten_codegen compiles them (rules/private/pch.bzl): each starts
+atengen's sources compile as aten_codegen compiles them (rules/private/rules/pch.bzl): each starts
 with the GCC precompiled header it names (the light one of Tensor.h and the runtime, or the full
 one that adds torch/library.h), both built once per set of flags. P3 counts those builds (their
 CPU seconds, and their RSS in P4); P2 does not: an edit of the op YAML leaves the headers' inputs

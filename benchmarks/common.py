@@ -101,7 +101,7 @@ def wheel_facts_file(tmp: Path, torch_dir: str = "") -> Path:
 
 
 # What CMake writes into c10/cuda/impl/cuda_cmake_macros.h for the CUDA wheels, which the CPU
-# wheel lacks (the @local_cuda repository's stub, rules/private/cuda.bzl).
+# wheel lacks (the @local_cuda repository's stub, rules/private/repositories/local_cuda.bzl).
 _CUDA_CMAKE_MACROS = "#define C10_CUDA_BUILD_SHARED_LIBS\n"
 
 

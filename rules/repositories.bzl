@@ -53,7 +53,7 @@ def rules_aten_dependencies(main_workspace_file = "@//:WORKSPACE"):
         searched for .venv (use "@//:WORKSPACE.bazel" if the workspace has no WORKSPACE).
     """
 
-    # See rules/private/python.bzl, pip.bzl, torch.bzl and cuda.bzl.
+    # See rules/private/repositories/: python.bzl, pip.bzl, torch.bzl and local_cuda.bzl.
     _maybe(python_toolchain_repo, "rules_aten_python", main_workspace_file = main_workspace_file)
     _maybe(
         pip_repo,

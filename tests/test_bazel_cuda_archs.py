@@ -1,4 +1,4 @@
-"""The GPU architectures nvcc compiles `cuda_srcs` for (rules/private/cuda_archs.bzl):
+"""The GPU architectures nvcc compiles `cuda_srcs` for (rules/private/common/cuda_archs.bzl):
 TORCH_CUDA_ARCH_LIST in torch's syntax and with the family codes (`10.0f`) of torch's CMake build
 and vLLM's, compiled by the local nvcc, the --@rules_aten//:cuda_archs build setting (which
 wins), and one message for a value that does not parse.

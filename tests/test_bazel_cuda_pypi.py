@@ -1,4 +1,4 @@
-"""nvcc from PyPI (rules/private/cuda_pypi.bzl): on a CUDA build of torch with no installed CUDA
+"""nvcc from PyPI (rules/private/repositories/cuda_pypi.bzl): on a CUDA build of torch with no installed CUDA
 toolkit of its CUDA major version, or with RULES_ATEN_CUDA_DIR=pypi, @local_cuda takes nvcc, its
 headers and cicc from the wheels that //third_party:cuda_nvcc_wheels.lock pins for the CUDA
 version torch's METADATA requires (`cuda-toolkit==PIN`). Part of the CUDA slice
@@ -238,7 +238,7 @@ def test_a_cuda_version_the_lock_lacks_is_one_line(workspace: Path) -> None:
     (workspace / "other_cuda.lock").write_text("\n".join(others) + "\n")
     original = (workspace / "WORKSPACE").read_text()
     declared = (
-        'load("@rules_aten//rules/private:cuda_pypi.bzl", "cuda_nvcc_pypi_repo")\n\n'
+        'load("@rules_aten//rules/private:repositories/cuda_pypi.bzl", "cuda_nvcc_pypi_repo")\n\n'
         'cuda_nvcc_pypi_repo(name = "rules_aten_cuda_nvcc", lock = "//:other_cuda.lock")\n\n'
     )
     anchor = "rules_aten_dependencies()\n"

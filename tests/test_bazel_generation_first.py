@@ -1,5 +1,5 @@
 """A mistake in the op YAML is reported before any compile starts, and a regeneration rebuilds no
-precompiled header (rules/private/pch.bzl).
+precompiled header (rules/private/rules/pch.bzl).
 
 The README quickstart's workspace, plus `myops_tuned`: the same op YAML in a library with copts of
 its own. Each library's precompiled headers wait for its generator (pch.bzl's `plan`: the

@@ -5,7 +5,7 @@ install) is one message, printed once.
 Each case builds the README quickstart's workspace (`bazel build --nobuild`: loading and analysis,
 where the message surfaces) with one bad setting, and counts the message in Bazel's output. The
 repository rules write such a problem into the repository as a target whose analysis fails
-(rules/private/repo_error.bzl), instead of calling fail(), which Bazel 4.2.3 prints four times
+(rules/private/repositories/repo_error.bzl), instead of calling fail(), which Bazel 4.2.3 prints four times
 in two tracebacks. A fix by an environment variable is picked up by itself; one in place (torch
 installed into the same interpreter) after `bazel sync --configure`, as the message says.
 """

@@ -4,7 +4,7 @@ a torch outside the workspace that changes in place stops the generator with one
 
 @torch's headers and libraries are symlinks into the wheel, which a build follows by itself; its
 facts (torch_facts.json, which the generator reads, and defs.bzl) come from the probe, which runs
-when the repository is set up. rules/private/torch.bzl reads the venv's pyvenv.cfg and
+when the repository is set up. rules/private/repositories/torch.bzl reads the venv's pyvenv.cfg and
 torch/version.py by label, so Bazel 4 sets the repository up again when either changes, the
 `.venv` link included; it cannot name a file outside the workspace so, and there the generator
 compares @torch//:version.py, a link to the wheel's, with the facts. Each case builds the README

@@ -117,7 +117,7 @@ def edit(path: Path, old: str, new: str) -> None:
 
 def test_an_edited_docstring_makes_rules_md_stale_until_regenerated(checkout: Path) -> None:
     edit(
-        checkout / "rules/private/codegen.bzl",
+        checkout / "rules/private/rules/codegen.bzl",
         "      cuda_copts: extra nvcc options for `cuda_srcs`.",
         "      cuda_copts: more nvcc options for `cuda_srcs`.",
     )
@@ -136,66 +136,66 @@ def test_an_edited_docstring_makes_rules_md_stale_until_regenerated(checkout: Pa
 # (file, text, its replacement; the start of the one error line, and a part of its message)
 BAD_INPUTS = {
     "undocumented argument": (
-        "rules/private/codegen.bzl",
+        "rules/private/rules/codegen.bzl",
         "      tags: tags of the targets.\n",
         "",
-        "rules/private/codegen.bzl:",
+        "rules/private/rules/codegen.bzl:",
         "error: aten_codegen's docstring does not document ['tags']",
     ),
     "argument the signature lacks": (
-        "rules/private/backend.bzl",
+        "rules/private/rules/backend.bzl",
         "      copts: extra compiler options.\n",
         "      copts: extra compiler options.\n      coptz: a typo.\n",
-        "rules/private/backend.bzl:",
+        "rules/private/rules/backend.bzl:",
         "error: external_backend_codegen's docstring documents ['coptz'], which its signature",
     ),
     "bare angle brackets": (
-        "rules/private/providers.bzl",
+        "rules/private/common/providers.bzl",
         "`<ns>/ops/<root>_native.h`",
         "<ns>/ops/<root>_native.h",
-        "rules/private/providers.bzl:",
+        "rules/private/common/providers.bzl:",
         "error: AtenCodegenInfo.headers: '<ns>/ops/<root>_native.h of cu'... outside backticks",
     ),
     "unclosed code span": (
-        "rules/private/codegen.bzl",
+        "rules/private/rules/codegen.bzl",
         "extra nvcc options for `cuda_srcs`.",
         "extra nvcc options for `cuda_srcs.",
-        "rules/private/codegen.bzl:",
+        "rules/private/rules/codegen.bzl:",
         "error: aten_codegen(cuda_copts): a code span is not closed",
     ),
     "broken link": (
-        "rules/private/codegen.bzl",
+        "rules/private/rules/codegen.bzl",
         "(docs/design.md#precompiled-headers)",
         "(docs/desing.md#precompiled-headers)",
-        "rules/private/codegen.bzl:",
+        "rules/private/rules/codegen.bzl:",
         "error: aten_codegen(pch): the link (docs/desing.md#precompiled-headers) names no file",
     ),
     "Default: beside a signature default": (
-        "rules/private/codegen.bzl",
+        "rules/private/rules/codegen.bzl",
         "      cuda_copts: extra nvcc options for `cuda_srcs`.",
         "      cuda_copts: extra nvcc options for `cuda_srcs`. Default: none.",
-        "rules/private/codegen.bzl:",
+        "rules/private/rules/codegen.bzl:",
         "error: aten_codegen(cuda_copts): `Default: none` in the docstring, but the signature's",
     ),
     "syntax error": (
-        "rules/private/model_check.bzl",
+        "rules/private/rules/model_check.bzl",
         "def _aten_model_check_impl(ctx):",
         "def _aten_model_check_impl(ctx)",
-        "rules/private/model_check.bzl:5:",
+        "rules/private/rules/model_check.bzl:5:",
         "error: cannot parse it: expected ':'",
     ),
     "attrs beyond the evaluator": (
-        "rules/private/model_check.bzl",
+        "rules/private/rules/model_check.bzl",
         "attrs = generator_attrs(default_to_torch = True),",
         "attrs = {k: v for k, v in generator_attrs(True).items() if k},",
-        "rules/private/model_check.bzl:",
+        "rules/private/rules/model_check.bzl:",
         "error: cannot evaluate",
     ),
     "loaded name that does not exist": (
         "rules/defs.bzl",
         '_aten_model_check = "aten_model_check"',
         '_aten_model_check = "aten_model_chek"',
-        "rules/private/model_check.bzl:",
+        "rules/private/rules/model_check.bzl:",
         "error: 'aten_model_chek' is neither defined nor loaded here",
     ),
     "unknown block": (

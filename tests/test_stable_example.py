@@ -84,7 +84,7 @@ def library(summary: list[str], tmp_path_factory) -> Path:
 
 
 def _has_toolkit() -> bool:
-    # What @local_cuda looks for (rules/private/cuda.bzl), for a CPU wheel: any toolkit.
+    # What @local_cuda looks for (rules/private/repositories/local_cuda.bzl), for a CPU wheel: any toolkit.
     named = os.environ.get("RULES_ATEN_CUDA_DIR", "").strip()
     if named == "none":
         return False

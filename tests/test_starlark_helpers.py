@@ -52,7 +52,7 @@ register_unittest_toolchains()
 # One expectation that is wrong: 9.0 is sm_90, not sm_80.
 WRONG_TEST = """\
 load("@bazel_skylib//lib:unittest.bzl", "asserts", "unittest")
-load("@rules_aten//rules/private:cuda_archs.bzl", "parse_arch_list")
+load("@rules_aten//rules/private:common/cuda_archs.bzl", "parse_arch_list")
 
 def _impl(ctx):
     env = unittest.begin(ctx)

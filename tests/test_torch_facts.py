@@ -194,7 +194,7 @@ def test_a_release_below_the_floor_is_one_line_and_a_newer_one_a_warning():
 
 
 def test_the_probe_tells_the_torch_rule_the_release_policy():
-    """@torch applies the policy through the probe's release_support (rules/private/torch.bzl)."""
+    """@torch applies the policy through the probe's release_support (rules/private/repositories/torch.bzl)."""
     from torch_probe import support_of
 
     supported = list(tf.SUPPORTED_RELEASES)

@@ -1,6 +1,6 @@
-"""The action of aten_wheel (rules/private/wheel.bzl): one operator library, its typed stubs and
+"""The action of aten_wheel (rules/private/rules/wheel.bzl): one operator library, its typed stubs and
 the user's Python modules, as a wheel `pip install` puts into any venv of a torch it loads into;
-and, with `--layout=kernel_hub`, the action of aten_kernel_hub (rules/private/kernel_hub.bzl):
+and, with `--layout=kernel_hub`, the action of aten_kernel_hub (rules/private/rules/kernel_hub.bzl):
 the same library as `build/<variant>/` for Hugging Face's `kernels` (atengen/shipping/kernel_hub.py).
 
     aten_wheel.py --label=//:wheel --library=libx.so --op_yaml=ops.yaml --tags_yaml=tags.yaml

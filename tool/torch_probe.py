@@ -7,7 +7,7 @@ TORCH_DIR is the `torch` package directory to describe; without it, the one the 
 import (found without importing it, which takes seconds). Everything is read from the wheel's
 files; only a CUDA wheel is imported, for what only the running module knows: its CUDA
 architectures (torch.cuda.get_arch_list()). The @torch repository
-rule (rules/private/torch.bzl) runs it with the interpreter it found and writes the result to
+rule (rules/private/repositories/torch.bzl) runs it with the interpreter it found and writes the result to
 @torch//:torch_facts.json, which `atengen generate --torch_facts` reads. Standard library and
 torch only (with atengen/torch_facts.py, atengen/wheel_facts.py and atengen/wheel_symbols.py
 beside it, which are too): it runs on the user's interpreter, not the generator's.
@@ -204,7 +204,7 @@ def wheel_exports(torch_dir: str) -> dict[str, object]:
 
 
 def print_json(value: object) -> None:
-    """Prints ``value`` as JSON for rules/private/torch.bzl, paths as their bytes.
+    """Prints ``value`` as JSON for rules/private/repositories/torch.bzl, paths as their bytes.
 
     Bazel 4 reads a process's output as Latin-1, one character per byte, and holds paths the same
     way. So a path printed as its own (UTF-8) bytes comes back as that path, where JSON's

@@ -160,7 +160,8 @@ def aten_cuda_library(name, codegen, deps, kernel_deps, cuda_srcs, cuda_gencode,
     """`<name>_cuda`: the archive of the generator's CUDA-key registrations and of `cuda_srcs`.
 
     The registrations are compiled as C++ (only kernels are `.cu`); `cuda_srcs` by nvcc, into
-    `<name>_cuda_kernels` (rules/private/cuda.bzl), for the architectures cuda_archs.bzl picks.
+    `<name>_cuda_kernels` (rules/private/rules/cuda_objects.bzl), for the architectures cuda_archs.bzl
+    picks.
 
     Args:
       name: the library's name (aten_codegen's).

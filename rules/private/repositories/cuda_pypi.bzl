@@ -20,7 +20,7 @@ that failed or whose sha256 differs), which @local_cuda reports once (repo_error
 
 CUDA_WHEELS_URL_ENV = "RULES_ATEN_CUDA_WHEELS_URL"
 
-# @torch's defs.bzl: TORCH_VERSION, TORCH_CUDA and TORCH_DIR (rules/private/torch.bzl).
+# @torch's defs.bzl: TORCH_VERSION, TORCH_CUDA and TORCH_DIR (rules/private/repositories/torch.bzl).
 TORCH_DEFS = Label("@torch//:defs.bzl")
 
 # What @local_cuda reads of this repository.

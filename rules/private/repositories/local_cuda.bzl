@@ -8,7 +8,8 @@ Which toolkit, given the torch wheel (@torch's defs.bzl: a CUDA wheel's CUDA ver
      version (a CPU wheel takes any toolkit); one of another major version is passed over;
   3. else, for a CPU wheel: no toolkit;
   4. else, for a CUDA wheel: nvcc from PyPI, at the CUDA version the wheel pins
-     (@rules_aten_cuda_nvcc: rules/private/cuda_pypi.bzl and //third_party:cuda_nvcc_wheels.lock).
+     (@rules_aten_cuda_nvcc: rules/private/repositories/cuda_pypi.bzl and
+     //third_party:cuda_nvcc_wheels.lock).
      When it cannot be installed, the build fails with one line saying why.
 The toolkit's version is CUDART_VERSION in its include/cuda_runtime_api.h. The choice, and why, is
 one line (`rules_aten: ...`) printed when the repository is fetched for a CUDA build of torch (or

@@ -287,7 +287,7 @@ def aten_codegen(
       cuda: generate and compile the CUDA keys' registrations, when there is a toolkit.
       cuda_srcs: `.cu` kernel sources, compiled with the toolkit's nvcc into `N_cuda` (target
         `N_cuda_kernels`), with torch's extension-builder flags (`--expt-relaxed-constexpr`, no
-        implicit half/bfloat16 conversions; `rules/private/cuda.bzl`), `-std=c++20 -Xcompiler
+        implicit half/bfloat16 conversions; `rules/private/rules/cuda_objects.bzl`), `-std=c++20 -Xcompiler
         -fPIC`, the wheel's `_GLIBCXX_USE_CXX11_ABI`, and the include paths of torch, the
         toolkit, the wheel's `nvidia/*/include` and the generated headers: they include the
         generated `<ns>/ops/<root>_native.h` as `srcs` do. Without a toolkit they are not
@@ -307,14 +307,14 @@ def aten_codegen(
         the torch and standard headers every kernel source starts with (a kernel edit then
         recompiles in about a second). They are `N`'s own, `N_pch_<kind>`, built with its `copts`
         after its generator, so that a YAML mistake is reported before they start
-        (`rules/private/pch.bzl`; [design.md](docs/design.md#precompiled-headers)). Tested with
+        (`rules/private/rules/pch.bzl`; [design.md](docs/design.md#precompiled-headers)). Tested with
         GCC; `False` compiles without them.
       abi: `"release"`: the library uses torch's full C++ API (ATen, generated autograd,
         functionalization) and loads into the build's torch release only
         ([One torch release per library](docs/rules.md#one-torch-release-per-library)).
         `"stable"`: it uses only LibTorch's stable ABI and loads into every torch release from
         `torch_target` on ([Stable ABI](docs/rules.md#stable-abi-abi--stable),
-        `rules/private/stable.bzl`): `N_codegen` runs `atengen stable`, whose registrations
+        `rules/private/rules/stable.bzl`): `N_codegen` runs `atengen stable`, whose registrations
         (`STABLE_TORCH_LIBRARY_IMPL`) call kernels declared in stable types
         (`torch::stable::Tensor`) in `<ns>/ops/<root>_native.h`, and whose call API
         (`atengen/stable/ops/<root>.h`: `atengen::stable::<op>(...)`) reaches aten's operators

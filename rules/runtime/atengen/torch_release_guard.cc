@@ -28,7 +28,7 @@ namespace {
 constexpr const char kBuildRelease[] =
     C10_STRINGIZE(TORCH_VERSION_MAJOR) "." C10_STRINGIZE(TORCH_VERSION_MINOR);
 
-// How to build once instead: aten_codegen's stable mode (rules/private/stable.bzl).
+// How to build once instead: aten_codegen's stable mode (rules/private/rules/stable.bzl).
 constexpr const char kBuildOnce[] =
     ", or with aten_codegen(abi = \"stable\") to load into every release from 2.11";
 

@@ -3,7 +3,7 @@
     atengen kernel-pch-header --output=FILE SOURCE...
 
 It holds the torch and standard headers that every SOURCE starts with
-(atengen/render/leading_includes.py); rules/private/pch.bzl precompiles it (kind `kernels`). Its
+(atengen/render/leading_includes.py); rules/private/rules/pch.bzl precompiles it (kind `kernels`). Its
 bytes change only when those includes do, so an edit of a kernel's body does not rebuild it.
 """
 

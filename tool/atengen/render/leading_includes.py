@@ -1,7 +1,7 @@
 """The header a library's hand-written kernel sources are precompiled with: the torch and
 standard headers they all start with.
 
-rules/private/pch.bzl precompiles it (kind `kernels`) and puts it before each source with
+rules/private/rules/pch.bzl precompiles it (kind `kernels`) and puts it before each source with
 `-include`. It holds what the sources include first anyway, so a source compiles the same with it
 or without it: from where its own includes end, include guards skip them. A kernel that starts with
 `<ATen/ATen.h>` gets a precompiled `ATen/ATen.h` (about 25 CPU s to make, a third of a second per

@@ -16,7 +16,7 @@ from atengen.model.native_function import NativeFunction, root_name
 
 # `auto`: per file set (a dispatch key's registrations, a namespace's schemas), the fewest
 # buckets, a power of two, that hold at most AUTO_OPERATORS_PER_BUCKET operators on average (so
-# 24 to 48). With the light precompiled header (rules/private/pch.bzl) and the kernel signatures
+# 24 to 48). With the light precompiled header (rules/private/rules/pch.bzl) and the kernel signatures
 # compiled apart (aten/kernel_signatures.py), a registration source costs ~0.3 CPU s plus ~10 ms
 # per kernel (g++ -std=c++20, no -O): a one-kernel edit recompiles ~0.6-0.9 CPU s per key it
 # touches. Smaller buckets would make that little cheaper, and write and compile more files for
