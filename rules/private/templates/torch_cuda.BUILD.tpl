@@ -42,7 +42,7 @@ cc_library(
 )
 
 # For a library loaded into a torch process (see cpu_libraries): the headers alone. It links
-# cuda_libraries by path and as needed (rules/private/cc_targets.bzl), so that without CUDA code it
+# cuda_libraries by path and as needed (rules/private/macros/cc_targets.bzl), so that without CUDA code it
 # does not depend on them and loads into a CPU-only torch too.
 cc_library(
     name = "torch_cuda_headers",
