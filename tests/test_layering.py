@@ -10,7 +10,7 @@ module reaches into another module's private (underscore) names.
   builds on backend: a lazy backend is an external backend with generated kernels; ``pymodule``,
   the Python module of a stable-ABI library, on autograd: it translates the derivatives YAML the
   autograd loader reads); ``shipping``:
-  aten_wheel's stubs and wheel (tool/aten_wheel.py drives it);
+  aten_wheel's stubs and wheel (`atengen wheel` drives it);
 - ``pipelines``: one pure function per product, from an options object to the files to write;
 - ``cli``: flags into options, one pipeline, the write.
 
@@ -32,10 +32,10 @@ SHARED = {
     "atengen",
     "atengen.errors",
     "atengen.cached",
-    "atengen.torch_facts",
-    "atengen.wheel_facts",
+    "atengen.facts.torch_facts",
+    "atengen.facts.wheel_facts",
     "atengen.input_files",
-    "atengen.wheel_symbols",
+    "atengen.facts.wheel_symbols",
 }
 # What each layer may import besides SHARED and itself.
 _BASE = {"yaml", "model", "render", "api"}
@@ -55,7 +55,7 @@ ALLOWED = {
     "cli": {"pipelines", "render"},
 }
 # What each layer holds: the labels of docs/layers.dot and the list in atengen's docstring, which
-# tool/docs/gen_layers.py makes from ALLOWED and these (`./dev docs`).
+# devtools/docs/gen_layers.py makes from ALLOWED and these (`./dev docs`).
 DESCRIPTIONS = {
     "yaml": "YAML with line numbers (a fast reader for plain block YAML, PyYAML's C parser for "
     "the rest, with bounds on depth and aliases)",
@@ -70,7 +70,7 @@ DESCRIPTIONS = {
     "backend": "backend YAML, resolution, kernel check, emitter",
     "autograd": "derivatives model, backward nodes and kernels",
     "stable": "stable-ABI sources, which load into every torch release from their target on",
-    "shipping": "aten_wheel's stubs and wheel (tool/aten_wheel.py drives it)",
+    "shipping": "aten_wheel's stubs and wheel (`atengen wheel` drives it)",
     "lazy": "IR nodes and kernels (a lazy backend is an external backend with generated kernels)",
     "pymodule": "the Python module of a stable-ABI library (it translates the derivatives YAML "
     "the autograd loader reads)",

@@ -29,7 +29,7 @@ import time
 import traceback
 from dataclasses import dataclass, field
 
-from atengen import torch_facts
+from atengen.facts import torch_facts
 from atengen.cli.main import main
 from atengen.errors import SchemaError
 from atengen.model.schema import parse_schema

@@ -21,7 +21,7 @@ Its layers (generated from tests/test_layering.py by ./dev docs), lowest first:
   ``render/``, ``api/``.
 - ``stable/``: stable-ABI sources, which load into every torch release from their target on;
   imports ``yaml/``, ``model/``, ``render/``, ``api/``.
-- ``shipping/``: aten_wheel's stubs and wheel (tool/aten_wheel.py drives it); imports ``yaml/``,
+- ``shipping/``: aten_wheel's stubs and wheel (`atengen wheel` drives it); imports ``yaml/``,
   ``model/``, ``render/``, ``api/``.
 - ``lazy/``: IR nodes and kernels (a lazy backend is an external backend with generated
   kernels); imports ``yaml/``, ``model/``, ``render/``, ``api/``, ``backend/``.

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from atengen import torch_facts
+from atengen.facts import torch_facts
 from atengen.api.calls import OpRef, functional_call_args, op_ref
 from atengen.api.declarations import wrapper_returns
 from atengen.errors import CannotGenerate

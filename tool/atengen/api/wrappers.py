@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from atengen import torch_facts
+from atengen.facts import torch_facts
 from atengen.api.calls import (
     OpRef,
     functional_call_args,

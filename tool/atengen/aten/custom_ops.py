@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 
-from atengen import torch_facts
+from atengen.facts import torch_facts
 from atengen.api.declarations import dispatch_kernel_declaration
 from atengen.api.structured import (
     impl_class_declaration,
@@ -36,7 +36,7 @@ from atengen.model.schema_types import ListType, OptionalType
 from atengen.render.output import GeneratedFile
 from atengen.render.shards import ShardSetting
 from atengen.render.templates import Templates
-from atengen.wheel_facts import WheelFacts
+from atengen.facts.wheel_facts import WheelFacts
 
 
 def check_supported(functions: list[NativeFunction], wheel: WheelFacts | None = None) -> None:

@@ -74,7 +74,7 @@ from atengen.model.schema import SchemaKind
 from atengen.render.output import GeneratedFile
 from atengen.render.shards import ShardSetting
 from atengen.render.templates import Templates
-from atengen.wheel_facts import AutogradHelpers
+from atengen.facts.wheel_facts import AutogradHelpers
 
 
 @dataclass(frozen=True)

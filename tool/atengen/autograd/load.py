@@ -45,7 +45,7 @@ from atengen.errors import AtengenError, Location
 from atengen.model.native_function import DEFAULT_NAMESPACE, NativeFunction, describe_value
 from atengen.model.operator_model import OperatorModel
 from atengen.model.schema import SchemaKind
-from atengen.wheel_facts import AutogradHelpers
+from atengen.facts.wheel_facts import AutogradHelpers
 from atengen.yaml.loader import YamlList, YamlMap, load_yaml
 
 _BACKEND_COMPONENTS = (

@@ -25,7 +25,7 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from atengen import torch_facts
+from atengen.facts import torch_facts
 from atengen.api.calls import MissingArgument, functional_call_args, int_expr, native_args
 from atengen.api.declarations import (
     native_declaration,

@@ -22,7 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cached_property
 
-from atengen import torch_facts, wheel_facts
+from atengen.facts import torch_facts, wheel_facts
 from atengen.backend.spec import BackendYaml, OpEntry
 from atengen.errors import AtengenError, did_you_mean, shown
 from atengen.model.groups import NativeFunctionsGroup

@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from atengen import torch_facts
+from atengen.facts import torch_facts
 from atengen.errors import AtengenError, Location, SchemaError
 from atengen.model import dispatch_keys as dk
 from atengen.model.native_function import describe_value

@@ -1,80 +1,62 @@
-"""The last step of an ABI-bound library (aten_shared_library): lib<name>.so is the linked
-library with its references to torch's libraries made weak, so that the dynamic loader never
-refuses it for a symbol another torch release lacks. Its code then runs, and the release guard
-(rules/runtime/atengen/torch_release_guard.cc) refuses it with one line that names both releases,
-before anything of it is registered; in the release it was built for, the guard also checks that
-every weak reference found its symbol.
+"""`atengen bound-link`: the last step of an ABI-bound lib<name>.so (rules/private/cc_targets.bzl,
+aten_release_bound_library).
 
-Before that, the missing-kernel check (atengen/kernel_link_check.py): a strong undefined
-reference to a kernel the generated headers under a `--kernel_headers` directory declare, that
-neither torch's libraries nor a `--shared_library` (the user's deps) define, fails the step with
-one `header:line: error:` line per kernel, and no output is written.
+    atengen bound-link --label=LABEL --linked=LIBRARY --output=FILE --torch_library=PATH...
+        [--kernel_headers=DIR]... [--shared_library=PATH]...
 
-    release_bound_link.py [--kernel_headers=DIR]... [--shared_library=PATH]...
-        LABEL LINKED_LIBRARY OUTPUT TORCH_LIBRARY...
+FILE is LIBRARY with its references to the torch libraries' symbols made weak, so that in
+another torch release the release guard, not the dynamic loader, refuses it
+(atengen/linkcheck/bound_link.py). A kernel the generated headers under a DIR declare that
+neither torch nor a `--shared_library` (the user's deps) defines is one `header:line: error:`
+line, exit 1, and nothing written.
 """
 
 from __future__ import annotations
 
+import argparse
 import sys
+from typing import TYPE_CHECKING
 
-from atengen.kernel_link_check import declared_kernels, demangler, messages, missing_kernels
-from atengen.wheel_symbols import (
-    defined_among,
-    defined_dynamic_symbols,
-    undefined_dynamic_symbols,
-    with_weak_references,
-)
-
-_USAGE = (
-    "usage: release_bound_link.py [--kernel_headers=DIR]... [--shared_library=PATH]... "
-    "LABEL LINKED_LIBRARY OUTPUT TORCH_LIBRARY..."
-)
+if TYPE_CHECKING:
+    from atengen.cli.common import Commands
 
 
-def main(argv: list[str]) -> int:
-    header_dirs, shared_libraries = [], []
-    while argv and argv[0].startswith("--"):
-        flag, _, value = argv[0].partition("=")
-        if flag == "--kernel_headers":
-            header_dirs.append(value)
-        elif flag == "--shared_library":
-            shared_libraries.append(value)
-        else:
-            print(f"release_bound_link.py: unknown flag {flag}\n{_USAGE}", file=sys.stderr)
-            return 2
-        argv = argv[1:]
-    if len(argv) < 4:
-        print(_USAGE, file=sys.stderr)
-        return 2
-    label, library, output, *torch_libraries = argv
+def add_bound_link_command(commands: Commands) -> None:
+    # No abbreviated flags: a mistyped one is refused, as the rule never abbreviates.
+    p = commands.add_parser(
+        "bound-link",
+        help="the last step of an ABI-bound library: its references to torch weak",
+        allow_abbrev=False,
+    )
+    p.add_argument("--label", required=True, help="The library's label, for messages.")
+    p.add_argument("--linked", required=True, help="The library the linker wrote.")
+    p.add_argument("--output", required=True, help="The library to write.")
+    p.add_argument(
+        "--torch_library", action="append", required=True, help="A library of torch's (repeated)."
+    )
+    p.add_argument(
+        "--kernel_headers", action="append", default=[], help="A generated header directory."
+    )
+    p.add_argument(
+        "--shared_library", action="append", default=[], help="A shared library of the deps."
+    )
+    p.set_defaults(run=_bound_link)
+
+
+def _bound_link(args: argparse.Namespace) -> int:
+    # Here, not at start-up: every other command's action would pay for the ELF reader.
+    from atengen.linkcheck.bound_link import bound_link
+
     try:
-        undefined = undefined_dynamic_symbols(library)
-        strong = frozenset(s.name.encode() for s in undefined if not s.weak)
-        # Only what the library refers to is looked up (through the libraries' hash tables).
-        torch_names = frozenset().union(*(defined_among(path, strong) for path in torch_libraries))
-        if header_dirs:
-            declared = declared_kernels(header_dirs)
-            elsewhere = torch_names.union(
-                *(defined_among(path, strong) for path in shared_libraries)
-            )
-            missing = missing_kernels(
-                undefined,
-                elsewhere,
-                defined_dynamic_symbols(library, (b"_ZN",)),
-                declared,
-            )
-            if missing:
-                print("\n".join(messages(label, missing, demangler())), file=sys.stderr)
-                return 1
-        edited, _ = with_weak_references(library, torch_names)
+        result = bound_link(
+            args.label, args.linked, args.torch_library, args.kernel_headers, args.shared_library
+        )
     except ValueError as e:
-        print(f"rules_aten: {label}: {e}", file=sys.stderr)
+        print(f"rules_aten: {args.label}: {e}", file=sys.stderr)
         return 1
-    with open(output, "wb") as f:
-        f.write(edited)
+    if result.problems:
+        print("\n".join(result.problems), file=sys.stderr)
+        return 1
+    with open(args.output, "wb") as f:
+        f.write(result.library)
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))

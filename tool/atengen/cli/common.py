@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 
     from atengen.pipelines.inputs import YamlInputs
     from atengen.render.templates import TemplateOptions
-    from atengen.wheel_facts import AutogradHelpers, WheelFacts
+    from atengen.facts.wheel_facts import AutogradHelpers, WheelFacts
 
 
 class UsageError(Exception):
@@ -243,7 +243,7 @@ def wheel_facts(path: str | None, version_py: str | None = None) -> WheelFacts |
         return None
     from atengen.errors import Location
     from atengen.pipelines.inputs import read_text
-    from atengen.wheel_facts import parse_wheel_facts, stale_facts
+    from atengen.facts.wheel_facts import parse_wheel_facts, stale_facts
 
     try:
         wheel = parse_wheel_facts(read_text(path, "--torch_facts"))
@@ -286,9 +286,9 @@ def autograd_helpers(wheel: WheelFacts | None, facts_path: str | None) -> Autogr
 def read_autograd_helpers(torch_dir: str) -> AutogradHelpers:
     """The FunctionsManual.h helpers of the torch package at ``torch_dir``, read from its
     lib/libtorch_cpu.so and its header; one-line errors when either cannot be read."""
-    from atengen import wheel_symbols
+    from atengen.facts import wheel_symbols
     from atengen.pipelines.inputs import read_text
-    from atengen.wheel_facts import AutogradHelpers
+    from atengen.facts.wheel_facts import AutogradHelpers
 
     header = os.path.join(torch_dir, "include", "torch", "csrc", "autograd", "FunctionsManual.h")
     native = os.path.join(

@@ -11,15 +11,22 @@ Commands:
   stable    stable-ABI registrations of custom namespaces, and a stable call API for aten
   kernel-pch-header
             the header precompiled for a library's kernel sources
+  stable-link-check
+            the link check of a stable-ABI library, then its copy
+  bound-link
+            the last step of an ABI-bound library: its references to torch made weak
+  wheel     a library and its stubs as a wheel (aten_wheel), or a kernel hub (aten_kernel_hub)
 
 `main(argv)` is callable in-process: it keeps no state between calls, reads no global flags,
 and returns the exit code (0 success, 1 bad input, 2 bad command line).
 
 Each command module turns its flags into its pipeline's options and calls the pipeline
 (atengen.pipelines), which returns the files to write; `main` prints the pipeline's warnings and
-report and writes its files, all or nothing. Every command's flags are defined at start-up, but
-only the command that runs imports its pipeline (inside its run function): a Bazel action that
-runs `atengen lazy` does not pay for importing the autograd or aten emitters.
+report and writes its files, all or nothing. The link steps and `wheel` write their one output
+themselves and return the exit code, having printed their `rules_aten: <label>: ...` lines.
+Every command's flags are defined at start-up, but only the command that runs imports its
+pipeline (inside its run function): a Bazel action that runs `atengen lazy` does not pay for
+importing the autograd or aten emitters, nor a link step for the model.
 """
 
 from __future__ import annotations
@@ -31,12 +38,15 @@ from typing import TYPE_CHECKING
 
 from atengen.cli.autograd_command import add_autograd_command
 from atengen.cli.backend_command import add_backend_command
+from atengen.cli.bound_link_command import add_bound_link_command
 from atengen.cli.common import Parser, UsageError, input_files
 from atengen.cli.generate_command import add_generate_command
 from atengen.cli.lazy_command import add_lazy_command
 from atengen.cli.model_commands import add_check_command, add_dump_command
 from atengen.cli.pch_command import add_kernel_pch_header_command
 from atengen.cli.stable_command import add_stable_command
+from atengen.cli.stable_link_check_command import add_stable_link_check_command
+from atengen.cli.wheel_command import add_wheel_command
 from atengen.errors import AtengenError, format_warnings
 
 if TYPE_CHECKING:
@@ -51,6 +61,9 @@ COMMANDS = (
     "autograd",
     "stable",
     "kernel-pch-header",
+    "stable-link-check",
+    "bound-link",
+    "wheel",
 )
 
 
@@ -68,6 +81,9 @@ def build_parser() -> argparse.ArgumentParser:
     add_autograd_command(commands)
     add_stable_command(commands)
     add_kernel_pch_header_command(commands)
+    add_stable_link_check_command(commands)
+    add_bound_link_command(commands)
+    add_wheel_command(commands)
     return parser
 
 
@@ -82,7 +98,9 @@ def main(argv: Sequence[str]) -> int:
         return e.code if isinstance(e.code, int) else 0
     try:
         # The command's pipeline: everything checked and rendered.
-        outputs: Outputs = args.run(args)
+        outputs: Outputs | int = args.run(args)
+        if isinstance(outputs, int):
+            return outputs  # a command that wrote its output and printed its errors itself
         for line in format_warnings(outputs.warnings):
             print(line, file=sys.stderr)
         sys.stdout.write(outputs.report)

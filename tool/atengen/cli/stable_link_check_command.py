@@ -1,65 +1,52 @@
-"""The stable-ABI link check of aten_codegen(abi = "stable"): reads the undefined dynamic
-symbols of the linked library and, when none is outside torch's C shim and the C/C++/CUDA
-runtimes (atengen/stable/link_check.py), copies it to lib<name>.so; else prints one line per
-problem and fails, so that lib<name>.so is never built.
+"""`atengen stable-link-check`: the link check of aten_codegen(abi = "stable")
+(rules/private/stable.bzl).
 
-A kernel that a generated header under a `--kernel_headers` directory declares and the library
-leaves undefined is the user's mistake, not an ABI violation: the kernel is missing, or defined
-with other parameters (`float` for `double`). Its line points at the declaration and names what
-was defined instead, as the ABI-bound libraries' check does (atengen/kernel_link_check.py).
+    atengen stable-link-check --label=LABEL --linked=LIBRARY --output=FILE [--kernel_headers=DIR]...
 
-    stable_link_check.py [--kernel_headers=DIR]... LABEL LINKED_LIBRARY OUTPUT
+Reads the undefined dynamic symbols of LIBRARY and, when none is outside torch's C shim and the
+C/C++/CUDA runtimes and no kernel the generated headers under a DIR declare is missing
+(atengen/linkcheck/stable.py), copies it to FILE; else prints one line per problem and exits 1,
+so that lib<name>.so is never built.
 """
 
 from __future__ import annotations
 
+import argparse
 import shutil
 import sys
+from typing import TYPE_CHECKING
 
-from atengen import kernel_link_check
-from atengen.stable.link_check import messages
-from atengen.wheel_symbols import defined_symbols, undefined_dynamic_symbols
-
-_USAGE = "usage: stable_link_check.py [--kernel_headers=DIR]... LABEL LINKED_LIBRARY OUTPUT"
+if TYPE_CHECKING:
+    from atengen.cli.common import Commands
 
 
-def main(argv: list[str]) -> int:
-    header_dirs = []
-    while argv and argv[0].startswith("--"):
-        flag, _, value = argv[0].partition("=")
-        if flag != "--kernel_headers":
-            print(f"stable_link_check.py: unknown flag {flag}\n{_USAGE}", file=sys.stderr)
-            return 2
-        header_dirs.append(value)
-        argv = argv[1:]
-    if len(argv) != 3:
-        print(_USAGE, file=sys.stderr)
-        return 2
-    label, library, output = argv
+def add_stable_link_check_command(commands: Commands) -> None:
+    # No abbreviated flags: a mistyped one is refused, as the rule never abbreviates.
+    p = commands.add_parser(
+        "stable-link-check",
+        help="the link check of a stable-ABI library, then its copy",
+        allow_abbrev=False,
+    )
+    p.add_argument("--label", required=True, help="The library's label, for messages.")
+    p.add_argument("--linked", required=True, help="The library the linker wrote.")
+    p.add_argument("--output", required=True, help="Where the checked library is copied.")
+    p.add_argument(
+        "--kernel_headers", action="append", default=[], help="A generated header directory."
+    )
+    p.set_defaults(run=_stable_link_check)
+
+
+def _stable_link_check(args: argparse.Namespace) -> int:
+    # Here, not at start-up: every other command's action would pay for the ELF reader.
+    from atengen.linkcheck.stable import stable_link_problems
+
     try:
-        symbols = undefined_dynamic_symbols(library)
-        lines: list[str] = []
-        if header_dirs:
-            missing = kernel_link_check.missing_kernels(
-                symbols,
-                frozenset(),
-                # Its own kernels are hidden (not in .dynsym): .symtab names them.
-                defined_symbols(library, (b"_ZN",)),
-                kernel_link_check.declared_kernels(header_dirs),
-            )
-            lines = kernel_link_check.messages(label, missing, kernel_link_check.demangler())
-            reported = {k.symbol for k in missing}
-            symbols = [s for s in symbols if s.name not in reported]
+        lines = stable_link_problems(args.label, args.linked, args.kernel_headers)
     except ValueError as e:
-        print(f"rules_aten: {label}: {e}", file=sys.stderr)
+        print(f"rules_aten: {args.label}: {e}", file=sys.stderr)
         return 1
-    lines += messages(label, symbols)
     if lines:
         print("\n".join(lines), file=sys.stderr)
         return 1
-    shutil.copyfile(library, output)
+    shutil.copyfile(args.linked, args.output)
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from atengen import torch_facts as tf
+from atengen.facts import torch_facts as tf
 from atengen.errors import did_you_mean
 
 _OP_YAML_KEY_SET = frozenset(tf.OP_YAML_DISPATCH_KEYS)

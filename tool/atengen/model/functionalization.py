@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from atengen import torch_facts as tf
+from atengen.facts import torch_facts as tf
 from atengen.errors import AtengenError
 from atengen.model.groups import NativeFunctionsViewGroup
 from atengen.model.native_function import NativeFunction

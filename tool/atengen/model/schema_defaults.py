@@ -24,7 +24,7 @@ import re
 import sys
 from collections.abc import Callable
 
-from atengen import torch_facts
+from atengen.facts import torch_facts
 from atengen.errors import SchemaError
 from atengen.model.schema_types import BaseType, ListType, OptionalType, Type
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from atengen import torch_facts, wheel_facts
+from atengen.facts import torch_facts, wheel_facts
 from atengen.aten.custom_ops import check_supported, native_headers, schema_files
 from atengen.aten.registration import registration_files
 from atengen.errors import AtengenError

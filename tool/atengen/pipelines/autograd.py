@@ -23,7 +23,7 @@ from atengen.pipelines.inputs import YamlInputs
 from atengen.render.output import GeneratedFile, Outputs
 from atengen.render.shards import ShardSetting
 from atengen.render.templates import TemplateOptions, Templates
-from atengen.wheel_facts import AutogradHelpers
+from atengen.facts.wheel_facts import AutogradHelpers
 
 
 @dataclass(frozen=True)

@@ -37,7 +37,7 @@ from atengen.pymodule.translate import (
     translate,
 )
 from atengen.render.templates import Templates
-from atengen.wheel_facts import AutogradHelpers
+from atengen.facts.wheel_facts import AutogradHelpers
 from atengen.yaml.loader import YamlList, YamlMap, load_yaml
 
 # Keys whose kernel torch runs on fake tensors itself.
