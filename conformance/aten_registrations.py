@@ -125,8 +125,8 @@ def run_atengen(out: Path, facts: Path, native: Path) -> dict[str, set[str]]:
 
 def left_out_reason(model, wheel, key: str, op: str) -> str | None:
     """Why atengen leaves a registration torchgen makes out on purpose, or None."""
-    from atengen.facts import torch_facts
     from atengen.aten.registration import unexported_kernel_reason
+    from atengen.facts import torch_facts
 
     f = model.by_name.get(f"aten::{op}")
     if f is None:

@@ -144,7 +144,9 @@ def test_a_bad_input_is_one_line_and_no_output(tmp_path: Path, libraries, broken
 
 
 def test_a_missing_flag_is_a_usage_line(tmp_path: Path) -> None:
-    result = _run_tool("--label=//pkg:x", f"--linked={tmp_path / 'a.so'}", f"--output={tmp_path / 'b.so'}")
+    result = _run_tool(
+        "--label=//pkg:x", f"--linked={tmp_path / 'a.so'}", f"--output={tmp_path / 'b.so'}"
+    )
     assert result.returncode == 2, result
     assert result.stderr.startswith("atengen bound-link: error: "), result
     assert "--torch_library" in result.stderr and result.stderr.count("\n") == 1

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from atengen.linkcheck.stable import messages, offenses
 from atengen.facts.wheel_symbols import UndefinedSymbol, undefined_dynamic_symbols
+from atengen.linkcheck.stable import messages, offenses
 from tests.model_helpers import TAGS_YAML, run_cli
 
 TORCH_LIB = Path(__import__("torch").__file__).parent / "lib"

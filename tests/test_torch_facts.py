@@ -16,8 +16,8 @@ import pytest
 import torch
 import yaml
 
-from atengen.facts import torch_facts as tf
 from atengen.cli.common import installed_torch_yaml_dir
+from atengen.facts import torch_facts as tf
 from atengen.facts.wheel_facts import AutogradHelpers, parse_wheel_facts
 
 TESTS = Path(__file__).resolve().parent

@@ -21,7 +21,11 @@ from hypothesis import strategies as st
 from atengen.cli.common import read_autograd_helpers
 from atengen.errors import AtengenError
 from atengen.facts.wheel_facts import parse_wheel_facts
-from atengen.facts.wheel_symbols import exported_names, functions_manual_names, native_function_names
+from atengen.facts.wheel_symbols import (
+    exported_names,
+    functions_manual_names,
+    native_function_names,
+)
 
 REPO = Path(__file__).resolve().parent.parent
 

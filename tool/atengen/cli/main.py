@@ -32,65 +32,66 @@ importing the autograd or aten emitters, nor a link step for the model.
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from atengen.cli.autograd_command import add_autograd_command
-from atengen.cli.backend_command import add_backend_command
-from atengen.cli.bound_link_command import add_bound_link_command
-from atengen.cli.common import Parser, UsageError, input_files
-from atengen.cli.generate_command import add_generate_command
-from atengen.cli.lazy_command import add_lazy_command
-from atengen.cli.model_commands import add_check_command, add_dump_command
-from atengen.cli.pch_command import add_kernel_pch_header_command
-from atengen.cli.stable_command import add_stable_command
-from atengen.cli.stable_link_check_command import add_stable_link_check_command
-from atengen.cli.wheel_command import add_wheel_command
+from atengen.cli.parser import Parser, UsageError
 from atengen.errors import AtengenError, format_warnings
 
 if TYPE_CHECKING:
     from atengen.render.output import Outputs
 
-COMMANDS = (
-    "check",
-    "dump",
-    "generate",
-    "backend",
-    "lazy",
-    "autograd",
-    "stable",
-    "kernel-pch-header",
-    "stable-link-check",
-    "bound-link",
-    "wheel",
-)
+# Each command: the module under atengen.cli that declares it, and the function adding it. Only
+# the module of the command that runs is imported (all of them for --help or an unknown
+# command): a link step's action does not pay for the flags the generator's commands share
+# (common.py imports the sharding, and through it the model).
+_COMMANDS = {
+    "check": ("model_commands", "add_check_command"),
+    "dump": ("model_commands", "add_dump_command"),
+    "generate": ("generate_command", "add_generate_command"),
+    "backend": ("backend_command", "add_backend_command"),
+    "lazy": ("lazy_command", "add_lazy_command"),
+    "autograd": ("autograd_command", "add_autograd_command"),
+    "stable": ("stable_command", "add_stable_command"),
+    "kernel-pch-header": ("pch_command", "add_kernel_pch_header_command"),
+    "stable-link-check": ("stable_link_check_command", "add_stable_link_check_command"),
+    "bound-link": ("bound_link_command", "add_bound_link_command"),
+    "wheel": ("wheel_command", "add_wheel_command"),
+}
+COMMANDS = tuple(_COMMANDS)
 
 
-def build_parser() -> argparse.ArgumentParser:
+def command_of(argv: Sequence[str]) -> str | None:
+    """The command ``argv`` names, or None (no command, an unknown one, or --help)."""
+    return argv[1] if len(argv) > 1 and argv[1] in _COMMANDS else None
+
+
+def import_commands(command: str | None) -> None:
+    """Imports the module of ``command`` (of every command for None)."""
+    for name, (module, _) in _COMMANDS.items():
+        if command in (None, name):
+            importlib.import_module(f"atengen.cli.{module}")
+
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The parser of every command, or of ``command`` alone."""
     parser = Parser(prog="atengen", description=__doc__.split("\n")[0])
     commands = parser.add_subparsers(
         dest="command", metavar="{" + ",".join(COMMANDS) + "}", parser_class=Parser
     )
     commands.required = True
-    add_check_command(commands)
-    add_dump_command(commands)
-    add_generate_command(commands)
-    add_backend_command(commands)
-    add_lazy_command(commands)
-    add_autograd_command(commands)
-    add_stable_command(commands)
-    add_kernel_pch_header_command(commands)
-    add_stable_link_check_command(commands)
-    add_bound_link_command(commands)
-    add_wheel_command(commands)
+    for name, (module, add) in _COMMANDS.items():
+        if command in (None, name):
+            getattr(importlib.import_module(f"atengen.cli.{module}"), add)(commands)
     return parser
 
 
 def main(argv: Sequence[str]) -> int:
     """Runs ``atengen`` with ``argv`` (argv[0] is the program name); returns the exit code."""
     try:
-        args = build_parser().parse_args(list(argv[1:]))
+        args = build_parser(command_of(argv)).parse_args(list(argv[1:]))
     except UsageError as e:
         print(e, file=sys.stderr)
         return 2
@@ -105,6 +106,8 @@ def main(argv: Sequence[str]) -> int:
             print(line, file=sys.stderr)
         sys.stdout.write(outputs.report)
         if outputs.trees or outputs.stamps:
+            from atengen.cli.common import input_files
+
             _write(outputs, input_files(args))
     except AtengenError as e:
         print(e.format_all(), file=sys.stderr)

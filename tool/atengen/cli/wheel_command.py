@@ -16,14 +16,13 @@ Every bad input is one `rules_aten: <label>: ...` line (one per problem of the o
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import sys
 from typing import TYPE_CHECKING
 
 from atengen.errors import AtengenError
 
 if TYPE_CHECKING:
-    from atengen.cli.common import Commands
+    from atengen.cli.parser import Commands
 
 
 def add_wheel_command(commands: Commands) -> None:
@@ -53,10 +52,27 @@ def _wheel(args: argparse.Namespace) -> int:
     from atengen.shipping.kernel_hub import HubInputError
     from atengen.shipping.wheel_file import WheelInputError
 
-    # The flags are the options' fields; a repeated flag's list becomes a tuple.
-    values = {f.name: getattr(args, f.name) for f in dataclasses.fields(ShippingOptions)}
     options = ShippingOptions(
-        **{k: tuple(v) if isinstance(v, list) else v for k, v in values.items()}
+        label=args.label,
+        library=args.library,
+        op_yaml=args.op_yaml,
+        tags_yaml=args.tags_yaml,
+        version=args.version,
+        abi=args.abi,
+        output_dir=args.output_dir,
+        layout=args.layout,
+        distribution=args.distribution,
+        kernel_name=args.kernel_name,
+        license=args.license,
+        cxx11_abi=args.cxx11_abi,
+        torch_release=args.torch_release,
+        torch_target=args.torch_target,
+        cuda=args.cuda,
+        summary=args.summary,
+        py_src=tuple(args.py_src),
+        py_src_label=tuple(args.py_src_label),
+        requires=tuple(args.requires),
+        template_code_dir=tuple(args.template_code_dir),
     )
     label = printable(options.label)
     try:

@@ -19,13 +19,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from atengen.model.selection import select_functions
 from atengen.model.operator_model import load_model
+from atengen.model.selection import select_functions
 from atengen.render.templates import TemplateOptions, Templates
 from atengen.shipping.elf import LibraryFacts, read_library_facts
 from atengen.shipping.kernel_hub import (
     HubContents,
-    HubInputError,
     check_kernel_name,
     check_license,
     check_version,
@@ -185,9 +184,9 @@ def _python_sources(
 
 def build(options: ShippingOptions) -> Path:
     names = check_names(options.distribution, options.version)
-    torch_requirement, abi_note = _torch_requirement(args)
+    torch_requirement, abi_note = _torch_requirement(options)
     requires = [torch_requirement] + list(options.requires)
-    sources = _python_sources(args, names.package, requires, _GENERATED)
+    sources = _python_sources(options, names.package, requires, _GENERATED)
     library = Path(options.library)
     facts, library_bytes = _library_facts(library)
     templates = Templates(TemplateOptions(code_dirs=tuple(options.template_code_dir)))
@@ -247,8 +246,8 @@ def build_kernel_hub(options: ShippingOptions) -> Path:
     package = check_kernel_name(options.kernel_name)
     version = check_version(options.version)
     license_text = check_license(options.license)
-    _, abi_note = _torch_requirement(args)
-    sources = _python_sources(args, package, ["torch"], _HUB_GENERATED)
+    _, abi_note = _torch_requirement(options)
+    sources = _python_sources(options, package, ["torch"], _HUB_GENERATED)
     library = Path(options.library)
     facts, library_bytes = _library_facts(library)
     templates = Templates(TemplateOptions(code_dirs=tuple(options.template_code_dir)))
@@ -274,7 +273,9 @@ def build_kernel_hub(options: ShippingOptions) -> Path:
         "library": library.name,
         "library_literal": repr(library.name),
         "abi_note": abi_note,
-        "cuda_major": options.cuda.split(".")[0] if options.cuda and options.abi != "stable" else "",
+        "cuda_major": options.cuda.split(".")[0]
+        if options.cuda and options.abi != "stable"
+        else "",
         "modules": modules,
         "op_names": _hub_op_names(names, taken),
     }
