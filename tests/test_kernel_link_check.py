@@ -219,6 +219,5 @@ def test_an_unknown_flag_is_a_usage_line(tmp_path: Path) -> None:
     result = _run("--kernel_header=x", *flags)
     assert result.returncode == 2 and not output.exists()
     assert result.stderr.splitlines() == [
-        "atengen bound-link: error: unrecognized arguments: --kernel_header=x "
-        "(see `atengen bound-link --help`)"
+        "atengen: error: unrecognized arguments: --kernel_header=x (see `atengen --help`)"
     ]

@@ -12,8 +12,8 @@ exported_names.
 symbols wheel_symbols.py read.)
 
 The invariants, as harness.py's for atengen: no exception escapes `atengen`'s `main`; exit 0,
-or a non-zero exit with lines that each start with `rules_aten: ` (`atengen wheel: error: `
-for a flag it does not know, exit 2) and are printable (exactly
+or a non-zero exit with lines that each start with `rules_aten: ` (`atengen: error: ` for a
+flag it does not know, exit 2) and are printable (exactly
 one, but for an op YAML of several problems and the stable link check's symbol groups); on
 success exactly the declared outputs appear (one `.whl` whose Python parses, for the wheel); on
 failure the file system is exactly as it was.
@@ -191,7 +191,8 @@ def _judge_lines(verdict: Verdict, stderr: str, *, single: bool) -> None:
         verdict.fail("bad error lines", "a failure without a line")
     elif single and len(lines) != 1:
         verdict.fail("bad error lines", f"{len(lines)} lines: {stderr[:200]!r}")
-    starts = ("rules_aten: ", "atengen wheel: error: ") if verdict.rc == 2 else ("rules_aten: ",)
+    # A bad command line is atengen's usage line (`atengen: error: ...`, or `atengen wheel: ...`).
+    starts = ("rules_aten: ", "atengen") if verdict.rc == 2 else ("rules_aten: ",)
     bad = [x for x in lines if not x.startswith(starts) or not x.isprintable()]
     if bad:
         verdict.fail("bad error lines", repr(bad[0])[:200])
