@@ -20,8 +20,8 @@ import pytest
 import torch
 
 REPO = Path(__file__).resolve().parent.parent
-BUNDLER = REPO / "tool" / "gpu_bundle" / "make_gpu_bundle.py"
-RUN_SCRIPT = REPO / "tool" / "gpu_bundle" / "run_gpu.py"
+BUNDLER = REPO / "devtools" / "gpu_bundle" / "make_gpu_bundle.py"
+RUN_SCRIPT = REPO / "devtools" / "gpu_bundle" / "run_gpu.py"
 MIB = 1024 * 1024
 
 

@@ -20,7 +20,7 @@ from atengen.pipelines import aten as aten_pipeline
 from atengen.render import parallel, shards
 
 REPO = Path(__file__).resolve().parent.parent
-GENERATOR = REPO / "tool" / "docs" / "gen_rules_md.py"
+GENERATOR = REPO / "devtools" / "docs" / "gen_rules_md.py"
 PROSE = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
 BZL = sorted((REPO / "rules").glob("**/*.bzl"))
 
@@ -51,7 +51,7 @@ def test_the_generated_tables_of_rules_md_are_current() -> None:
 def load_layers_generator():
     """devtools/docs/gen_layers.py, a script, imported."""
     spec = importlib.util.spec_from_file_location(
-        "gen_layers", REPO / "tool" / "docs" / "gen_layers.py"
+        "gen_layers", REPO / "devtools" / "docs" / "gen_layers.py"
     )
     assert spec and spec.loader
     module = importlib.util.module_from_spec(spec)
@@ -103,7 +103,7 @@ def checkout(tmp_path: Path) -> Path:
 
 def run_generator(checkout: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, str(checkout / "tool" / "docs" / "gen_rules_md.py"), *args],
+        [sys.executable, str(checkout / "devtools" / "docs" / "gen_rules_md.py"), *args],
         capture_output=True,
         text=True,
         timeout=60,
