@@ -9,8 +9,8 @@ files; only a CUDA wheel is imported, for what only the running module knows: it
 architectures (torch.cuda.get_arch_list()). The @torch repository
 rule (rules/private/torch.bzl) runs it with the interpreter it found and writes the result to
 @torch//:torch_facts.json, which `atengen generate --torch_facts` reads. Standard library and
-torch only (with atengen/facts/torch_facts.py, atengen/facts/wheel_facts.py and atengen/facts/wheel_symbols.py
-beside it, which are too): it runs on the user's interpreter, not the generator's.
+torch only (with the package atengen/facts/ beside it, which is too): it runs on the user's
+interpreter, not the generator's.
 
 Fields:
   version, release ("2.14"), cuda ("13.0", or "" for a CPU wheel), arch_list (the CUDA
@@ -32,7 +32,7 @@ Fields:
   first; "facts_release": the release whose facts apply, "" when none does}.
 
 The exports are read from each library's dynamic symbol table by atengen/facts/wheel_symbols.py
-(standard library only, beside this file), so binutils are not needed; a library or header that
+(standard library only), so binutils are not needed; a library or header that
 cannot be read stops the probe with one line.
 """
 
