@@ -24,9 +24,9 @@ Each command module turns its flags into its pipeline's options and calls the pi
 (atengen.pipelines), which returns the files to write; `main` prints the pipeline's warnings and
 report and writes its files, all or nothing. The link steps and `wheel` write their one output
 themselves and return the exit code, having printed their `rules_aten: <label>: ...` lines.
-Every command's flags are defined at start-up, but only the command that runs imports its
-pipeline (inside its run function): a Bazel action that runs `atengen lazy` does not pay for
-importing the autograd or aten emitters, nor a link step for the model.
+Only the module of the command that runs is imported (`_COMMANDS`), and it imports its pipeline
+inside its run function: a Bazel action that runs `atengen lazy` does not pay for importing the
+autograd or aten emitters, nor a link step for the model.
 """
 
 from __future__ import annotations
