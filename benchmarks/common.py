@@ -19,7 +19,7 @@ RESULTS = REPO / "benchmarks" / "RESULTS.md"
 sys.path.insert(0, str(REPO / "tool"))
 from torch_probe import cuda_packages, probe, version_file  # noqa: E402
 
-from atengen.torch_facts import CUDA_KEYS  # noqa: E402, F401  (for the scripts)
+from atengen.facts.torch_facts import CUDA_KEYS  # noqa: E402, F401  (for the scripts)
 
 
 def run_bazel(

@@ -125,8 +125,8 @@ def run_atengen(out: Path, facts: Path, native: Path) -> dict[str, set[str]]:
 
 def left_out_reason(model, wheel, key: str, op: str) -> str | None:
     """Why atengen leaves a registration torchgen makes out on purpose, or None."""
-    from atengen import torch_facts
     from atengen.aten.registration import unexported_kernel_reason
+    from atengen.facts import torch_facts
 
     f = model.by_name.get(f"aten::{op}")
     if f is None:
@@ -144,7 +144,7 @@ def compare(
     """Report lines, and the number of registrations missing from, or extra in, the keys
     atengen serves (those left out because the wheel does not export their kernel are listed,
     not counted)."""
-    from atengen import torch_facts
+    from atengen.facts import torch_facts
     from atengen.model.operator_model import load_model
 
     model = load_model(f"{native}/native_functions.yaml", f"{native}/tags.yaml")
@@ -290,8 +290,8 @@ def main() -> int:
     parser.add_argument("--write", action="store_true", help="append to conformance/RESULTS.md")
     args = parser.parse_args()
     run_under(args.python)
-    from atengen import torch_facts
-    from atengen.wheel_facts import parse_wheel_facts
+    from atengen.facts import torch_facts
+    from atengen.facts.wheel_facts import parse_wheel_facts
 
     if args.library and not Path(args.library).is_file():
         parser.error(f"--library: no such file: {args.library}")

@@ -101,7 +101,7 @@ def refusal(report: LoadReport, built: str) -> str:
     the loading call's error, and that nothing of the library is registered; returns "guard".
 
     The loader never refuses first: lib<name>.so's references to torch are weak
-    (tool/release_bound_link.py), so a symbol `built` has and the running release lacks does not
+    (`atengen bound-link`), so a symbol `built` has and the running release lacks does not
     stop the guard from running."""
     assert report.value is None, report
     assert report.errors, report

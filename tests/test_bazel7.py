@@ -1,6 +1,6 @@
 """rules_aten on Bazel 7.7.1, the path Bazel 8 and 9 users take: Bzlmod with WORKSPACE off
 (`--noenable_workspace`), and WORKSPACE too. The slice `bazel7` (tests/slices.py): `./dev
-test-bazel7` runs this module in the Debian sid chroot of tool/bazel7/chroot.sh, where `bazel` is
+test-bazel7` runs this module in the Debian sid chroot of devtools/bazel7/chroot.sh, where `bazel` is
 Debian's 7.7.1 and its rule sets are Debian's packages (the chroot's /etc/bazel/bazelrc maps each
 module to its package with --override_module). Elsewhere (`./dev test`, Bazel 4.2.3) it skips, or
 fails with one line where the slice is required.

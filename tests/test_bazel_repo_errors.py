@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from atengen import torch_facts as tf
+from atengen.facts import torch_facts as tf
 from tests.bazel_helpers import REPO, VENV_PYTHON, bazel, one_fail_message, own_output_base
 from tests.quickstart_helpers import write_workspace
 

@@ -100,8 +100,9 @@ def test_unknown_command_is_one_line_with_the_commands():
     assert r.returncode == 2
     assert r.stderr == (
         "atengen: error: argument {check,dump,generate,backend,lazy,autograd,stable,"
-        "kernel-pch-header}: invalid choice: 'explode' (choose from 'check', 'dump', 'generate', "
-        "'backend', 'lazy', 'autograd', 'stable', 'kernel-pch-header') (see `atengen --help`)\n"
+        "kernel-pch-header,stable-link-check,bound-link,wheel}: invalid choice: 'explode' "
+        "(choose from 'check', 'dump', 'generate', 'backend', 'lazy', 'autograd', 'stable', "
+        "'kernel-pch-header', 'stable-link-check', 'bound-link', 'wheel') (see `atengen --help`)\n"
     )
 
 
@@ -120,6 +121,11 @@ def test_unknown_command_is_one_line_with_the_commands():
         # absl's own process-wide flags are not the commands' flags.
         (("check", "--op_yaml=o", "--verbosity=1"), "unrecognized arguments: --verbosity=1"),
         (("lazy", "--backend_yaml=b", "--output_dir=o", "--pdb"), "unrecognized arguments: --pdb"),
+        # The link steps and the wheel: flags only, never abbreviated for the link steps.
+        (("bound-link", "--label=//:x", "--linked=a", "--output=b"), "required: --torch_library"),
+        (("bound-link", "//:x", "a", "b", "c"), "required: --label, --linked, --output"),
+        (("stable-link-check", "--label=//:x", "--linked=a", "--outpu=b"), "required: --output"),
+        (("wheel", "--label=//:w", "--layout=hub"), "argument --layout: invalid choice: 'hub'"),
     ],
 )
 def test_bad_flags_are_one_line_and_exit_2(tmp_path, monkeypatch, args, message):

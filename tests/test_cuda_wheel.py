@@ -186,13 +186,13 @@ print(json.dumps({{"served": served, "not_served": not_served}}))
 def test_cuda_kernels_the_wheel_does_not_export_are_left_out_with_their_reason() -> None:
     """The whole op YAML: exactly the CUDA-key kernels neither libtorch_cpu nor libtorch_cuda
     exports are left out, each with its reason."""
-    from atengen import torch_facts as tf
     from atengen.cli.common import installed_torch_yaml_dir
+    from atengen.facts import torch_facts as tf
+    from atengen.facts.wheel_facts import parse_wheel_facts
     from atengen.model.operator_model import load_model
     from atengen.pipelines.aten import AtenOptions, aten_outputs
     from atengen.pipelines.inputs import YamlInputs
     from atengen.render.shards import ShardSetting
-    from atengen.wheel_facts import parse_wheel_facts
 
     probe = subprocess.run(
         [sys.executable, str(REPO / "tool" / "torch_probe.py")],

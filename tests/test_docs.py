@@ -14,6 +14,7 @@ REPO = Path(__file__).resolve().parent.parent
 DOCS = [
     REPO / "README.md",
     REPO / "DEVELOPING.md",
+    REPO / "RELEASING.md",
     *sorted((REPO / "docs").glob("*.md")),
     *sorted((REPO / "docs" / "developing").glob("*.md")),
 ]
@@ -180,7 +181,11 @@ def test_the_symint_table_is_what_the_generator_declares() -> None:
 # A paragraph of the developer documents is at most this many words: a longer one is split.
 MAX_PARAGRAPH_WORDS = 150
 LIST_ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
-DEVELOPER_DOCS = [REPO / "DEVELOPING.md", *sorted((REPO / "docs").rglob("*.md"))]
+DEVELOPER_DOCS = [
+    REPO / "DEVELOPING.md",
+    REPO / "RELEASING.md",
+    *sorted((REPO / "docs").rglob("*.md")),
+]
 
 
 def paragraphs(text: str) -> list[tuple[int, str]]:

@@ -1,5 +1,5 @@
 """The GPU run kit's checks that need neither Bazel nor a CUDA torch (`./dev gpu-bundle`,
-tool/gpu_bundle/): the 64 MiB limit on what travels to a GPU machine, the manifest's sha256s, and
+devtools/gpu_bundle/): the 64 MiB limit on what travels to a GPU machine, the manifest's sha256s, and
 the bad inputs of the bundler and of the bundled script, each one line and a non-zero exit.
 
 The bundle built and its script run with torch 2.11.0+cu130: tests/test_gpu_bundle_build.py.
@@ -20,8 +20,8 @@ import pytest
 import torch
 
 REPO = Path(__file__).resolve().parent.parent
-BUNDLER = REPO / "tool" / "gpu_bundle" / "make_gpu_bundle.py"
-RUN_SCRIPT = REPO / "tool" / "gpu_bundle" / "run_gpu.py"
+BUNDLER = REPO / "devtools" / "gpu_bundle" / "make_gpu_bundle.py"
+RUN_SCRIPT = REPO / "devtools" / "gpu_bundle" / "run_gpu.py"
 MIB = 1024 * 1024
 
 
@@ -184,7 +184,7 @@ def test_the_bundlers_bad_arguments_are_one_line() -> None:
 
 
 def load_run_gpu():
-    """tool/gpu_bundle/run_gpu.py as a module (it is a standalone script, not a package)."""
+    """devtools/gpu_bundle/run_gpu.py as a module (it is a standalone script, not a package)."""
     spec = importlib.util.spec_from_file_location("run_gpu_under_test", RUN_SCRIPT)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)

@@ -24,7 +24,7 @@ import pytest
 from tests import slices
 
 REPO = Path(__file__).resolve().parent.parent
-BUNDLER = REPO / "tool" / "gpu_bundle" / "make_gpu_bundle.py"
+BUNDLER = REPO / "devtools" / "gpu_bundle" / "make_gpu_bundle.py"
 PYTHON_ENV = "RULES_ATEN_GPU_BUNDLE_PYTHON"
 PYTHON = os.environ.get(PYTHON_ENV, "")
 # abs: a CPU/CUDA kernel pair; add: CUDA kernel from ufunc loops (structured add.out).

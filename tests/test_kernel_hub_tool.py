@@ -1,4 +1,4 @@
-"""aten_kernel_hub's action (tool/aten_wheel.py --layout=kernel_hub) without Bazel, read with
+"""aten_kernel_hub's action (`atengen wheel --layout=kernel_hub`) without Bazel, read with
 Hugging Face's `kernels` own parsers (tests/hub_tools.py): the variant names its
 `parse_variant` reads and its resolver takes for the torch releases the library fits and refuses
 for the others; the metadata its `Metadata` reads; the same bytes twice; each bad input one
@@ -36,7 +36,7 @@ def _run(tmp_path: Path, *extra: str, **flags: str) -> tuple[subprocess.Complete
     out = tmp_path / "out"
     shutil.rmtree(out, ignore_errors=True)
     result = subprocess.run(
-        [sys.executable, str(TOOL / "aten_wheel.py"), "--layout=kernel_hub", "--label=//:h"]
+        [sys.executable, "-m", "atengen", "wheel", "--layout=kernel_hub", "--label=//:h"]
         + [f"--op_yaml={OPS}", f"--tags_yaml={TAGS}"]
         + [f"--{k}={v}" for k, v in ({"library": str(LIBRARY)} | values).items()]
         + [*extra, f"--output_dir={out}"],
@@ -196,8 +196,8 @@ def test_py_srcs_replacing_the_package_module(tmp_path: Path) -> None:
 def test_a_failed_write_leaves_nothing(tmp_path: Path, monkeypatch) -> None:
     """The library's copy fails half-way (here: a full disk): nothing is left in the output
     directory, not even the partial tree."""
-    monkeypatch.syspath_prepend(str(TOOL))
-    import aten_wheel
+    from atengen.shipping.build import ShippingOptions, build_kernel_hub
+    from atengen.shipping.wheel_file import WheelInputError
 
     real = Path.write_bytes
 
@@ -209,11 +209,19 @@ def test_a_failed_write_leaves_nothing(tmp_path: Path, monkeypatch) -> None:
     monkeypatch.setattr(Path, "write_bytes", full_disk)
     out = tmp_path / "out"
     out.mkdir()
-    args = aten_wheel._parser().parse_args(
-        ["--layout=kernel_hub", "--label=//:h", f"--library={LIBRARY}", f"--op_yaml={OPS}"]
-        + [f"--tags_yaml={TAGS}", "--kernel_name=stable-ops", "--version=1", "--license=MIT"]
-        + ["--abi=stable", "--torch_target=2.11", f"--output_dir={out}"]
+    options = ShippingOptions(
+        layout="kernel_hub",
+        label="//:h",
+        library=str(LIBRARY),
+        op_yaml=str(OPS),
+        tags_yaml=str(TAGS),
+        kernel_name="stable-ops",
+        version="1",
+        license="MIT",
+        abi="stable",
+        torch_target="2.11",
+        output_dir=str(out),
     )
-    with pytest.raises(aten_wheel.WheelInputError, match="No space left on device"):
-        aten_wheel.build_kernel_hub(args)
+    with pytest.raises(WheelInputError, match="No space left on device"):
+        build_kernel_hub(options)
     assert list(out.iterdir()) == []

@@ -1,5 +1,5 @@
-"""The missing-kernel check of an ABI-bound lib<name>.so (atengen/kernel_link_check.py, run by
-tool/release_bound_link.py), without Bazel: libraries g++ builds here, with stand-in types for
+"""The missing-kernel check of an ABI-bound lib<name>.so (atengen/linkcheck/kernels.py, run by
+`atengen bound-link`), without Bazel: libraries g++ builds here, with stand-in types for
 torch's, and headers in the generated form (the goldens, and a structured op's and a backend's).
 
 A kernel declared by a generated header and referenced strongly but defined nowhere fails the
@@ -15,11 +15,11 @@ from pathlib import Path
 
 import pytest
 
-from atengen.kernel_link_check import header_declarations, qualified_name
+from atengen.linkcheck.kernels import header_declarations, qualified_name
 from tests.test_release_bound_link import compile_library
 
 REPO = Path(__file__).resolve().parent.parent
-TOOL = REPO / "tool" / "release_bound_link.py"
+TOOL = REPO / "tool"
 GOLDEN_HEADER = (
     REPO / "tests" / "goldens" / "myops" / "include" / "myops" / "ops" / "scale_native.h"
 )
@@ -142,12 +142,12 @@ def _headers(tmp_path: Path) -> Path:
     return tmp_path / "include"
 
 
-def _run(*args: Path | str) -> subprocess.CompletedProcess[str]:
+def _run(*flags: Path | str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, str(TOOL), *map(str, args)],
+        [sys.executable, "-m", "atengen", "bound-link", *map(str, flags)],
         capture_output=True,
         text=True,
-        env={"PYTHONPATH": str(REPO / "tool"), "PATH": "/usr/bin:/bin"},
+        env={"PYTHONPATH": str(TOOL), "PATH": "/usr/bin:/bin"},
         timeout=120,
     )
 
@@ -158,7 +158,8 @@ def test_a_missing_or_mistyped_kernel_fails_with_one_line_each(tmp_path: Path) -
     library = _build(tmp_path, "ops", LIBRARY)
     headers = _headers(tmp_path)
     output = tmp_path / "out.so"
-    args = (f"--kernel_headers={headers}", "//:libops.so", library, output, torch)
+    args = (f"--kernel_headers={headers}", "--label=//:libops.so", f"--linked={library}")
+    args += (f"--output={output}", f"--torch_library={torch}")
     result = _run(f"--shared_library={elsewhere}", *args)
     assert result.returncode == 1 and not output.exists(), result
     lines = result.stderr.splitlines()
@@ -182,11 +183,12 @@ def test_without_cxxfilt_the_mangled_name(tmp_path: Path) -> None:
     library = _build(tmp_path, "ops", LIBRARY)
     headers = _headers(tmp_path)
     result = subprocess.run(
-        [sys.executable, str(TOOL), f"--kernel_headers={headers}", "//:x", str(library)]
-        + [str(tmp_path / "out.so"), str(torch)],
+        [sys.executable, "-m", "atengen", "bound-link", f"--kernel_headers={headers}"]
+        + ["--label=//:x", f"--linked={library}", f"--output={tmp_path / 'out.so'}"]
+        + [f"--torch_library={torch}"],
         capture_output=True,
         text=True,
-        env={"PYTHONPATH": str(REPO / "tool"), "PATH": str(tmp_path / "nothing")},
+        env={"PYTHONPATH": str(TOOL), "PATH": str(tmp_path / "nothing")},
         timeout=120,
     )
     assert result.returncode == 1, result
@@ -204,13 +206,18 @@ def test_defined_kernels_and_unrelated_references_pass(tmp_path: Path) -> None:
     library = _build(tmp_path, "ops", fixed)
     output = tmp_path / "out.so"
     headers = f"--kernel_headers={_headers(tmp_path)}"
-    result = _run(headers, f"--shared_library={elsewhere}", "//:x", library, output, torch)
+    result = _run(headers, f"--shared_library={elsewhere}", "--label=//:x", f"--linked={library}",
+                  f"--output={output}", f"--torch_library={torch}")  # fmt: skip
     # `unrelated(int)` stays undefined: not a kernel of the headers, the loader's business.
     assert result.returncode == 0 and result.stderr == "", result
     assert output.is_file()
 
 
 def test_an_unknown_flag_is_a_usage_line(tmp_path: Path) -> None:
-    result = _run("--kernel_header=x", "//:x", "a", "b", "c")
-    assert result.returncode == 2 and not (tmp_path / "b").exists()
-    assert result.stderr.splitlines()[0] == "release_bound_link.py: unknown flag --kernel_header"
+    output = tmp_path / "b"
+    flags = ("--label=//:x", "--linked=a", f"--output={output}", "--torch_library=c")
+    result = _run("--kernel_header=x", *flags)
+    assert result.returncode == 2 and not output.exists()
+    assert result.stderr.splitlines() == [
+        "atengen: error: unrecognized arguments: --kernel_header=x (see `atengen --help`)"
+    ]

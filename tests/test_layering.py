@@ -1,21 +1,22 @@
 """The atengen package keeps its layers: each folder imports only the ones below it, and no
 module reaches into another module's private (underscore) names.
 
-    yaml  <  model  <  render  <  api  <  aten, backend, autograd, stable, shipping  <  lazy, pymodule
-          <  pipelines  <  cli
+    facts  <  yaml  <  model  <  render  <  api  <  aten, backend, autograd, stable, shipping
+           <  lazy, pymodule  <  pipelines  <  cli;   facts  <  linkcheck  <  cli
 
+- ``facts``: what rules_aten keeps about torch and reads of a wheel; standard library only
+  (tool/torch_probe.py imports it on the user's interpreter; checked below);
 - ``render``: templates, sharding, parallel rendering and all-or-nothing output, C++-agnostic;
 - ``api``: how an operator is spelled in C++ (types, declarations, calls, wrappers);
 - ``aten``, ``backend``, ``autograd``, ``stable``, ``lazy``: one product's emitters each (lazy
   builds on backend: a lazy backend is an external backend with generated kernels; ``pymodule``,
   the Python module of a stable-ABI library, on autograd: it translates the derivatives YAML the
-  autograd loader reads); ``shipping``:
-  aten_wheel's stubs and wheel (tool/aten_wheel.py drives it);
+  autograd loader reads); ``shipping``: aten_wheel's stubs and wheel (`atengen wheel` drives it);
+- ``linkcheck``: the link steps after the linker (`atengen stable-link-check`, `bound-link`);
 - ``pipelines``: one pure function per product, from an options object to the files to write;
-- ``cli``: flags into options, one pipeline, the write.
+- ``cli``: flags into options, one pipeline (or a link step, or the wheel), the write.
 
-`errors`, `cached`, `input_files`, `torch_facts`, `wheel_facts` and `wheel_symbols` are shared by
-every layer.
+`errors`, `cached` and `input_files` are shared by every layer.
 """
 
 from __future__ import annotations
@@ -32,18 +33,16 @@ SHARED = {
     "atengen",
     "atengen.errors",
     "atengen.cached",
-    "atengen.torch_facts",
-    "atengen.wheel_facts",
     "atengen.input_files",
-    "atengen.wheel_symbols",
 }
 # What each layer may import besides SHARED and itself.
-_BASE = {"yaml", "model", "render", "api"}
+_BASE = {"facts", "yaml", "model", "render", "api"}
 ALLOWED = {
+    "facts": set(),
     "yaml": set(),
-    "model": {"yaml"},
+    "model": {"facts", "yaml"},
     "render": {"yaml", "model"},
-    "api": {"yaml", "model", "render"},
+    "api": {"facts", "yaml", "model", "render"},
     "aten": _BASE,
     "backend": _BASE,
     "autograd": _BASE,
@@ -51,12 +50,16 @@ ALLOWED = {
     "shipping": _BASE,
     "lazy": _BASE | {"backend"},
     "pymodule": _BASE | {"autograd"},
+    "linkcheck": {"facts"},
     "pipelines": _BASE | {"aten", "backend", "autograd", "stable", "shipping", "lazy", "pymodule"},
-    "cli": {"pipelines", "render"},
+    "cli": {"facts", "render", "shipping", "linkcheck", "pipelines"},
 }
 # What each layer holds: the labels of docs/layers.dot and the list in atengen's docstring, which
-# tool/docs/gen_layers.py makes from ALLOWED and these (`./dev docs`).
+# devtools/docs/gen_layers.py makes from ALLOWED and these (`./dev docs`).
 DESCRIPTIONS = {
+    "facts": "what rules_aten keeps about each torch release, and what it reads of an installed "
+    "wheel (@torch's facts, its libraries' symbols); standard library only: tool/torch_probe.py "
+    "imports it",
     "yaml": "YAML with line numbers (a fast reader for plain block YAML, PyYAML's C parser for "
     "the rest, with bounds on depth and aliases)",
     "model": "frozen dataclasses describing operators (schemas, native functions, groups, "
@@ -70,12 +73,15 @@ DESCRIPTIONS = {
     "backend": "backend YAML, resolution, kernel check, emitter",
     "autograd": "derivatives model, backward nodes and kernels",
     "stable": "stable-ABI sources, which load into every torch release from their target on",
-    "shipping": "aten_wheel's stubs and wheel (tool/aten_wheel.py drives it)",
+    "shipping": "aten_wheel's stubs and wheel (`atengen wheel` drives it)",
     "lazy": "IR nodes and kernels (a lazy backend is an external backend with generated kernels)",
     "pymodule": "the Python module of a stable-ABI library (it translates the derivatives YAML "
     "the autograd loader reads)",
+    "linkcheck": "the link steps of a library: the missing-kernel and stable-ABI checks, the "
+    "references to torch made weak",
     "pipelines": "one pure function per product, from an options object to the files to write",
-    "cli": "the thin command line: flags into options, one pipeline, the write",
+    "cli": "the thin command line: flags into options, one pipeline (or a link step, or the "
+    "wheel), the write",
 }
 # Options dataclasses of a product that the command line fills from flags, besides ALLOWED.
 CLI_OPTIONS_MODULES = {"atengen.lazy.options", "atengen.stable.releases"}
@@ -137,7 +143,7 @@ def test_the_cli_imports_a_generator_only_when_its_command_runs():
         "import sys, atengen.cli.main\n"
         "print(sorted(m for m in sys.modules if m.startswith(('jinja2', 'atengen.api',"
         " 'atengen.aten', 'atengen.render.templates', 'atengen.pipelines', 'atengen.backend',"
-        " 'atengen.stable', 'atengen.pymodule',"
+        " 'atengen.stable', 'atengen.pymodule', 'atengen.shipping', 'atengen.linkcheck',"
         " 'atengen.lazy.emit', 'atengen.lazy.model', 'atengen.autograd'))))"
     )
     result = subprocess.run(
@@ -148,3 +154,29 @@ def test_the_cli_imports_a_generator_only_when_its_command_runs():
         check=True,
     )
     assert result.stdout.strip() == "[]", result.stdout
+
+
+def test_the_facts_import_only_the_standard_library():
+    # tool/torch_probe.py imports atengen.facts (and atengen.cached, which it uses) with the
+    # user's interpreter, which has neither the generator's dependencies nor, necessarily, an
+    # importable torch; rules/private/repositories/torch.bzl names these files as the probe's.
+    import ast
+
+    paths = sorted((TOOL / "atengen" / "facts").glob("*.py")) + [TOOL / "atengen" / "cached.py"]
+    wrong = []
+    for path in paths:
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+                names = [node.module]
+            else:
+                continue
+            for name in names:
+                if name.split(".")[0] == "atengen":
+                    ok = name.startswith("atengen.facts") or name == "atengen.cached"
+                else:
+                    ok = name.split(".")[0] in sys.stdlib_module_names
+                if not ok:
+                    wrong.append(f"{path.name}: {name}")
+    assert not wrong, wrong

@@ -237,7 +237,7 @@ def test_a_kernel_edit_recompiles_only_the_kernel_from_the_precompiled_header(
     mnemonics = sorted(s.get("mnemonic", "?") for s in spawns)
     # The kernel's leading includes read again (the same, so its precompiled header is not
     # remade); the archive of the library's `srcs` objects and the shared library: both CppLink
-    # actions; then lib<name>.so's references to torch made weak (tool/release_bound_link.py).
+    # actions; then lib<name>.so's references to torch made weak (`atengen bound-link`).
     assert mnemonics == [
         "AtenPchHeader",
         "AtenReleaseBoundLink",
@@ -270,7 +270,7 @@ UNDEFINED_OP = """
 
 def test_a_missing_or_mistyped_kernel_fails_the_build(quickstart_workspace: Path) -> None:
     """The build, not the load, fails on a kernel that the generated headers declare and nothing
-    defines (tool/release_bound_link.py): one `header:line: error:` line per kernel, naming the
+    defines (`atengen bound-link`): one `header:line: error:` line per kernel, naming the
     declaration to match and, for the mistyped one, what the library defines instead."""
     ops, kernels = quickstart_workspace / "ops.yaml", quickstart_workspace / "kernels.cpp"
     ops_text, kernels_text = ops.read_text(), kernels.read_text()

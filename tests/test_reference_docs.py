@@ -1,5 +1,5 @@
 """docs/rules.md against the code it describes: its generated tables equal what
-tool/docs/gen_rules_md.py makes of the .bzl files' docstrings (`./dev docs` rewrites them), the
+devtools/docs/gen_rules_md.py makes of the .bzl files' docstrings (`./dev docs` rewrites them), the
 generator stops with one line on what it cannot read, and the numbers the prose gives for the
 generator's limits are the constants the code uses."""
 
@@ -14,18 +14,19 @@ from pathlib import Path
 
 import pytest
 
-from atengen import errors, input_files, torch_facts
+from atengen import errors, input_files
+from atengen.facts import torch_facts
 from atengen.pipelines import aten as aten_pipeline
 from atengen.render import parallel, shards
 
 REPO = Path(__file__).resolve().parent.parent
-GENERATOR = REPO / "tool" / "docs" / "gen_rules_md.py"
+GENERATOR = REPO / "devtools" / "docs" / "gen_rules_md.py"
 PROSE = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
 BZL = sorted((REPO / "rules").glob("**/*.bzl"))
 
 
 def load_generator():
-    """tool/docs/gen_rules_md.py, a script, imported (registered first: its dataclasses look
+    """devtools/docs/gen_rules_md.py, a script, imported (registered first: its dataclasses look
     their module up while they are made)."""
     if "gen_rules_md" not in sys.modules:
         spec = importlib.util.spec_from_file_location("gen_rules_md", GENERATOR)
@@ -48,9 +49,9 @@ def test_the_generated_tables_of_rules_md_are_current() -> None:
 
 
 def load_layers_generator():
-    """tool/docs/gen_layers.py, a script, imported."""
+    """devtools/docs/gen_layers.py, a script, imported."""
     spec = importlib.util.spec_from_file_location(
-        "gen_layers", REPO / "tool" / "docs" / "gen_layers.py"
+        "gen_layers", REPO / "devtools" / "docs" / "gen_layers.py"
     )
     assert spec and spec.loader
     module = importlib.util.module_from_spec(spec)
@@ -59,7 +60,7 @@ def load_layers_generator():
 
 
 def test_the_layer_graph_and_list_are_current() -> None:
-    """docs/layers.dot and atengen's list of layers are what tool/docs/gen_layers.py makes of
+    """docs/layers.dot and atengen's list of layers are what devtools/docs/gen_layers.py makes of
     ALLOWED and DESCRIPTIONS in tests/test_layering.py: a change of those needs `./dev docs`."""
     generator = load_layers_generator()
     stale = [
@@ -102,7 +103,7 @@ def checkout(tmp_path: Path) -> Path:
 
 def run_generator(checkout: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, str(checkout / "tool" / "docs" / "gen_rules_md.py"), *args],
+        [sys.executable, str(checkout / "devtools" / "docs" / "gen_rules_md.py"), *args],
         capture_output=True,
         text=True,
         timeout=60,

@@ -1,6 +1,6 @@
 """The README's quickstart against the release archive, as a user of a release runs it.
 
-`./dev release` (tool/release/make_release.py, from the working tree) makes
+`./dev dist` (devtools/dist/make_dist.py, from the working tree) makes
 rules_aten-VERSION.tar.gz; the quickstart blocks of README.md are written into a fresh directory
 outside the repository, the WORKSPACE block as written (the http_archive, not the clone's
 local_repository) with only its `urls` and `sha256` given: the archive's `file://` URL and its
@@ -45,7 +45,7 @@ pytestmark = pytest.mark.bazel
 BAZEL_OWN_OUTPUT_BASES = True
 
 REPO = bazel_helpers.REPO
-SCRIPT = REPO / "tool" / "release" / "make_release.py"
+SCRIPT = REPO / "devtools" / "dist" / "make_dist.py"
 # scale(arange(3), 2.0), computed by hand.
 EXPECTED_OUTPUT = "tensor([0., 2., 4.])"
 

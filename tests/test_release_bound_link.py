@@ -1,4 +1,4 @@
-"""tool/release_bound_link.py, the last step of an ABI-bound lib<name>.so: the references the
+"""`atengen bound-link`, the last step of an ABI-bound lib<name>.so: the references the
 linked library makes to symbols the torch libraries define become weak, and nothing else does.
 
 Checked on libraries gcc builds here, with binutils' `nm -D` and the dynamic loader (ctypes) as
@@ -19,11 +19,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from atengen.wheel_symbols import defined_among, with_weak_references
+from atengen.facts.wheel_symbols import defined_among, with_weak_references
 from tests.test_wheel_symbols import elf
 
 REPO = Path(__file__).resolve().parent.parent
-TOOL = REPO / "tool" / "release_bound_link.py"
+TOOL = REPO / "tool"
 
 PROVIDER = """
 int torch_provided(void) { return 7; }
@@ -55,14 +55,19 @@ def compile_library(
     return out
 
 
-def _run_tool(*args: Path | str) -> subprocess.CompletedProcess[str]:
+def _run_tool(*flags: Path | str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, str(TOOL), *map(str, args)],
+        [sys.executable, "-m", "atengen", "bound-link", *map(str, flags)],
         capture_output=True,
         text=True,
-        env={"PYTHONPATH": str(REPO / "tool")},
+        env={"PYTHONPATH": str(TOOL)},
         timeout=120,
     )
+
+
+def _link(label: str, linked: Path, output: Path, torch: Path) -> subprocess.CompletedProcess[str]:
+    return _run_tool(f"--label={label}", f"--linked={linked}", f"--output={output}",
+                     f"--torch_library={torch}")  # fmt: skip
 
 
 def _undefined(library: Path) -> dict[str, str]:
@@ -86,7 +91,7 @@ def test_only_the_torch_references_become_weak(tmp_path: Path, libraries) -> Non
     assert before["torch_provided"] == "U" and before["never_defined"] == "U", before
     out = tmp_path / "out" / "libuser.so"
     out.parent.mkdir()
-    result = _run_tool("//pkg:libuser.so", user, out, provider)
+    result = _link("//pkg:libuser.so", user, out, provider)
     assert result.returncode == 0 and result.stderr == "", result.stderr
     after = _undefined(out)
     assert after == {**before, "torch_provided": "w"}, (before, after)
@@ -95,7 +100,7 @@ def test_only_the_torch_references_become_weak(tmp_path: Path, libraries) -> Non
     pairs = zip(user.read_bytes(), out.read_bytes(), strict=True)
     assert sum(a != b for a, b in pairs) == 1
     again = tmp_path / "again.so"
-    assert _run_tool("//pkg:libuser.so", user, again, provider).returncode == 0
+    assert _link("//pkg:libuser.so", user, again, provider).returncode == 0
     assert again.read_bytes() == out.read_bytes()
 
 
@@ -114,7 +119,7 @@ def test_the_loader_binds_a_missing_weak_reference_instead_of_refusing(tmp_path:
     )
     out = tmp_path / "out" / "liblinked.so"
     out.parent.mkdir()
-    assert _run_tool("//pkg:x", linked, out, provider).returncode == 0
+    assert _link("//pkg:x", linked, out, provider).returncode == 0
     # Another "torch", which lacks the symbol.
     compile_library(tmp_path, "provider", "int other(void) { return 0; }\n")
     with pytest.raises(OSError, match="undefined symbol: torch_provided"):
@@ -131,17 +136,20 @@ def test_a_bad_input_is_one_line_and_no_output(tmp_path: Path, libraries, broken
     linked, torch = (bad, provider) if broken == "linked" else (user, bad)
     digests = {p: hashlib.sha256(p.read_bytes()).hexdigest() for p in (user, provider, bad)}
     out = tmp_path / "out.so"
-    result = _run_tool("//pkg:libuser.so", linked, out, torch)
+    result = _link("//pkg:libuser.so", linked, out, torch)
     assert result.returncode == 1, result
     assert result.stderr == f"rules_aten: //pkg:libuser.so: {bad}: not an ELF file\n"
     assert not out.exists()
     assert {p: hashlib.sha256(p.read_bytes()).hexdigest() for p in digests} == digests
 
 
-def test_too_few_arguments_is_a_usage_line(tmp_path: Path) -> None:
-    result = _run_tool("//pkg:x", tmp_path / "a.so", tmp_path / "b.so")
-    assert result.returncode == 2 and result.stderr.startswith("usage: "), result
-    assert result.stderr.count("\n") == 1
+def test_a_missing_flag_is_a_usage_line(tmp_path: Path) -> None:
+    result = _run_tool(
+        "--label=//pkg:x", f"--linked={tmp_path / 'a.so'}", f"--output={tmp_path / 'b.so'}"
+    )
+    assert result.returncode == 2, result
+    assert result.stderr.startswith("atengen bound-link: error: "), result
+    assert "--torch_library" in result.stderr and result.stderr.count("\n") == 1
 
 
 @settings(

@@ -1,4 +1,4 @@
-"""`./dev release VERSION` (tool/release/make_release.py): the archive is the same bytes every
+"""`./dev dist VERSION` (devtools/dist/make_dist.py): the archive is the same bytes every
 time, holds what a user's build reads and nothing of the development tree, and the release notes
 carry the README's http_archive with the archive's sha256 and the bazel_dep line.
 
@@ -24,7 +24,7 @@ import yaml
 from tests.quickstart_helpers import archive_workspace
 
 REPO = Path(__file__).resolve().parent.parent
-SCRIPT = REPO / "tool" / "release" / "make_release.py"
+SCRIPT = REPO / "devtools" / "dist" / "make_dist.py"
 MODULE_VERSION = re.compile(r'^    version = "([^"]+)",$', re.MULTILINE)
 # 1980-01-01 00:00:00 UTC.
 FIXED_MTIME = 315532800
@@ -37,7 +37,7 @@ DEVELOPMENT_ONLY = (
     "docs/",
     "examples/",
     "tests/",
-    "tool/release/",
+    "devtools/",
 )
 
 
@@ -46,7 +46,7 @@ def module_version() -> str:
     return version
 
 
-def make_release(out: Path, *args: str) -> subprocess.CompletedProcess[str]:
+def make_dist(out: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, str(SCRIPT), *args, "--worktree", f"--out={out}"],
         cwd=REPO,
@@ -60,7 +60,7 @@ def make_release(out: Path, *args: str) -> subprocess.CompletedProcess[str]:
 def release(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
     out = tmp_path_factory.mktemp("release")
     version = module_version()
-    result = make_release(out, version)
+    result = make_dist(out, version)
     assert result.returncode == 0, result.stderr
     return out, version
 
@@ -76,7 +76,7 @@ def test_the_archive_is_the_same_bytes_twice(
     out, version = release
     name = f"rules_aten-{version}.tar.gz"
     first = (out / name).read_bytes()
-    result = make_release(tmp_path, version)
+    result = make_dist(tmp_path, version)
     assert result.returncode == 0, result.stderr
     assert (tmp_path / name).read_bytes() == first
     # gzip: no file name (FLG's FNAME bit off), mtime 0.
@@ -137,7 +137,7 @@ def test_the_archive_holds_what_a_build_reads_and_nothing_else(release: tuple[Pa
         "third_party/requirements_tool.lock",
         "third_party/rules_cc/use_cpp_toolchain.patch",
         "tool/torch_probe.py",
-        "tool/atengen/torch_facts.py",
+        "tool/atengen/facts/torch_facts.py",
     } <= labelled, labelled
     needed |= labelled
     assert needed <= members.keys(), sorted(needed - members.keys())
@@ -145,6 +145,22 @@ def test_the_archive_holds_what_a_build_reads_and_nothing_else(release: tuple[Pa
     for path, member in members.items():
         executable = (REPO / path).stat().st_mode & 0o100
         assert member.mode == (0o755 if executable else 0o644), path
+
+
+def test_the_manifest_ships_tool_whole_and_no_developer_tooling(release: tuple[Path, str]) -> None:
+    # tool/ holds only what ships, so the manifest names it in one line, and a script added there
+    # ships without a manifest edit; developer tooling lives in devtools/, which never ships.
+    lines = (REPO / "devtools" / "dist" / "MANIFEST").read_text().splitlines()
+    entries = [line for line in lines if line and not line.startswith("#")]
+    assert [e for e in entries if e.lstrip("!").startswith("tool")] == ["tool/"], entries
+    out, version = release
+    data = (out / f"rules_aten-{version}.tar.gz").read_bytes()
+    prefix = f"rules_aten-{version}/"
+    shipped = {m.name.removeprefix(prefix) for m in archive_members(data)}
+    assert {p for p in shipped if p.startswith("tool/")} == {
+        p for p in git_files() if p.startswith("tool/")
+    }
+    assert not [p for p in shipped if p.startswith("devtools/")]
 
 
 def test_the_notes_carry_the_readme_http_archive_and_the_bazel_dep(
@@ -176,7 +192,7 @@ def test_the_notes_carry_the_readme_http_archive_and_the_bazel_dep(
 
 def test_a_url_of_its_own(tmp_path: Path) -> None:
     version = module_version()
-    result = make_release(tmp_path, version, "--url=https://example.org/r/{version}.tgz")
+    result = make_dist(tmp_path, version, "--url=https://example.org/r/{version}.tgz")
     assert result.returncode == 0, result.stderr
     notes = (tmp_path / f"rules_aten-{version}.release_notes.md").read_text()
     assert f'urls = ["https://example.org/r/{version}.tgz"],' in notes, notes
@@ -192,9 +208,9 @@ def test_a_url_of_its_own(tmp_path: Path) -> None:
 def test_a_version_that_is_not_the_module_s_is_refused(
     tmp_path: Path, version: str, message: str
 ) -> None:
-    result = make_release(tmp_path, version)
+    result = make_dist(tmp_path, version)
     assert result.returncode == 1, result
-    assert result.stderr.startswith("release: error: ") and message in result.stderr, result.stderr
+    assert result.stderr.startswith("dist: error: ") and message in result.stderr, result.stderr
     assert len(result.stderr.splitlines()) == 1, result.stderr
     assert not any(tmp_path.iterdir())
 
@@ -216,7 +232,7 @@ def test_the_bcr_templates_are_in_the_registry_s_form() -> None:
     assert all(r.startswith("github:") for r in metadata["repository"]), metadata
     source = json.loads((BCR / "source.template.json").read_text())
     assert set(source) == {"integrity", "strip_prefix", "url"}, source
-    # The archive's top directory and name, as make_release.py writes them, with REPO=rules_aten.
+    # The archive's top directory and name, as make_dist.py writes them, with REPO=rules_aten.
     version = module_version()
     assert (
         source["strip_prefix"].replace("{REPO}", "rules_aten").replace("{VERSION}", version)

@@ -14,7 +14,7 @@ import re
 
 import pytest
 
-from atengen import torch_facts as tf
+from atengen.facts import torch_facts as tf
 from tests.model_helpers import TAGS_YAML, run_cli, write_yamls
 
 CUSTOM_OP = """\
@@ -66,7 +66,7 @@ def test_a_newer_release_builds_with_the_newest_facts_after_one_warning(tmp_path
     assert r.stderr.splitlines() == [
         f"{facts}:1: warning: torch 2.99.0+cu140 is newer than the releases rules_aten knows "
         f"(2.11 to {tf.NEWEST_RELEASE}): building it with the facts of torch "
-        f"{tf.NEWEST_RELEASE} (tool/atengen/torch_facts.py)"
+        f"{tf.NEWEST_RELEASE} (tool/atengen/facts/torch_facts.py)"
     ]
     assert any(out.iterdir())
     # The @torch repository printed the warning when it was fetched, and says so.

@@ -1,6 +1,6 @@
 """Every supported torch release against its own torchgen: the model equals that release's
 torchgen (every NativeFunction, field by field), the registrations equal its gen.py for every key
-(0 missing; each one left out listed with its reason), and each fact tool/atengen/torch_facts.py
+(0 missing; each one left out listed with its reason), and each fact tool/atengen/facts/torch_facts.py
 keeps by hand for the release is the release's (its torchgen's lists and rules, its tags YAML, its
 libtorch_cpu's exports).
 
@@ -26,8 +26,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from atengen import torch_facts as tf
-from atengen.wheel_facts import parse_wheel_facts
+from atengen.facts import torch_facts as tf
+from atengen.facts.wheel_facts import parse_wheel_facts
 from tests import slices
 from tests.model_helpers import REPO as _REPO
 

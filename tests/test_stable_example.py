@@ -109,9 +109,9 @@ def test_only_the_c_shim_of_torch(library: Path) -> None:
 
 
 def test_the_project_reader_agrees_with_nm(library: Path) -> None:
-    """The link check reads the symbols itself (atengen/wheel_symbols.py), not with nm."""
-    from atengen.stable.link_check import offenses
-    from atengen.wheel_symbols import undefined_dynamic_symbols
+    """The link check reads the symbols itself (atengen/facts/wheel_symbols.py), not with nm."""
+    from atengen.facts.wheel_symbols import undefined_dynamic_symbols
+    from atengen.linkcheck.stable import offenses
 
     symbols = undefined_dynamic_symbols(str(library))
     nm = subprocess.run(

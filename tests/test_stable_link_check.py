@@ -1,5 +1,5 @@
 """The stable-ABI link check's parts, without Bazel: the undefined-symbol reader of
-atengen/wheel_symbols.py against `nm`, the grouping of atengen/stable/link_check.py, and
+atengen/facts/wheel_symbols.py against `nm`, the grouping of atengen/linkcheck/stable.py, and
 `atengen stable --cuda_output_dir` / `--ops_file`, which aten_codegen(abi = "stable") passes
 (tests/test_stable_example.py builds and checks a real library)."""
 
@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from atengen.stable.link_check import messages, offenses
-from atengen.wheel_symbols import UndefinedSymbol, undefined_dynamic_symbols
+from atengen.facts.wheel_symbols import UndefinedSymbol, undefined_dynamic_symbols
+from atengen.linkcheck.stable import messages, offenses
 from tests.model_helpers import TAGS_YAML, run_cli
 
 TORCH_LIB = Path(__import__("torch").__file__).parent / "lib"
@@ -119,17 +119,11 @@ def test_cli_keeps_cuda_registrations_apart(tmp_path: Path) -> None:
 
 
 def test_the_check_program(tmp_path: Path) -> None:
-    """tool/stable_link_check.py: copies a passing library, refuses a failing one."""
-    script = Path(__file__).resolve().parent.parent / "tool" / "stable_link_check.py"
-    env_path = str(script.parent)
+    """`atengen stable-link-check`: copies a passing library, refuses a failing one."""
+    env_path = str(Path(__file__).resolve().parent.parent / "tool")
+    command = [sys.executable, "-m", "atengen", "stable-link-check", "--label=//:x"]
     bad = subprocess.run(
-        [
-            sys.executable,
-            str(script),
-            "//:x",
-            str(TORCH_LIB / "libtorch_python.so"),
-            str(tmp_path / "o"),
-        ],
+        [*command, f"--linked={TORCH_LIB / 'libtorch_python.so'}", f"--output={tmp_path / 'o'}"],
         capture_output=True,
         text=True,
         env={"PYTHONPATH": env_path},
@@ -138,7 +132,7 @@ def test_the_check_program(tmp_path: Path) -> None:
     assert all(line.startswith("rules_aten: //:x ") for line in bad.stderr.splitlines())
     libc10 = TORCH_LIB / "libc10.so"  # needs the runtimes and nothing of the shim: passes
     good = subprocess.run(
-        [sys.executable, str(script), "//:x", str(libc10), str(tmp_path / "o")],
+        [*command, f"--linked={libc10}", f"--output={tmp_path / 'o'}"],
         capture_output=True,
         text=True,
         env={"PYTHONPATH": env_path},
@@ -167,19 +161,21 @@ def test_a_kernel_defined_with_other_parameters_is_named_at_its_declaration(tmp_
         ["g++", "-shared", "-fPIC", f"-I{tmp_path / 'inc'}", str(source), "-o", str(library)],
         check=True,
     )
-    script = Path(__file__).resolve().parent.parent / "tool" / "stable_link_check.py"
+    tool = Path(__file__).resolve().parent.parent / "tool"
     run = subprocess.run(
         [
             sys.executable,
-            str(script),
+            "-m",
+            "atengen",
+            "stable-link-check",
             f"--kernel_headers={tmp_path / 'inc'}",
-            "//:myllm",
-            str(library),
-            str(tmp_path / "o"),
+            "--label=//:myllm",
+            f"--linked={library}",
+            f"--output={tmp_path / 'o'}",
         ],
         capture_output=True,
         text=True,
-        env={"PYTHONPATH": str(script.parent), "PATH": "/usr/bin:/bin"},
+        env={"PYTHONPATH": str(tool), "PATH": "/usr/bin:/bin"},
     )
     assert run.returncode == 1 and not (tmp_path / "o").exists()
     lines = run.stderr.splitlines()

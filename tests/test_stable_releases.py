@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from atengen import torch_facts
+from atengen.facts import torch_facts
 from atengen.stable.releases import CONVERSIONS_BY_RELEASE, NEWEST_KNOWN, parse_target
 from tests.release_venvs import VENVS_DIR, installed_venvs
 

@@ -10,7 +10,7 @@ import subprocess
 
 import pytest
 
-from atengen import torch_facts
+from atengen.facts import torch_facts
 from atengen.model.operator_model import load_model
 from atengen.stable import scalar_routes
 from atengen.stable.releases import parse_target

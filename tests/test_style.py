@@ -13,7 +13,7 @@ import pytest
 REPO = Path(__file__).resolve().parent.parent
 BUILDIFIER = REPO / "node_modules" / ".bin" / "buildifier"
 RUFF = REPO / ".venv" / "bin" / "ruff"
-PYTHON_DIRS = ("tool", "tests", "benchmarks", "conformance", "rules")
+PYTHON_DIRS = ("tool", "devtools", "tests", "benchmarks", "conformance", "rules")
 STARLARK = re.compile(
     r"(^|/)(BUILD|BUILD\.bazel|WORKSPACE|WORKSPACE\.bazel|MODULE\.bazel)$|\.(bzl|bazel)$"
 )

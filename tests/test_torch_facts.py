@@ -1,4 +1,4 @@
-"""atengen/torch_facts.py against the installed wheel: when torch changes, one of these fails and
+"""atengen/facts/torch_facts.py against the installed wheel: when torch changes, one of these fails and
 names the fact to update. And the release blocks themselves: one per supported release, each
 later one a real change from the one before.
 
@@ -16,9 +16,9 @@ import pytest
 import torch
 import yaml
 
-from atengen import torch_facts as tf
 from atengen.cli.common import installed_torch_yaml_dir
-from atengen.wheel_facts import AutogradHelpers, parse_wheel_facts
+from atengen.facts import torch_facts as tf
+from atengen.facts.wheel_facts import AutogradHelpers, parse_wheel_facts
 
 TESTS = Path(__file__).resolve().parent
 
@@ -70,7 +70,7 @@ RELEASE_FACT_CHECKS = {
 
 def test_facts_are_for_the_installed_release():
     assert RELEASE in tf.SUPPORTED_RELEASES, (
-        f"torch {torch.__version__} is installed but atengen/torch_facts.py describes "
+        f"torch {torch.__version__} is installed but atengen/facts/torch_facts.py describes "
         f"{tf.SUPPORTED_RELEASES}: review every fact there, then add a block for {RELEASE} at "
         "the end of RELEASES (docs/developing/releases.md, Adding a torch release)"
     )
@@ -182,7 +182,7 @@ def test_a_release_below_the_floor_is_one_line_and_a_newer_one_a_warning():
     assert newer.warning == (
         f"torch 2.99.0 is newer than the releases rules_aten knows ({tf.OLDEST_RELEASE} to "
         f"{tf.NEWEST_RELEASE}): building it with the facts of torch {tf.NEWEST_RELEASE} "
-        "(tool/atengen/torch_facts.py)"
+        "(tool/atengen/facts/torch_facts.py)"
     )
     # The @torch repository warned once already and says so: no second warning.
     warned = parse_wheel_facts(
@@ -340,10 +340,10 @@ def test_device_defaults_are_the_ones_torchs_schema_parser_takes():
 
 
 def test_the_wheels_exports_read_from_its_symbol_tables_are_nms():
-    """atengen.wheel_symbols reads what `nm -DC --defined-only` shows of each library."""
+    """atengen.facts.wheel_symbols reads what `nm -DC --defined-only` shows of each library."""
     from pathlib import Path
 
-    from atengen.wheel_symbols import exported_names
+    from atengen.facts.wheel_symbols import exported_names
     from tests.wheel_oracle import nm_names
 
     lib = Path(torch.__file__).parent / "lib"

@@ -1,4 +1,4 @@
-"""aten_wheel's action (tool/aten_wheel.py) without Bazel: each bad input is one
+"""aten_wheel's action (`atengen wheel`) without Bazel: each bad input is one
 `rules_aten: <label>: ...` line, exit 1 and no wheel (a library with no custom operator, a
 version that is not PEP 440, a distribution that is not a valid package name, py_srcs importing
 what the wheel neither ships nor requires); a good one gives the same bytes twice and the typed
@@ -31,7 +31,7 @@ def _run(tmp_path: Path, *extra: str, op_yaml: Path = OPS, **flags: str):
     shutil.rmtree(out, ignore_errors=True)
     args = [f"--{k}={v}" for k, v in values.items()]
     result = subprocess.run(
-        [sys.executable, str(TOOL / "aten_wheel.py"), "--label=//:w", f"--library={LIBRARY}"]
+        [sys.executable, "-m", "atengen", "wheel", "--label=//:w", f"--library={LIBRARY}"]
         + [f"--op_yaml={op_yaml}", f"--tags_yaml={TAGS}", "--torch_target=2.11"]
         + [*args, *extra, f"--output_dir={out}"],
         capture_output=True,

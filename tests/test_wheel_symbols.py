@@ -1,4 +1,4 @@
-"""atengen.wheel_symbols: the ELF dynamic-symbol-table reader and the FunctionsManual.h scan.
+"""atengen.facts.wheel_symbols: the ELF dynamic-symbol-table reader and the FunctionsManual.h scan.
 
 A small ELF64 file built here (the layout of the ELF specification, written with struct) says
 which symbols count and which names are taken from them; Hypothesis feeds the reader truncated,
@@ -20,8 +20,12 @@ from hypothesis import strategies as st
 
 from atengen.cli.common import read_autograd_helpers
 from atengen.errors import AtengenError
-from atengen.wheel_facts import parse_wheel_facts
-from atengen.wheel_symbols import exported_names, functions_manual_names, native_function_names
+from atengen.facts.wheel_facts import parse_wheel_facts
+from atengen.facts.wheel_symbols import (
+    exported_names,
+    functions_manual_names,
+    native_function_names,
+)
 
 REPO = Path(__file__).resolve().parent.parent
 

@@ -1,4 +1,4 @@
-"""The oracle of what a torch wheel exports and declares, for the tests of atengen.wheel_symbols:
+"""The oracle of what a torch wheel exports and declares, for the tests of atengen.facts.wheel_symbols:
 binutils' `nm -DC --defined-only` (demangled names, matched as the probe matched them before it
 read symbol tables itself) and a plain regex scan of FunctionsManual.h. Independent of the code
 under test: no parsing of mangled names, no brace tracking."""

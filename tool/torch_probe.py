@@ -9,8 +9,8 @@ files; only a CUDA wheel is imported, for what only the running module knows: it
 architectures (torch.cuda.get_arch_list()). The @torch repository
 rule (rules/private/repositories/torch.bzl) runs it with the interpreter it found and writes the result to
 @torch//:torch_facts.json, which `atengen generate --torch_facts` reads. Standard library and
-torch only (with atengen/torch_facts.py, atengen/wheel_facts.py and atengen/wheel_symbols.py
-beside it, which are too): it runs on the user's interpreter, not the generator's.
+torch only (with the package atengen/facts/ beside it, which is too): it runs on the user's
+interpreter, not the generator's.
 
 Fields:
   version, release ("2.14"), cuda ("13.0", or "" for a CPU wheel), arch_list (the CUDA
@@ -26,13 +26,13 @@ Fields:
   autograd_helpers_defined (the functions and variables that header declares there, and the ones
   it defines inline), aten_operators (the operator names of torchgen's packaged
   native_functions.yaml, which derivative formulas call unqualified), abi_source, import_error, and release_support: how rules_aten treats the
-  release (atengen/torch_facts.py's policy, which the @torch rule applies from here instead of
+  release (atengen/facts/torch_facts.py's policy, which the @torch rule applies from here instead of
   keeping a copy): {"verdict": "supported", "newer" (built with the newest supported release's
   facts, after one warning), "older" (refused) or "unreadable"; "supported_releases": oldest
   first; "facts_release": the release whose facts apply, "" when none does}.
 
-The exports are read from each library's dynamic symbol table by atengen/wheel_symbols.py
-(standard library only, beside this file), so binutils are not needed; a library or header that
+The exports are read from each library's dynamic symbol table by atengen/facts/wheel_symbols.py
+(standard library only), so binutils are not needed; a library or header that
 cannot be read stops the probe with one line.
 """
 
@@ -44,9 +44,9 @@ import json
 import os
 import sys
 
-from atengen.torch_facts import NEWEST_RELEASE, SUPPORTED_RELEASES, release_support
-from atengen.wheel_facts import version_py_fields
-from atengen.wheel_symbols import (
+from atengen.facts.torch_facts import NEWEST_RELEASE, SUPPORTED_RELEASES, release_support
+from atengen.facts.wheel_facts import version_py_fields
+from atengen.facts.wheel_symbols import (
     NATIVE_FUNCTIONS_YAML,
     defined_dynamic_symbols,
     exported_names,

@@ -7,7 +7,7 @@
 
 Entry points: ``schema`` (atengen's schema parser against torch._C.parse_schema), ``check``,
 ``generate``, ``backend``, ``lazy`` (lazy-tensor backend YAMLs) and ``autograd`` (derivatives
-YAMLs) (the CLI in-process, judged by harness.py); ``wheel`` (tool/aten_wheel.py's flags) and
+YAMLs) (the CLI in-process, judged by harness.py); ``wheel`` (`atengen wheel`'s flags) and
 ``elf`` (a mutated library through every ELF-reading command), judged by wheel_fuzz.py. Prints,
 per entry
 point: inputs, exit codes, tracebacks, writes outside, partial outputs, bad error lines

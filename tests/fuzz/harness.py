@@ -29,9 +29,9 @@ import time
 import traceback
 from dataclasses import dataclass, field
 
-from atengen import torch_facts
 from atengen.cli.main import main
 from atengen.errors import SchemaError
+from atengen.facts import torch_facts
 from atengen.model.schema import parse_schema
 from atengen.model.torch_schema_text import read_torch_schema
 from tests.model_helpers import TAGS_YAML

@@ -36,7 +36,7 @@ def test_wheel_arguments_keep_the_invariants(args: dict) -> None:
 @_slice(100)
 @given(wheel_fuzz.ELF_SEEDS)
 def test_mutated_elf_files_keep_the_invariants(seed_value: int) -> None:
-    """One mutated library through aten_wheel.py, stable_link_check.py, release_bound_link.py
-    and the probe's exported_names."""
+    """One mutated library through `atengen wheel`, `atengen stable-link-check`, `atengen
+    bound-link` and the probe's exported_names."""
     verdict = wheel_fuzz.elf_case(seed_value)
     assert not verdict.problems, (verdict.problems, seed_value)

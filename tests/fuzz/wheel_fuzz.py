@@ -1,18 +1,19 @@
-"""Fuzz inputs of the wheel tool (tool/aten_wheel.py) and of the ELF readers, and the judge of
+"""Fuzz inputs of the wheel tool (`atengen wheel`) and of the ELF readers, and the judge of
 one run, for the CI slice (test_fuzz_wheel.py) and the long campaign (campaign.py: `--entry
 wheel`, `--entry elf`).
 
 The ELF readers are atengen/shipping/elf.py (the wheel's tag and RUNPATH check) and
-atengen/wheel_symbols.py (dynamic symbols, symbol versions, the hash table, the weak-reference
+atengen/facts/wheel_symbols.py (dynamic symbols, symbol versions, the hash table, the weak-reference
 edit, the full symbol table). A mutated ELF file goes through every command that reads one:
-aten_wheel.py's `--library`, stable_link_check.py and release_bound_link.py (each with
+`atengen wheel --library`, `atengen stable-link-check` and `atengen bound-link` (each with
 `--kernel_headers`, which reads the library's defined symbols too), and the probe's
 exported_names.
-(kernel_link_check.py and stable/link_check.py read no file of their own: they judge the
+(linkcheck/kernels.py and linkcheck/stable.py read no file of their own: they judge the
 symbols wheel_symbols.py read.)
 
-The invariants, as harness.py's for atengen: no exception escapes a command's `main`; exit 0,
-or a non-zero exit with lines that each start with `rules_aten: ` and are printable (exactly
+The invariants, as harness.py's for atengen: no exception escapes `atengen`'s `main`; exit 0,
+or a non-zero exit with lines that each start with `rules_aten: ` (`atengen: error: ` for a
+flag it does not know, exit 2) and are printable (exactly
 one, but for an op YAML of several problems and the stable link check's symbol groups); on
 success exactly the declared outputs appear (one `.whl` whose Python parses, for the wheel); on
 failure the file system is exactly as it was.
@@ -32,14 +33,12 @@ import zipfile
 from collections.abc import Callable
 from pathlib import Path
 
-import aten_wheel
-import release_bound_link
-import stable_link_check
 import torch
 import torchgen
 from hypothesis import strategies as st
 
-from atengen.wheel_symbols import exported_names
+from atengen.cli.main import main as atengen_main
+from atengen.facts.wheel_symbols import exported_names
 from tests.fuzz.harness import Verdict, _remove_tree, _snapshot
 
 TORCH_LIB = Path(torch.__file__).parent / "lib"
@@ -161,6 +160,11 @@ def _wheel_args(draw: st.DrawFn) -> dict:
 WHEEL_ARGS = _wheel_args()
 
 
+def _command(name: str) -> Callable[[list[str]], int]:
+    """`atengen NAME` in this process, as a ``main(argv)``."""
+    return lambda argv: atengen_main(["atengen", name, *argv])
+
+
 def _run_main(verdict: Verdict, main: Callable[[list[str]], int], argv: list[str]) -> str:
     """Runs ``main(argv)``, recording its exit code (argparse's SystemExit too) or the
     traceback; returns what it printed to stderr."""
@@ -187,7 +191,9 @@ def _judge_lines(verdict: Verdict, stderr: str, *, single: bool) -> None:
         verdict.fail("bad error lines", "a failure without a line")
     elif single and len(lines) != 1:
         verdict.fail("bad error lines", f"{len(lines)} lines: {stderr[:200]!r}")
-    bad = [x for x in lines if not x.startswith("rules_aten: ") or not x.isprintable()]
+    # A bad command line is atengen's usage line (`atengen: error: ...`, or `atengen wheel: ...`).
+    starts = ("rules_aten: ", "atengen") if verdict.rc == 2 else ("rules_aten: ",)
+    bad = [x for x in lines if not x.startswith(starts) or not x.isprintable()]
     if bad:
         verdict.fail("bad error lines", repr(bad[0])[:200])
 
@@ -236,7 +242,7 @@ def _library(ws: Path, kind: str) -> str:
 
 
 def wheel_case(args: dict) -> Verdict:
-    """One run of aten_wheel.main with the drawn flags in a fresh workspace."""
+    """One run of `atengen wheel` with the drawn flags in a fresh workspace."""
     root = tempfile.mkdtemp(prefix="aten-wheel-fuzz-")
     verdict = Verdict()
     try:
@@ -263,7 +269,7 @@ def wheel_case(args: dict) -> Verdict:
             (out / "kept.txt").write_text("not the tool's\n")
         argv += [*args["extra"], f"--output_dir={out}"]
         before = _snapshot(root)
-        stderr = _run_main(verdict, aten_wheel.main, argv)
+        stderr = _run_main(verdict, _command("wheel"), argv)
         if verdict.rc is None:
             return verdict
         after = _snapshot(root)
@@ -358,7 +364,7 @@ def mutate(seed_value: int) -> bytes:
 
 
 ELF_SEEDS = st.integers(min_value=0, max_value=2**32 - 1)
-ELF_ENTRIES = ("aten_wheel", "stable_link_check", "release_bound_link", "exported_names")
+ELF_ENTRIES = ("wheel", "stable-link-check", "bound-link", "exported_names")
 
 
 def elf_case(seed_value: int) -> Verdict:
@@ -387,22 +393,24 @@ def _elf_entry(entry: str, data: bytes) -> Verdict:
         (ws / "headers").mkdir()
         before = _snapshot(root)
         single = True
-        if entry == "aten_wheel":
+        if entry == "wheel":
             argv = [f"--label={LABEL}", f"--library={library}", f"--op_yaml={ws / 'ops.yaml'}"]
             argv += [f"--tags_yaml={TAGS}", "--distribution=fuzzops", "--version=1.0"]
             argv += ["--abi=stable", "--torch_target=2.11", f"--output_dir={output.parent}"]
-            stderr = _run_main(verdict, aten_wheel.main, argv)
-        elif entry == "stable_link_check":
+            stderr = _run_main(verdict, _command(entry), argv)
+        elif entry == "stable-link-check":
             single = False  # one line per offending symbol group
             # With a header directory: the kernel check reads .symtab as well (it declares no
             # kernel, so none can be missing).
-            argv = [f"--kernel_headers={ws / 'headers'}", LABEL, str(library), str(output)]
-            stderr = _run_main(verdict, stable_link_check.main, argv)
-        elif entry == "release_bound_link":
+            argv = [f"--kernel_headers={ws / 'headers'}", f"--label={LABEL}", f"--linked={library}"]
+            argv.append(f"--output={output}")
+            stderr = _run_main(verdict, _command(entry), argv)
+        elif entry == "bound-link":
             # With a header directory: the missing-kernel check reads the library's defined
             # symbols too (the directory declares no kernel, so none can be missing).
-            argv = [f"--kernel_headers={ws / 'headers'}", LABEL, str(library), str(output)]
-            stderr = _run_main(verdict, release_bound_link.main, [*argv, str(SEED_LIBRARY)])
+            argv = [f"--kernel_headers={ws / 'headers'}", f"--label={LABEL}", f"--linked={library}"]
+            argv += [f"--output={output}", f"--torch_library={SEED_LIBRARY}"]
+            stderr = _run_main(verdict, _command(entry), argv)
         else:
 
             def probe(argv: list[str]) -> int:

@@ -6,8 +6,12 @@ import gc
 # that live until exit; the cyclic collector would walk them again and again (~6% of a small
 # backend run). So it is off while they are imported, and they are then moved out of its reach.
 gc.disable()
-from atengen.cli.main import run  # noqa: E402
+import sys  # noqa: E402
 
+from atengen.cli.main import command_of, import_commands, run  # noqa: E402
+
+# The command's module too (what its flags need: for the generator's commands, the model).
+import_commands(command_of(sys.argv))
 gc.freeze()
 gc.enable()
 

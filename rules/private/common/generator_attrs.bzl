@@ -51,7 +51,7 @@ def torch_version_py_attr():
 def torch_facts_flags(ctx, args):
     """Adds `--torch_facts` of the rule's `torch_facts`, and `--torch_version_py` for @torch's own.
 
-    The generator compares the two (atengen/wheel_facts.py's stale_facts): @torch's facts are
+    The generator compares the two (atengen/facts/wheel_facts.py's stale_facts): @torch's facts are
     read once, when the repository is set up, while its headers and libraries are links into the
     wheel that each build follows. A torch changed in place since (reinstalled, or a venv link
     pointed at another, where Bazel does not set @torch up again by itself) then stops the

@@ -260,12 +260,13 @@ def _aten_release_bound_library_impl(ctx):
     library = ctx.actions.declare_file(ctx.label.name)
     shared = _prebuilt_shared_libraries(ctx.attr.libraries)
     args = ctx.actions.args()
+    args.add("bound-link")
     args.add_all(ctx.files.kernel_headers, format_each = "--kernel_headers=%s", expand_directories = False)
     args.add_all(shared, format_each = "--shared_library=%s")
-    args.add(str(ctx.label))
-    args.add(ctx.file.linked)
-    args.add(library)
-    args.add_all(ctx.files.torch_libraries)
+    args.add("--label=" + str(ctx.label))
+    args.add("--linked=" + ctx.file.linked.path)
+    args.add("--output=" + library.path)
+    args.add_all(ctx.files.torch_libraries, format_each = "--torch_library=%s")
     ctx.actions.run(
         executable = ctx.executable._tool,
         arguments = [args],
@@ -291,7 +292,7 @@ def _aten_release_bound_library_impl(ctx):
 aten_release_bound_library = rule(
     implementation = _aten_release_bound_library_impl,
     doc = """The linked library with its references to torch's libraries made weak
-(tool/release_bound_link.py): in another torch release the loader does not refuse it for a
+(`atengen bound-link`): in another torch release the loader does not refuse it for a
 missing symbol, and its release guard (rules/runtime/atengen/torch_release_guard.h) refuses it
 instead, with one line that names both releases, before anything of it is registered.
 
@@ -317,7 +318,7 @@ library may leave symbols undefined, so the link alone would pass, and the load 
             doc = "The torch libraries it links: their symbols are the ones made weak.",
         ),
         "_tool": attr.label(
-            default = Label("//tool:release_bound_link"),
+            default = Label("//tool:atengen"),
             executable = True,
             cfg = "exec",
         ),

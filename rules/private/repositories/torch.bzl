@@ -28,9 +28,10 @@ _PROBE = Label("//tool:torch_probe.py")
 # wheel_facts.py (with cached.py, which it imports) reads torch/version.py.
 _PROBE_MODULES = [
     Label("//tool:atengen/cached.py"),
-    Label("//tool:atengen/torch_facts.py"),
-    Label("//tool:atengen/wheel_facts.py"),
-    Label("//tool:atengen/wheel_symbols.py"),
+    Label("//tool:atengen/facts/__init__.py"),
+    Label("//tool:atengen/facts/torch_facts.py"),
+    Label("//tool:atengen/facts/wheel_facts.py"),
+    Label("//tool:atengen/facts/wheel_symbols.py"),
 ]
 
 # The facts the generator reads (`atengen generate --torch_facts`): the probe's, without the
@@ -73,7 +74,7 @@ def _template(rctx, label):
 def _facts_release(info, torch_dir):
     """(the release whose facts the generator uses, the one-line error or None).
 
-    The verdict is the probe's (its release_support field, from tool/atengen/torch_facts.py): a
+    The verdict is the probe's (its release_support field, from tool/atengen/facts/torch_facts.py): a
     release older than the oldest supported one is an error; one newer than the newest is built
     with the newest one's facts, after one warning (printed when the repository is fetched;
     torch_facts.json names that release, so the generator does not warn again). An unreadable
@@ -92,7 +93,7 @@ def _facts_release(info, torch_dir):
     if support["verdict"] == "newer":
         # buildifier: disable=print
         print(("rules_aten: warning: torch {} at {} is newer than the releases rules_aten knows " +
-               "({} to {}): building it with the facts of torch {} (tool/atengen/torch_facts.py)").format(
+               "({} to {}): building it with the facts of torch {} (tool/atengen/facts/torch_facts.py)").format(
             info["version"],
             torch_dir,
             supported[0],

@@ -1,6 +1,6 @@
 """aten_kernel_hub: an aten_codegen library laid out for Hugging Face's `kernels`.
 
-The same action as aten_wheel's (//tool:aten_wheel, tool/aten_wheel.py), with
+The same action as aten_wheel's (`atengen wheel`), with
 `--layout=kernel_hub`: the output is a directory holding `build/<variant>/`, whose name is read
 from the built library (its machine), so it is only known when the action runs.
 """

@@ -19,7 +19,7 @@ from `torch_target` on. Two actions run `atengen stable` and write, under `<pack
 Every C++ source is compiled with -DTORCH_TARGET_VERSION of the target (carried by the headers'
 CcInfo), under which torch's headers hide, or refuse with an #error, what is not stable. The
 library links libtorch_cpu alone (the C shim), and for CUDA kernels the static CUDA runtime;
-lib<name>.so is the linked library copied once the link check (tool/stable_link_check.py) finds
+lib<name>.so is the linked library copied once the link check (`atengen stable-link-check`) finds
 no undefined symbol outside the shim and the C/C++/CUDA runtimes.
 """
 
@@ -197,8 +197,9 @@ include path and TORCH_TARGET_VERSION defined. Use aten_codegen(abi = "stable").
 def _aten_stable_checked_library_impl(ctx):
     library = ctx.actions.declare_file(ctx.label.name)
     args = ctx.actions.args()
+    args.add("stable-link-check")
     args.add_all(ctx.files.kernel_headers, format_each = "--kernel_headers=%s", expand_directories = False)
-    args.add_all([str(ctx.label), ctx.file.linked.path, library.path])
+    args.add_all(["--label=" + str(ctx.label), "--linked=" + ctx.file.linked.path, "--output=" + library.path])
     ctx.actions.run(
         executable = ctx.executable._check,
         arguments = [args],
@@ -224,7 +225,7 @@ def _aten_stable_checked_library_impl(ctx):
 aten_stable_checked_library = rule(
     implementation = _aten_stable_checked_library_impl,
     doc = """The linked library, copied once its undefined symbols are all torch's C shim's or
-the C/C++/CUDA runtimes' (tool/stable_link_check.py): else the build fails, one line per
+the C/C++/CUDA runtimes' (`atengen stable-link-check`): else the build fails, one line per
 kernel of the generated headers left undefined (or defined with other parameters), then per
 offending symbol group, and there is no lib<name>.so to load.""",
     attrs = {
@@ -244,7 +245,7 @@ offending symbol group, and there is no lib<name>.so to load.""",
         "tags_yaml": attr.label(mandatory = True, allow_single_file = [".yaml"]),
         "torch_target": attr.string(mandatory = True),
         "_check": attr.label(
-            default = Label("//tool:stable_link_check"),
+            default = Label("//tool:atengen"),
             executable = True,
             cfg = "exec",
         ),

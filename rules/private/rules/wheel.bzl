@@ -1,6 +1,6 @@
 """aten_wheel: an aten_codegen library as a wheel for `pip install`.
 
-One action (//tool:aten_wheel, tool/aten_wheel.py) writes `<name>/<dist>-<version>-<tag>.whl`:
+One action (`atengen wheel`) writes `<name>/<dist>-<version>-<tag>.whl`:
 the wheel's file name carries the platform tag, which is read from the built library (its
 highest GLIBC symbol version), so it is only known when the action runs and the output is a
 directory holding the one wheel.
@@ -30,7 +30,7 @@ def wheel_library_error(wheel, library, name):
             "the shared library of aten_codegen(name = \"{}\")").format(wheel, library, package, name, name)
 
 def shipping_action(ctx, what, flags, mnemonic, progress_message):
-    """The action of //tool:aten_wheel (aten_wheel, aten_kernel_hub) for ctx.attr.library.
+    """The action of `atengen wheel` (aten_wheel, aten_kernel_hub) for ctx.attr.library.
 
     Args:
       ctx: the rule's context: `library`, `py_srcs`, `_template_code` and `_tool` (SHIPPING_ATTRS).
@@ -49,6 +49,7 @@ def shipping_action(ctx, what, flags, mnemonic, progress_message):
         fail("rules_aten: {}: library = {} has no op YAML (a library of external_backend_codegen?): {} ships an aten_codegen library".format(ctx.label, ctx.attr.library.label, what))
     output = ctx.actions.declare_directory(ctx.label.name)
     args = ctx.actions.args()
+    args.add("wheel")
     args.add("--label=" + str(ctx.label))
     args.add("--library=" + info.library.path)
     args.add("--op_yaml=" + info.op_yaml.path)
@@ -85,7 +86,7 @@ def shipping_action(ctx, what, flags, mnemonic, progress_message):
 SHIPPING_ATTRS = {
     "_template_code": attr.label(default = Label("//tool:atengen_template_code")),
     "_tool": attr.label(
-        default = Label("//tool:aten_wheel"),
+        default = Label("//tool:atengen"),
         executable = True,
         cfg = "exec",
     ),

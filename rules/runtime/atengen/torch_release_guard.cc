@@ -4,7 +4,7 @@
 // long before 2.11) are called into torch here, so the check itself is safe in
 // any release.
 //
-// lib<name>.so's references to torch are weak (tool/release_bound_link.py): in
+// lib<name>.so's references to torch are weak (`atengen bound-link`): in
 // another release the loader binds what that release lacks to address 0
 // instead of refusing the library, so that this check, not a loader error,
 // says what is wrong. In the release it was built for, the check also makes

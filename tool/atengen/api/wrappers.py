@@ -14,7 +14,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from atengen import torch_facts
 from atengen.api.calls import (
     OpRef,
     functional_call_args,
@@ -32,6 +31,7 @@ from atengen.api.functionalization import MutationCall, ViewCall, ViewCopyCall
 from atengen.api.structured import impl_class, meta_class
 from atengen.cached import cached_on_first_argument
 from atengen.errors import CannotGenerate
+from atengen.facts import torch_facts
 from atengen.model.groups import NativeFunctionsGroup
 from atengen.model.native_function import NativeFunction
 from atengen.model.schema import Argument, SchemaKind

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import json
 
-from atengen import torch_facts
 from atengen.api.declarations import dispatch_kernel_declaration
 from atengen.api.structured import (
     impl_class_declaration,
@@ -27,6 +26,8 @@ from atengen.api.structured import (
     needs_tensor_iterator,
 )
 from atengen.errors import AtengenError
+from atengen.facts import torch_facts
+from atengen.facts.wheel_facts import WheelFacts
 from atengen.model.functionalization import is_generated_view_copy
 from atengen.model.groups import NativeFunctionsGroup
 from atengen.model.native_function import NativeFunction, root_name
@@ -36,7 +37,6 @@ from atengen.model.schema_types import ListType, OptionalType
 from atengen.render.output import GeneratedFile
 from atengen.render.shards import ShardSetting
 from atengen.render.templates import Templates
-from atengen.wheel_facts import WheelFacts
 
 
 def check_supported(functions: list[NativeFunction], wheel: WheelFacts | None = None) -> None:

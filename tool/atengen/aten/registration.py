@@ -12,7 +12,6 @@ Which wrapper an (op, key) pair gets:
 
 from __future__ import annotations
 
-from atengen import torch_facts as tf
 from atengen.api.functionalization import mutation_call, view_call, view_copy_call
 from atengen.api.structured import class_declarations
 from atengen.api.wrappers import (
@@ -27,6 +26,8 @@ from atengen.api.wrappers import (
 )
 from atengen.aten.kernel_signatures import signature_files
 from atengen.errors import AtengenError, CannotGenerate
+from atengen.facts import torch_facts as tf
+from atengen.facts.wheel_facts import WheelFacts, set_output_takes_names
 from atengen.model.functionalization import (
     DecomposePlan,
     MutationPlan,
@@ -40,7 +41,6 @@ from atengen.render.output import GeneratedFile
 from atengen.render.parallel import map_items
 from atengen.render.shards import ShardSetting
 from atengen.render.templates import Templates
-from atengen.wheel_facts import WheelFacts, set_output_takes_names
 
 
 def wrappers_for(

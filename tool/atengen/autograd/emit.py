@@ -68,13 +68,13 @@ from atengen.autograd.nodes import (
 )
 from atengen.autograd.own_ops import OwnCall, callable_ops, check_overloads, own_calls
 from atengen.autograd.signature import handle_var
+from atengen.facts.wheel_facts import AutogradHelpers
 from atengen.model.native_function import NativeFunction
 from atengen.model.operator_model import OperatorModel
 from atengen.model.schema import SchemaKind
 from atengen.render.output import GeneratedFile
 from atengen.render.shards import ShardSetting
 from atengen.render.templates import Templates
-from atengen.wheel_facts import AutogradHelpers
 
 
 @dataclass(frozen=True)

@@ -42,10 +42,10 @@ from atengen.autograd.names import (
     undeclared_name,
 )
 from atengen.errors import AtengenError, Location
+from atengen.facts.wheel_facts import AutogradHelpers
 from atengen.model.native_function import DEFAULT_NAMESPACE, NativeFunction, describe_value
 from atengen.model.operator_model import OperatorModel
 from atengen.model.schema import SchemaKind
-from atengen.wheel_facts import AutogradHelpers
 from atengen.yaml.loader import YamlList, YamlMap, load_yaml
 
 _BACKEND_COMPONENTS = (

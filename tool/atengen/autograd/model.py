@@ -13,10 +13,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from atengen.errors import Location
+from atengen.facts.wheel_facts import AutogradHelpers
 from atengen.model.native_function import NativeFunction
 from atengen.model.schema import Argument
 from atengen.model.schema_types import Type
-from atengen.wheel_facts import AutogradHelpers
 
 DEFAULT_KEY = "Default"
 

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from atengen.autograd.formulas import free_names, uses
 from atengen.autograd.model import DifferentiabilityInfo, ForwardDerivative, SavedAttribute
 from atengen.errors import AtengenError
+from atengen.facts.wheel_facts import AutogradHelpers
 from atengen.model.native_function import NativeFunction
-from atengen.wheel_facts import AutogradHelpers
 
 # Value types (as cpp_names.value_type gives them) of what a node saves as SavedVariables.
 SAVED_TENSOR = frozenset({"at::Tensor", "::std::optional<at::Tensor>"})

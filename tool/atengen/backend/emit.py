@@ -25,7 +25,6 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from atengen import torch_facts
 from atengen.api.calls import MissingArgument, functional_call_args, int_expr, native_args
 from atengen.api.declarations import (
     native_declaration,
@@ -37,6 +36,7 @@ from atengen.api.device import device_handling
 from atengen.api.structured import impl_params, meta_class
 from atengen.api.wrappers import StructuredCall, structured_wrapper
 from atengen.backend.model import BackendKernel, ExternalBackend, StructuredClaim
+from atengen.facts import torch_facts
 from atengen.model.native_function import NativeFunction
 from atengen.model.schema import SchemaKind
 from atengen.render.output import GeneratedFile

@@ -22,9 +22,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cached_property
 
-from atengen import torch_facts, wheel_facts
 from atengen.backend.spec import BackendYaml, OpEntry
 from atengen.errors import AtengenError, did_you_mean, shown
+from atengen.facts import torch_facts, wheel_facts
 from atengen.model.groups import NativeFunctionsGroup
 from atengen.model.native_function import NativeFunction, default_kernel_name
 from atengen.model.operator_model import OperatorModel

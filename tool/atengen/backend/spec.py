@@ -19,8 +19,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from atengen import torch_facts
 from atengen.errors import AtengenError, Location, SchemaError
+from atengen.facts import torch_facts
 from atengen.model import dispatch_keys as dk
 from atengen.model.native_function import describe_value
 from atengen.model.schema import parse_operator_name

@@ -31,7 +31,7 @@ from atengen.cli.common import (
 from atengen.errors import AtengenError
 
 if TYPE_CHECKING:
-    from atengen.cli.common import Commands
+    from atengen.cli.parser import Commands
     from atengen.render.output import Outputs
 
 

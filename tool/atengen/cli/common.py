@@ -7,41 +7,16 @@ import argparse
 import importlib.util
 import os
 import sys
-from typing import TYPE_CHECKING, NoReturn
-
-from absl.flags import argparse_flags
+from typing import TYPE_CHECKING
 
 from atengen.errors import AtengenError
 from atengen.render.shards import AUTO, AUTO_OPERATORS_PER_BUCKET, ShardSetting
 
 # The pipelines are imported by the functions that run them (see atengen.cli.main).
 if TYPE_CHECKING:
-    from typing import TypeAlias
-
+    from atengen.facts.wheel_facts import AutogradHelpers, WheelFacts
     from atengen.pipelines.inputs import YamlInputs
     from atengen.render.templates import TemplateOptions
-    from atengen.wheel_facts import AutogradHelpers, WheelFacts
-
-
-class UsageError(Exception):
-    """A bad command line; argparse would otherwise print a multi-line usage and exit."""
-
-
-class Parser(argparse_flags.ArgumentParser):
-    """The parser of the command line and of each command's flags: argparse_flags would
-    otherwise copy absl's process-wide flags (logging, pdb, profiling) into every one."""
-
-    def __init__(self, **kwargs: object) -> None:
-        # absl leaves its ArgumentParser.__init__ unannotated.
-        super().__init__(inherited_absl_flags=None, **kwargs)  # type: ignore[no-untyped-call]
-
-    def error(self, message: str) -> NoReturn:
-        raise UsageError(f"{self.prog}: error: {message} (see `{self.prog} --help`)")
-
-
-if TYPE_CHECKING:
-    # What each command module adds its command to (argparse names no public type for it).
-    Commands: TypeAlias = argparse._SubParsersAction[Parser]
 
 
 # Where //tool:atengen_template_code puts the compiled templates, beside the package in the
@@ -242,8 +217,8 @@ def wheel_facts(path: str | None, version_py: str | None = None) -> WheelFacts |
     if path is None:
         return None
     from atengen.errors import Location
+    from atengen.facts.wheel_facts import parse_wheel_facts, stale_facts
     from atengen.pipelines.inputs import read_text
-    from atengen.wheel_facts import parse_wheel_facts, stale_facts
 
     try:
         wheel = parse_wheel_facts(read_text(path, "--torch_facts"))
@@ -286,9 +261,9 @@ def autograd_helpers(wheel: WheelFacts | None, facts_path: str | None) -> Autogr
 def read_autograd_helpers(torch_dir: str) -> AutogradHelpers:
     """The FunctionsManual.h helpers of the torch package at ``torch_dir``, read from its
     lib/libtorch_cpu.so and its header; one-line errors when either cannot be read."""
-    from atengen import wheel_symbols
+    from atengen.facts import wheel_symbols
+    from atengen.facts.wheel_facts import AutogradHelpers
     from atengen.pipelines.inputs import read_text
-    from atengen.wheel_facts import AutogradHelpers
 
     header = os.path.join(torch_dir, "include", "torch", "csrc", "autograd", "FunctionsManual.h")
     native = os.path.join(

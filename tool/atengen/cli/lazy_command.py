@@ -19,7 +19,7 @@ from atengen.cli.lazy_flags import add_lazy_codegen_flags, lazy_codegen_options,
 from atengen.lazy.options import LazyOptions
 
 if TYPE_CHECKING:
-    from atengen.cli.common import Commands
+    from atengen.cli.parser import Commands
     from atengen.render.output import Outputs
 
 

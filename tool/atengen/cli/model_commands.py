@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from atengen.cli.common import add_yaml_flags, yaml_inputs
 
 if TYPE_CHECKING:
-    from atengen.cli.common import Commands
+    from atengen.cli.parser import Commands
     from atengen.render.output import Outputs
 
 

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from atengen.errors import AtengenError
 
 if TYPE_CHECKING:
-    from atengen.cli.common import Commands
+    from atengen.cli.parser import Commands
     from atengen.render.output import Outputs
 
 

@@ -15,7 +15,7 @@ from atengen.cli.common import (
 )
 
 if TYPE_CHECKING:
-    from atengen.cli.common import Commands
+    from atengen.cli.parser import Commands
     from atengen.render.output import Outputs
     from atengen.stable.releases import StableTarget
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from types import MappingProxyType
 
-from atengen import torch_facts
 from atengen.errors import AtengenError, SchemaError
+from atengen.facts import torch_facts
 from atengen.model.groups import add_to_buckets
 from atengen.model.native_function import BackendMetadata, NativeFunction, new_native_function
 from atengen.model.schema import (

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from atengen import torch_facts as tf
 from atengen.errors import did_you_mean
+from atengen.facts import torch_facts as tf
 
 _OP_YAML_KEY_SET = frozenset(tf.OP_YAML_DISPATCH_KEYS)
 _KNOWN_KEYS = _OP_YAML_KEY_SET | tf.OTHER_C10_KEYS

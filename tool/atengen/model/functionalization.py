@@ -18,8 +18,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from atengen import torch_facts as tf
 from atengen.errors import AtengenError
+from atengen.facts import torch_facts as tf
 from atengen.model.groups import NativeFunctionsViewGroup
 from atengen.model.native_function import NativeFunction
 from atengen.model.operator_model import OperatorModel

@@ -8,9 +8,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import MISSING, dataclass, fields
 from types import MappingProxyType
 
-from atengen import torch_facts as tf
 from atengen.cached import TYPE_CHECKING, cached_property, interned
 from atengen.errors import AtengenError, Location, SchemaError
+from atengen.facts import torch_facts as tf
 from atengen.model import dispatch_keys as dk
 from atengen.model.frozen import frozen_instance
 from atengen.model.schema import (

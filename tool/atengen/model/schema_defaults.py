@@ -24,8 +24,8 @@ import re
 import sys
 from collections.abc import Callable
 
-from atengen import torch_facts
 from atengen.errors import SchemaError
+from atengen.facts import torch_facts
 from atengen.model.schema_types import BaseType, ListType, OptionalType, Type
 
 _INT = re.compile(r"-?[0-9]+")

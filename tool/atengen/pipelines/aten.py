@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from atengen import torch_facts, wheel_facts
 from atengen.aten.custom_ops import check_supported, native_headers, schema_files
 from atengen.aten.registration import registration_files
 from atengen.errors import AtengenError
+from atengen.facts import torch_facts, wheel_facts
 from atengen.model import custom_notes
 from atengen.model.selection import select_functions
 from atengen.pipelines.inputs import YamlInputs

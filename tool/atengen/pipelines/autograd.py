@@ -17,13 +17,13 @@ from dataclasses import dataclass
 from atengen.autograd.emit import AutogradTarget, LeftOut, autograd_files
 from atengen.autograd.load import load_derivatives
 from atengen.errors import AtengenError, did_you_mean
+from atengen.facts.wheel_facts import AutogradHelpers
 from atengen.model.native_function import root_name
 from atengen.model.operator_model import OperatorModel
 from atengen.pipelines.inputs import YamlInputs
 from atengen.render.output import GeneratedFile, Outputs
 from atengen.render.shards import ShardSetting
 from atengen.render.templates import TemplateOptions, Templates
-from atengen.wheel_facts import AutogradHelpers
 
 
 @dataclass(frozen=True)

@@ -24,6 +24,7 @@ from atengen.autograd.load import load_derivatives
 from atengen.autograd.model import DEFAULT_KEY, DifferentiabilityInfo
 from atengen.autograd.own_ops import callable_ops, op_names
 from atengen.errors import AtengenError, Location
+from atengen.facts.wheel_facts import AutogradHelpers
 from atengen.model.native_function import NativeFunction
 from atengen.model.operator_model import OperatorModel
 from atengen.model.schema_types import Type
@@ -37,7 +38,6 @@ from atengen.pymodule.translate import (
     translate,
 )
 from atengen.render.templates import Templates
-from atengen.wheel_facts import AutogradHelpers
 from atengen.yaml.loader import YamlList, YamlMap, load_yaml
 
 # Keys whose kernel torch runs on fake tensors itself.

@@ -12,7 +12,7 @@ import struct
 from dataclasses import dataclass
 from pathlib import Path
 
-from atengen.wheel_symbols import needed_versions
+from atengen.facts.wheel_symbols import needed_versions
 
 _EHDR = struct.Struct("<16sHHIQQQIHHHHHH")  # Elf64_Ehdr
 _SHDR = struct.Struct("<IIQQQQIIQQ")  # Elf64_Shdr

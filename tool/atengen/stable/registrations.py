@@ -25,8 +25,8 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from atengen import torch_facts
 from atengen.errors import AtengenError
+from atengen.facts import torch_facts
 from atengen.model.native_function import NativeFunction, root_name
 from atengen.render.output import GeneratedFile
 from atengen.render.shards import ShardSetting

@@ -7,7 +7,7 @@ is carried when the header specializes a conversion for it (``FromImpl<T>``/``To
 a gate the target release passes (``#if TORCH_FEATURE_VERSION >= TORCH_VERSION_2_x_0``);
 trivially copyable scalars (``int64_t``, ``double``, ``bool``) take the catch-all conversion of
 every release. CONVERSIONS_BY_RELEASE keeps those specializations, by the names the header gives
-them, per target release (each release's `stable_conversions` in atengen/torch_facts.py);
+them, per target release (each release's `stable_conversions` in atengen/facts/torch_facts.py);
 tests/test_stable_releases.py reads the header of every installed wheel and checks the table
 against it.
 """
@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from atengen import torch_facts
+from atengen.facts import torch_facts
 
 # Below 2.11 the shim lacks what the generated sources call (torch_call_dispatcher with a
 # version, torch_library_impl), and rules_aten supports no older torch anyway.
@@ -24,7 +24,7 @@ OLDEST_TARGET = "2.11"
 
 # The conversions a library built for each target release may use (the names of the
 # specializations in stableivalue_conversions.h): kept in each release's block of
-# atengen/torch_facts.py, with its other facts (tests/test_stable_releases.py names what differs).
+# atengen/facts/torch_facts.py, with its other facts (tests/test_stable_releases.py names what differs).
 CONVERSIONS_BY_RELEASE = torch_facts.STABLE_CONVERSIONS_BY_RELEASE
 NEWEST_KNOWN = max(CONVERSIONS_BY_RELEASE, key=torch_facts.valid_release_number)
 

@@ -21,7 +21,7 @@ offers carry one instead, each with its own C++ type:
   torch's CUDA library is loaded.
 
 Which shims a release has is a fact of its wheel (``stable_scalar_shims`` in
-atengen/torch_facts.py, checked against each installed wheel's headers by
+atengen/facts/torch_facts.py, checked against each installed wheel's headers by
 tests/test_stable_scalar_routes.py, which also checks every prototype spelled here against the
 header's declaration). A route is used for a target only when every known release from the
 target on has it.
@@ -31,7 +31,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from atengen import torch_facts
+from atengen.facts import torch_facts
 from atengen.model.native_function import NativeFunction
 from atengen.model.schema import FunctionSchema, SchemaKind
 from atengen.model.schema_arguments import Argument

@@ -20,7 +20,7 @@ repository rule applies the same policy through what tool/torch_probe.py, which 
 module, writes (its `release_support` field).
 
 What can be read from the wheel itself is not kept here: the @torch repository runs
-tool/torch_probe.py and writes @torch//:torch_facts.json, which atengen/wheel_facts.py reads.
+tool/torch_probe.py and writes @torch//:torch_facts.json, which atengen/facts/wheel_facts.py reads.
 NATIVE_KERNELS_NOT_EXPORTED and each release's structured_meta_classes below are only the
 fallbacks of a generate or backend run without --torch_facts.
 
@@ -411,7 +411,7 @@ def facts_release(release: str, version: str) -> tuple[str, str | None]:
         return NEWEST_RELEASE, (
             f"torch {version} is newer than the releases rules_aten knows "
             f"({OLDEST_RELEASE} to {NEWEST_RELEASE}): building it with the facts of torch "
-            f"{NEWEST_RELEASE} (tool/atengen/torch_facts.py)"
+            f"{NEWEST_RELEASE} (tool/atengen/facts/torch_facts.py)"
         )
     return release, None
 

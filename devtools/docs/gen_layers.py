@@ -91,7 +91,7 @@ def render_dot(allowed: dict[str, set[str]], described: dict[str, str]) -> str:
     lines = [
         "// The layers of the generator package (tool/atengen), linked from docs/design.md.",
         "// Generated from ALLOWED and DESCRIPTIONS in tests/test_layering.py by ./dev docs",
-        "// (tool/docs/gen_layers.py); do not edit. An edge points from a layer to one it may import;",
+        "// (devtools/docs/gen_layers.py); do not edit. An edge points from a layer to one it may import;",
         "// an edge that a longer path implies is left out (ALLOWED itself, which the test checks,",
         "// is not transitive). To draw it, with Graphviz (apt-get install graphviz):",
         "//     dot -Tsvg docs/layers.dot -o layers.svg",

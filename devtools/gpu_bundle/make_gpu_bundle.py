@@ -11,7 +11,7 @@ With the interpreter PY (default: $RULES_ATEN_PYTHON, else the venv of torch 2.1
 
 1. picks the op selection: `auto` (the default) is every op root of that torch's
    native_functions.yaml with a CUDA kernel and an OpInfo on cuda in op_db; `--ops` names roots,
-   each of which must have both (tool/gpu_bundle/run_gpu.py --select, run with PY);
+   each of which must have both (devtools/gpu_bundle/run_gpu.py --select, run with PY);
 2. builds //:libaten_generated.so with `--//:aten_ops=<selection>` (CPU-side and CUDA keys,
    linked against libtorch_cuda) and examples/cuda_ops' //:libcudaops.so (custom op with a CPU
    kernel, an nvcc-compiled CUDA kernel and generated autograd; its kernels for --cuda_archs,

@@ -160,7 +160,7 @@ class UndefinedSymbol:
 
 def undefined_dynamic_symbols(path: str) -> list[UndefinedSymbol]:
     """The undefined symbols of ``path``'s .dynsym, in table order, with the library each one's
-    version requirement names (the stable-ABI link check, atengen/stable/link_check.py)."""
+    version requirement names (the stable-ABI link check, atengen/linkcheck/stable.py)."""
     return _read(path, lambda data: _undefined(data, path))
 
 

@@ -1,41 +1,30 @@
 """The action of aten_wheel (rules/private/rules/wheel.bzl): one operator library, its typed stubs and
 the user's Python modules, as a wheel `pip install` puts into any venv of a torch it loads into;
-and, with `--layout=kernel_hub`, the action of aten_kernel_hub (rules/private/rules/kernel_hub.bzl):
-the same library as `build/<variant>/` for Hugging Face's `kernels` (atengen/shipping/kernel_hub.py).
+and, with the layout `kernel_hub`, the action of aten_kernel_hub (rules/private/rules/kernel_hub.bzl):
+the same library as `build/<variant>/` for Hugging Face's `kernels` (kernel_hub.py).
+`atengen wheel` (atengen/cli/wheel_command.py) fills ShippingOptions from its flags.
 
-    aten_wheel.py --label=//:wheel --library=libx.so --op_yaml=ops.yaml --tags_yaml=tags.yaml
-        --distribution=x-ops --version=1.0 --abi=stable --torch_target=2.11 ... --output_dir=D
-    aten_wheel.py --layout=kernel_hub --label=//:hub --library=libx.so ... --kernel_name=x-ops
-        --version=1 --license=MIT --abi=release --torch_release=2.13 --cxx11_abi=1 --output_dir=D
-
-`--py_src=PATH` names a module of py_srcs, and the `--py_src_label=SHORT_PATH` of the same
-position how messages name it (two flags, not one `PATH=SHORT_PATH`: a Bazel path may hold `=`).
-
-Every bad input is one `rules_aten: <label>: ...` line (one per problem of the op YAML) and exit
-1 (a flag the rule never passes wrong, exit 2), with nothing written.
+Every bad input is a WheelInputError or HubInputError (an AtengenError for the op YAML), raised
+before anything is written; a write that fails half-way leaves nothing behind.
 """
 
 from __future__ import annotations
 
-import argparse
 import keyword
 import re
 import shutil
 import struct
-import sys
 import unicodedata
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
-from typing import NoReturn
 
-from atengen.errors import AtengenError
+from atengen.model.operator_model import load_model
 from atengen.model.selection import select_functions
-from atengen.pipelines.inputs import YamlInputs
 from atengen.render.templates import TemplateOptions, Templates
 from atengen.shipping.elf import LibraryFacts, read_library_facts
 from atengen.shipping.kernel_hub import (
     HubContents,
-    HubInputError,
     check_kernel_name,
     check_license,
     check_version,
@@ -66,66 +55,64 @@ _RELEASE = re.compile(r"[0-9]+\.[0-9]+")
 _CUDA = re.compile(r"(?:[0-9]+(?:\.[0-9]+)*)?")
 
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> NoReturn:
-        # argparse's usage and message are several lines: one, as every other error.
-        print(f"rules_aten: aten_wheel: {_printable(message)}", file=sys.stderr)
-        sys.exit(2)
-
-
-def _printable(text: str) -> str:
+def printable(text: str) -> str:
     """``text`` on one line: a control character (a newline in a flag) shown escaped."""
     return "".join(c if c.isprintable() else ascii(c)[1:-1] for c in text)
 
 
-def _parser() -> argparse.ArgumentParser:
-    p = _Parser(prog="aten_wheel", description=__doc__.split("\n")[0])
-    for flag in ("label", "library", "op_yaml", "tags_yaml", "version", "abi"):
-        p.add_argument("--" + flag, required=True)
-    p.add_argument("--output_dir", required=True)
-    p.add_argument("--layout", choices=("wheel", "kernel_hub"), default="wheel")
-    p.add_argument("--distribution", default="", help="wheel: the distribution name.")
-    p.add_argument("--kernel_name", default="", help="kernel_hub: the kernel's name.")
-    p.add_argument("--license", default="", help="kernel_hub: the kernel's license.")
-    p.add_argument("--cxx11_abi", choices=("0", "1"), default="1", help="torch's C++ ABI.")
-    p.add_argument("--torch_release", default="", help="The build's torch, major.minor.")
-    p.add_argument("--torch_target", default="", help="abi = stable: the oldest release.")
-    p.add_argument("--cuda", default="", help="The CUDA version the library's code needs.")
-    p.add_argument("--summary", default="")
-    p.add_argument("--py_src", action="append", default=[], help="A module of py_srcs.")
-    p.add_argument("--py_src_label", action="append", default=[], help="Its SHORT_PATH.")
-    p.add_argument("--requires", action="append", default=[])
-    p.add_argument("--template_code_dir", action="append", default=[])
-    return p
+@dataclass(frozen=True)
+class ShippingOptions:
+    """What the rule passes (atengen/cli/wheel_command.py names the flags)."""
+
+    label: str
+    library: str
+    op_yaml: str
+    tags_yaml: str
+    version: str
+    abi: str
+    output_dir: str
+    layout: str = "wheel"
+    distribution: str = ""
+    kernel_name: str = ""
+    license: str = ""
+    cxx11_abi: str = "1"
+    torch_release: str = ""
+    torch_target: str = ""
+    cuda: str = ""
+    summary: str = ""
+    py_src: tuple[str, ...] = ()
+    py_src_label: tuple[str, ...] = ()
+    requires: tuple[str, ...] = ()
+    template_code_dir: tuple[str, ...] = ()
 
 
-def _torch_requirement(args: argparse.Namespace) -> tuple[str, str]:
+def _torch_requirement(options: ShippingOptions) -> tuple[str, str]:
     """The torch requirement and the sentence of the package's docstring that explains it."""
     # The rule passes these from the library's provider: a wrong one is the rule's mistake,
     # still one line, never a broken requirement or docstring.
-    if args.abi not in ("stable", "release"):
-        raise WheelInputError(f'abi = {args.abi!r} is not "stable" or "release"')
-    release = args.torch_target if args.abi == "stable" else args.torch_release
+    if options.abi not in ("stable", "release"):
+        raise WheelInputError(f'abi = {options.abi!r} is not "stable" or "release"')
+    release = options.torch_target if options.abi == "stable" else options.torch_release
     if not _RELEASE.fullmatch(release):
-        which = "torch_target" if args.abi == "stable" else "torch_release"
+        which = "torch_target" if options.abi == "stable" else "torch_release"
         raise WheelInputError(f"{which} = {release!r} is not a torch release (major.minor)")
-    if not _CUDA.fullmatch(args.cuda):
-        raise WheelInputError(f"cuda = {args.cuda!r} is not a CUDA version (such as 13.0)")
-    if args.abi == "stable":
+    if not _CUDA.fullmatch(options.cuda):
+        raise WheelInputError(f"cuda = {options.cuda!r} is not a CUDA version (such as 13.0)")
+    if options.abi == "stable":
         return (
-            f"torch>={args.torch_target}",
-            f"Its library uses torch's stable ABI: it loads into torch {args.torch_target} and later.",
+            f"torch>={options.torch_target}",
+            f"Its library uses torch's stable ABI: it loads into torch {options.torch_target} and later.",
         )
     return (
-        f"torch=={args.torch_release}.*",
-        f"Its library is bound to torch {args.torch_release}: it loads into that release only.",
+        f"torch=={options.torch_release}.*",
+        f"Its library is bound to torch {options.torch_release}: it loads into that release only.",
     )
 
 
 def _library_facts(path: Path) -> tuple[LibraryFacts, bytes]:
     if not _LIBRARY_NAME.fullmatch(path.name):
         raise WheelInputError(
-            f"library {_printable(str(path))!r}: its file name is not lib<name>.so with ASCII "
+            f"library {printable(str(path))!r}: its file name is not lib<name>.so with ASCII "
             "letters, digits, '_', '-', '+' and '.': give aten_codegen's lib<name>.so"
         )
     try:
@@ -162,16 +149,16 @@ def _module_name(label: str) -> str:
 
 
 def _python_sources(
-    args: argparse.Namespace, package: str, requires: list[str], generated: frozenset[str]
+    options: ShippingOptions, package: str, requires: list[str], generated: frozenset[str]
 ) -> list[PySource]:
     sources: list[PySource] = []
-    labels = args.py_src_label or args.py_src
-    if len(labels) != len(args.py_src):
+    labels = options.py_src_label or options.py_src
+    if len(labels) != len(options.py_src):
         raise WheelInputError(
-            f"{len(args.py_src)} --py_src and {len(args.py_src_label)} --py_src_label: one each"
+            f"{len(options.py_src)} --py_src and {len(options.py_src_label)} --py_src_label: one each"
         )
-    for path, given in zip(args.py_src, labels, strict=True):
-        label = _printable(given)
+    for path, given in zip(options.py_src, labels, strict=True):
+        label = printable(given)
         module = _module_name(label)
         if module in generated:
             raise WheelInputError(
@@ -195,17 +182,17 @@ def _python_sources(
     return sources
 
 
-def build(args: argparse.Namespace) -> Path:
-    names = check_names(args.distribution, args.version)
-    torch_requirement, abi_note = _torch_requirement(args)
-    requires = [torch_requirement] + list(args.requires)
-    sources = _python_sources(args, names.package, requires, _GENERATED)
-    library = Path(args.library)
+def build(options: ShippingOptions) -> Path:
+    names = check_names(options.distribution, options.version)
+    torch_requirement, abi_note = _torch_requirement(options)
+    requires = [torch_requirement] + list(options.requires)
+    sources = _python_sources(options, names.package, requires, _GENERATED)
+    library = Path(options.library)
     facts, library_bytes = _library_facts(library)
-    templates = Templates(TemplateOptions(code_dirs=tuple(args.template_code_dir)))
-    model = YamlInputs(args.op_yaml, args.tags_yaml).load()
+    templates = Templates(TemplateOptions(code_dirs=tuple(options.template_code_dir)))
+    model = load_model(options.op_yaml, options.tags_yaml)
     stub = ops_stub(select_functions(model, "all"), templates, f"the op YAML of {library.name}")
-    cuda_major = args.cuda.split(".")[0] if args.cuda and args.abi != "stable" else ""
+    cuda_major = options.cuda.split(".")[0] if options.cuda and options.abi != "stable" else ""
     values = {
         "distribution": names.distribution,
         "version": str(names.version),
@@ -229,17 +216,17 @@ def build(args: argparse.Namespace) -> Path:
     ]
     files += [(f"{s.module}.py", s.text.encode(), False) for s in sources]
     classifiers = ["Programming Language :: Python :: 3", "Operating System :: POSIX :: Linux"]
-    if args.cuda:
-        classifiers.append(f"Environment :: GPU :: NVIDIA CUDA :: {args.cuda.split('.')[0]}")
+    if options.cuda:
+        classifiers.append(f"Environment :: GPU :: NVIDIA CUDA :: {options.cuda.split('.')[0]}")
     contents = WheelContents(
         names=names,
         tag=wheel_tag(facts),
         requires=tuple(requirement(r) for r in requires),
         classifiers=tuple(sorted(classifiers)),
-        summary=args.summary or f"The operators torch.ops.{stub.namespace} ({library.name})",
+        summary=options.summary or f"The operators torch.ops.{stub.namespace} ({library.name})",
         files=tuple(files),
     )
-    return _write(lambda: write_wheel(contents, Path(args.output_dir)), Path(args.output_dir))
+    return _write(lambda: write_wheel(contents, Path(options.output_dir)), Path(options.output_dir))
 
 
 def _hub_op_names(functions: list[str], taken: frozenset[str]) -> list[str]:
@@ -255,38 +242,40 @@ def _hub_op_names(functions: list[str], taken: frozenset[str]) -> list[str]:
     )
 
 
-def build_kernel_hub(args: argparse.Namespace) -> Path:
-    package = check_kernel_name(args.kernel_name)
-    version = check_version(args.version)
-    license_text = check_license(args.license)
-    _, abi_note = _torch_requirement(args)
-    sources = _python_sources(args, package, ["torch"], _HUB_GENERATED)
-    library = Path(args.library)
+def build_kernel_hub(options: ShippingOptions) -> Path:
+    package = check_kernel_name(options.kernel_name)
+    version = check_version(options.version)
+    license_text = check_license(options.license)
+    _, abi_note = _torch_requirement(options)
+    sources = _python_sources(options, package, ["torch"], _HUB_GENERATED)
+    library = Path(options.library)
     facts, library_bytes = _library_facts(library)
-    templates = Templates(TemplateOptions(code_dirs=tuple(args.template_code_dir)))
-    model = YamlInputs(args.op_yaml, args.tags_yaml).load()
+    templates = Templates(TemplateOptions(code_dirs=tuple(options.template_code_dir)))
+    model = load_model(options.op_yaml, options.tags_yaml)
     functions = select_functions(model, "all")
     stub = ops_stub(functions, templates, f"the op YAML of {library.name}")
     names = [str(f.func.name.name) for f in functions if f.namespace == stub.namespace]
     modules = sorted(s.module for s in sources)
     taken = _HUB_GENERATED | {"add_op_namespace_prefix"} | set(modules)
-    release = args.torch_target if args.abi == "stable" else args.torch_release
+    release = options.torch_target if options.abi == "stable" else options.torch_release
     name = variant(
-        abi=args.abi,
+        abi=options.abi,
         release=release,
-        cxx11_abi=args.cxx11_abi == "1",
-        cuda=args.cuda,
+        cxx11_abi=options.cxx11_abi == "1",
+        cuda=options.cuda,
         machine=facts.machine,
     )
     values = {
-        "kernel_name": args.kernel_name,
+        "kernel_name": options.kernel_name,
         "version": version,
         "namespace": stub.namespace,
         "namespace_literal": repr(stub.namespace),
         "library": library.name,
         "library_literal": repr(library.name),
         "abi_note": abi_note,
-        "cuda_major": args.cuda.split(".")[0] if args.cuda and args.abi != "stable" else "",
+        "cuda_major": options.cuda.split(".")[0]
+        if options.cuda and options.abi != "stable"
+        else "",
         "modules": modules,
         "op_names": _hub_op_names(names, taken),
     }
@@ -297,15 +286,15 @@ def build_kernel_hub(args: argparse.Namespace) -> Path:
     ]
     files += [(f"{s.module}.py", s.text.encode(), False) for s in sources]
     contents = HubContents(
-        kernel_name=args.kernel_name,
+        kernel_name=options.kernel_name,
         package=package,
         version=version,
         license=license_text,
         variant=name,
-        backend="cuda" if device(args.cuda) != "cpu" else "cpu",
+        backend="cuda" if device(options.cuda) != "cpu" else "cpu",
         files=tuple(files),
     )
-    output_dir = Path(args.output_dir)
+    output_dir = Path(options.output_dir)
     return _write(lambda: write_hub(contents, output_dir), output_dir)
 
 
@@ -328,26 +317,3 @@ def _write(write: Callable[[], Path], output_dir: Path) -> Path:
         for directory in made:
             shutil.rmtree(directory, ignore_errors=True)
         raise
-
-
-def main(argv: list[str]) -> int:
-    args = _parser().parse_args(argv)
-    label = _printable(args.label)
-    try:
-        if args.layout == "kernel_hub":
-            build_kernel_hub(args)
-        else:
-            build(args)
-    except (WheelInputError, HubInputError) as e:
-        print(f"rules_aten: {label}: {_printable(str(e))}", file=sys.stderr)
-        return 1
-    except AtengenError as e:
-        # One line per problem of the op YAML (`ops.yaml:4: error: ...`), each saying whose.
-        for line in e.format_all().splitlines():
-            print(f"rules_aten: {label}: {_printable(line)}", file=sys.stderr)
-        return 1
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))

@@ -1,5 +1,5 @@
 """Records of what an op returned, and their comparison: the half of the GPU run kit's
-run_gpu.py that needs no OpInfo, bundled beside it (tool/gpu_bundle/make_gpu_bundle.py).
+run_gpu.py that needs no OpInfo, bundled beside it (devtools/gpu_bundle/make_gpu_bundle.py).
 
 A record is a tuple tree: ("tensor", meta, values), ("seq", parts), ("value", repr), ("none",),
 ("error", type, first line), ("grad", output record, gradient records); its leaves are the

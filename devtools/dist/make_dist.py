@@ -1,10 +1,10 @@
-"""Makes the release archive of rules_aten, its sha256 and its release notes (`./dev release`).
+"""Makes rules_aten's archive, its sha256 and the notes of its GitHub release (`./dev dist`).
 
-    make_release.py VERSION [--out DIR] [--worktree] [--url URL]
+    make_dist.py VERSION [--out DIR] [--worktree] [--url URL]
 
 Writes into DIR (default dist/):
 
-    rules_aten-VERSION.tar.gz          the files tool/release/MANIFEST names, under rules_aten-VERSION/
+    rules_aten-VERSION.tar.gz          the files devtools/dist/MANIFEST names, under rules_aten-VERSION/
     rules_aten-VERSION.tar.gz.sha256   its sha256, as `sha256sum` prints it
     rules_aten-VERSION.release_notes.md
                                        CHANGELOG.md's entry for VERSION, the WORKSPACE snippet
@@ -12,8 +12,9 @@ Writes into DIR (default dist/):
                                        bazel_dep line
 
 The files are the tracked files of the commit HEAD (--worktree: the working tree's files that git
-tracks or does not ignore, uncommitted edits included, as the tests use it). VERSION must be MODULE.bazel's version and have an entry
-`## VERSION` in CHANGELOG.md; README.md's http_archive must strip `rules_aten-VERSION`.
+tracks or does not ignore, uncommitted edits included, as the tests use it). VERSION must be
+MODULE.bazel's version and have an entry `## VERSION` in CHANGELOG.md; README.md's
+http_archive must strip `rules_aten-VERSION`.
 
 The archive is the same bytes for the same files: entries sorted by path, no directory entries,
 mtime fixed, uid and gid 0 without user or group names, mode 0644 (0755 for executables), gzip
@@ -34,7 +35,7 @@ import tarfile
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent.parent
-MANIFEST = "tool/release/MANIFEST"
+MANIFEST = "devtools/dist/MANIFEST"
 NAME = "rules_aten"
 # 1980-01-01 00:00:00 UTC, the earliest time a zip file can hold: a fixed mtime for every entry.
 FIXED_MTIME = 315532800
@@ -46,7 +47,7 @@ MODULE_VERSION = re.compile(r'module\(\s*name = "rules_aten",\s*version = "([^"]
 README_STRIP_PREFIX = re.compile(r'strip_prefix = "rules_aten-([^"]+)"')
 
 
-class ReleaseError(Exception):
+class DistError(Exception):
     pass
 
 
@@ -78,14 +79,14 @@ class Source:
 
     def read(self, path: str) -> bytes:
         if path not in self.modes:
-            raise ReleaseError(f"{path} is not a tracked file")
+            raise DistError(f"{path} is not a tracked file")
         if self.worktree:
             return (REPO / path).read_bytes()
         return _git("show", f"HEAD:{path}")
 
 
 def manifest_files(source: Source) -> list[str]:
-    """The sorted paths tool/release/MANIFEST selects among the source's files."""
+    """The sorted paths devtools/dist/MANIFEST selects among the source's files."""
     selected: set[str] = set()
     for number, raw in enumerate(source.read(MANIFEST).decode().splitlines(), 1):
         line = raw.strip()
@@ -98,7 +99,7 @@ def manifest_files(source: Source) -> list[str]:
         else:
             matched = {entry} & source.modes.keys()
         if not matched:
-            raise ReleaseError(f"{MANIFEST}:{number}: {entry} names no tracked file")
+            raise DistError(f"{MANIFEST}:{number}: {entry} names no tracked file")
         if exclude:
             selected -= matched
         else:
@@ -132,22 +133,22 @@ def changelog_entry(source: Source, version: str) -> str:
         rf"^## {re.escape(version)}(?: .*)?\n(.*?)(?=^## |\Z)", text, re.MULTILINE | re.DOTALL
     )
     if not match:
-        raise ReleaseError(f"CHANGELOG.md has no entry `## {version}`: add one")
+        raise DistError(f"CHANGELOG.md has no entry `## {version}`: add one")
     return match.group(1).strip()
 
 
 def check_version(source: Source, version: str) -> None:
     if not VERSION.match(version):
-        raise ReleaseError(f"{version!r} is not a version (MAJOR.MINOR.PATCH[-SUFFIX])")
+        raise DistError(f"{version!r} is not a version (MAJOR.MINOR.PATCH[-SUFFIX])")
     match = MODULE_VERSION.search(source.read("MODULE.bazel").decode())
     if not match or match.group(1) != version:
         found = match.group(1) if match else "none"
-        raise ReleaseError(
+        raise DistError(
             f"MODULE.bazel's version is {found}, not {version}: set it to {version} and commit"
         )
     prefixes = set(README_STRIP_PREFIX.findall(source.read("README.md").decode()))
     if prefixes != {version}:
-        raise ReleaseError(
+        raise DistError(
             f"README.md's http_archive strips rules_aten-{', rules_aten-'.join(sorted(prefixes))}"
             f", not rules_aten-{version}: update the quickstart"
         )
@@ -211,7 +212,7 @@ Tested with Bazel 4.2.3 and 7.7.1. In `WORKSPACE`:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="./dev release", description=__doc__.split("\n")[0], allow_abbrev=False
+        prog="./dev dist", description=__doc__.split("\n")[0], allow_abbrev=False
     )
     parser.add_argument("version")
     parser.add_argument("--out", type=Path, default=REPO / "dist")
@@ -224,8 +225,8 @@ def main(argv: list[str] | None = None) -> int:
         entry = changelog_entry(source, args.version)
         files = manifest_files(source)
         archive = make_archive(source, files, args.version)
-    except ReleaseError as e:
-        print(f"release: error: {e}", file=sys.stderr)
+    except DistError as e:
+        print(f"dist: error: {e}", file=sys.stderr)
         return 1
     sha256 = hashlib.sha256(archive).hexdigest()
     url = args.url.replace("{version}", args.version)

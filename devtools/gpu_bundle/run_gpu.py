@@ -6,7 +6,7 @@ into torch and checks them on a GPU against torch's own kernels.
 
 Standalone: Python 3.11+ and torch only (numpy, which torch's OpInfo samples import, too; when
 `expecttest` is missing, a stand-in for its TestCase is installed, as op_db only subclasses it).
-It reads manifest.json beside itself (written by tool/gpu_bundle/make_gpu_bundle.py) and:
+It reads manifest.json beside itself (written by devtools/gpu_bundle/make_gpu_bundle.py) and:
 
 a. checks every file's sha256 and the torch version against the manifest, loads both libraries
    (torch.ops.load_library) and checks, in torch._C._dispatch_dump, that each (CUDA key, aten op)

@@ -3,9 +3,9 @@ by tool/torch_probe.py (the release, its CUDA version and arch list, its dispatc
 at::native kernels libtorch_cpu and libtorch_cuda export, the structured meta classes and the
 FunctionsManual.h helpers libtorch_cpu exports, and the helpers that header declares), which
 `atengen generate|backend|autograd --torch_facts` read into a WheelFacts. A run of `atengen
-autograd` without it reads the installed torch's helpers directly (atengen.wheel_symbols).
+autograd` without it reads the installed torch's helpers directly (atengen.facts.wheel_symbols).
 
-The facts kept by hand per release are atengen/torch_facts.py's; what a WheelFacts does not tell
+The facts kept by hand per release are atengen/facts/torch_facts.py's; what a WheelFacts does not tell
 (a run without --torch_facts) comes from there.
 """
 
@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 
 from atengen.cached import TYPE_CHECKING
-from atengen.torch_facts import (
+from atengen.facts.torch_facts import (
     C10_TAGS,
     C10_TAGS_BY_RELEASE,
     SET_OUTPUT_NAMES_RELEASES,
@@ -39,7 +39,7 @@ if TYPE_CHECKING:
 class AutogradHelpers:
     """The helpers of torch/csrc/autograd/FunctionsManual.h (namespace
     torch::autograd::generated::details) a generated formula may name, as one wheel has them.
-    Read from the wheel (its libtorch_cpu's exports and the header, atengen.wheel_symbols): by
+    Read from the wheel (its libtorch_cpu's exports and the header, atengen.facts.wheel_symbols): by
     the @torch repository into torch_facts.json, or by a run without it from the installed torch."""
 
     # What a formula may call (through a using-declaration): what libtorch_cpu exports, and what

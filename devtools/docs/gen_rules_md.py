@@ -214,7 +214,7 @@ class Evaluator:
         return fail(
             self.module.path,
             getattr(node, "lineno", 1),
-            f"cannot evaluate {what} (tool/docs/gen_rules_md.py evaluates literals, attr.*(), "
+            f"cannot evaluate {what} (devtools/docs/gen_rules_md.py evaluates literals, attr.*(), "
             "Label(), dict() and the .bzl files' own functions)",
         )
 
@@ -663,7 +663,7 @@ def regenerate(text: str) -> tuple[str, list[str]]:
     if unknown or twice or absent:
         raise DocError(
             f"{RULES_MD}: error: generated blocks: unknown {unknown}, repeated {twice}, "
-            f"missing {absent} (tool/docs/gen_rules_md.py's BLOCKS lists the IDs)"
+            f"missing {absent} (devtools/docs/gen_rules_md.py's BLOCKS lists the IDs)"
         )
     changed = []
 

@@ -1,4 +1,4 @@
-"""The missing-kernel check of an ABI-bound lib<name>.so (tool/release_bound_link.py).
+"""The missing-kernel check of an ABI-bound lib<name>.so (`atengen bound-link`).
 
 The generated headers declare the kernels the registrations call (`<ns>/ops/<root>_native.h`:
 free functions in at::native or the namespace a dispatch entry names, and the impl() of
@@ -24,7 +24,7 @@ import subprocess
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from atengen.wheel_symbols import UndefinedSymbol
+from atengen.facts.wheel_symbols import UndefinedSymbol
 
 _LENGTH = re.compile(r"[1-9][0-9]*")
 # Comments and preprocessor lines: kept as newlines, so that offsets still give line numbers.

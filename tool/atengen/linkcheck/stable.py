@@ -15,7 +15,13 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from atengen.wheel_symbols import UndefinedSymbol
+from atengen.facts.wheel_symbols import (
+    UndefinedSymbol,
+    defined_symbols,
+    undefined_dynamic_symbols,
+)
+from atengen.linkcheck.kernels import declared_kernels, demangler, missing_kernels
+from atengen.linkcheck.kernels import messages as kernel_messages
 
 # The C shim of libtorch_cpu (torch/csrc/inductor/aoti_torch/c/shim.h, torch/csrc/stable/c/).
 SHIM_PREFIXES = ("aoti_torch_", "torch_")
@@ -96,3 +102,29 @@ def messages(label: str, symbols: list[UndefinedSymbol]) -> list[str]:
             f"{_shown(o.symbols[0])}{more}"
         )
     return lines
+
+
+def stable_link_problems(label: str, library: str, header_dirs: list[str]) -> list[str]:
+    """The lines that refuse ``library`` (none: it passes): first its missing kernels, when
+    ``header_dirs`` name the generated headers, then its symbols outside the stable ABI.
+
+    A kernel that a generated header declares and the library leaves undefined is the user's
+    mistake, not an ABI violation: the kernel is missing, or defined with other parameters
+    (`float` for `double`). Its line points at the declaration and names what was defined
+    instead, as the ABI-bound libraries' check does (kernels.py). Raises ValueError for a
+    library that cannot be read.
+    """
+    symbols = undefined_dynamic_symbols(library)
+    lines: list[str] = []
+    if header_dirs:
+        missing = missing_kernels(
+            symbols,
+            frozenset(),
+            # Its own kernels are hidden (not in .dynsym): .symtab names them.
+            defined_symbols(library, (b"_ZN",)),
+            declared_kernels(header_dirs),
+        )
+        lines = kernel_messages(label, missing, demangler())
+        reported = {k.symbol for k in missing}
+        symbols = [s for s in symbols if s.name not in reported]
+    return lines + messages(label, symbols)

@@ -4,9 +4,9 @@
 # 4.2.3, without Bzlmod). Bazel 8 and 9 turn WORKSPACE off; 7.7.1 with --noenable_workspace takes
 # the path their users take, and is the newest Bazel Debian packages.
 #
-#   tool/bazel7/chroot.sh setup      make the chroot once and keep it as a tarball (CACHE below);
+#   devtools/bazel7/chroot.sh setup      make the chroot once and keep it as a tarball (CACHE below);
 #                                    unpack it when the unpacked copy is missing or stale
-#   tool/bazel7/chroot.sh run CMD..  run CMD in the chroot, in this checkout's directory
+#   devtools/bazel7/chroot.sh run CMD..  run CMD in the chroot, in this checkout's directory
 #
 # `run` works in a mount and PID namespace of its own (unshare): the mounts (proc, /dev, a /dev/shm
 # of its own, this checkout, the venv's base interpreter, the pip configuration) are seen by no
@@ -200,7 +200,7 @@ cmd_inside() {
 }
 
 cmd_run() {
-  [[ -f "$UNPACKED/.rules_aten_stamp" ]] || die "no chroot at $UNPACKED: run tool/bazel7/chroot.sh setup"
+  [[ -f "$UNPACKED/.rules_aten_stamp" ]] || die "no chroot at $UNPACKED: run devtools/bazel7/chroot.sh setup"
   # (PID namespace: when the command ends, the Bazel servers it started end with it, and with the
   # last process of the namespace its mounts go.)
   unshare --mount --pid --fork --propagation private "$0" inside "$@"
