@@ -9,12 +9,12 @@ one of these:
 
 - it requests (directly or through other fixtures) a fixture of BAZEL_FIXTURES, the shared
   builds defined here; or
-- its module imports anything from tests.bazel_helpers (the one way tests should run `bazel`),
+- its module imports anything from tests.support.bazel_helpers (the one way tests should run `bazel`),
   or starts a command list with "bazel" (`["bazel", ...]`, a direct subprocess call): every test
   of that module is marked, so keep tests that never need Bazel in another module.
 
 Modules that run Bazel say so with an explicit `pytestmark = pytest.mark.bazel` as well. A test
-that still reaches tests.bazel_helpers.bazel() without the marker fails there, in every run,
+that still reaches tests.support.bazel_helpers.bazel() without the marker fails there, in every run,
 instead of slowing the fast tier down (pytest_runtest_protocol below).
 
 The `slow` marker is set by hand on tests that take more than about 5 s without Bazel.
@@ -32,7 +32,7 @@ from types import ModuleType
 import pytest
 
 from atengen.model.operator_model import OperatorModel, load_model
-from tests import bazel_helpers, slices
+from tests.support import bazel_helpers, slices
 
 # Session fixtures below that build with Bazel: the tests that request them are marked `bazel`.
 BAZEL_FIXTURES = frozenset({"aten_generated", "custom_op_libraries", "fzops_library"})
@@ -47,7 +47,7 @@ _SUMMARY_WORKEROUTPUT = "rules_aten_summary"
 def pytest_configure(config: pytest.Config) -> None:
     """The session's disk cache for Bazel, made by the controller before pytest-xdist starts its
     workers, which inherit the variable (on a worker, workerinput is set). A misspelt slice in
-    $RULES_ATEN_REQUIRED_SLICES would require nothing (tests/slices.py): it stops the run."""
+    $RULES_ATEN_REQUIRED_SLICES would require nothing (tests/support/slices.py): it stops the run."""
     unknown = slices.unknown_slices()
     if unknown:
         raise pytest.UsageError(
@@ -77,7 +77,7 @@ def summary(pytestconfig: pytest.Config) -> list[str]:
 @pytest.fixture(scope="session")
 def installed_yaml() -> tuple[Path, Path]:
     """native_functions.yaml and tags.yaml of the installed torch (its torchgen ships them)."""
-    from tests.oracle.torchgen_model import packaged_yaml
+    from tests.support.oracle.torchgen_model import packaged_yaml
 
     return packaged_yaml()
 
@@ -103,7 +103,7 @@ def fzops_library(custom_op_libraries: dict[str, Path]) -> Path:
 
 
 def _runs_bazel(module: ModuleType) -> bool:
-    """Whether the test module imports from tests.bazel_helpers or runs `bazel` itself."""
+    """Whether the test module imports from tests.support.bazel_helpers or runs `bazel` itself."""
     if any(
         value is bazel_helpers or getattr(value, "__module__", None) == bazel_helpers.__name__
         for value in vars(module).values()
@@ -163,7 +163,7 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log):
     that may run Bazel all on one worker, in order; the rest on whichever worker is free."""
     if config.getoption("dist") != "loadgroup":
         return None
-    from tests.xdist_bazel_group import BazelOnOneWorker
+    from tests.support.xdist_bazel_group import BazelOnOneWorker
 
     return BazelOnOneWorker(config, log, bazel_fixtures=BAZEL_FIXTURES)
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.model_helpers import REPO, run_benchmark_tiny
+from tests.support.model_helpers import REPO, run_benchmark_tiny
 
 pytestmark = pytest.mark.slow  # one g++ compile against torch's headers
 

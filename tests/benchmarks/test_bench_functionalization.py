@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from tests.model_helpers import printed_ratio, run_benchmark_tiny
+from tests.support.model_helpers import printed_ratio, run_benchmark_tiny
 
 pytestmark = pytest.mark.slow  # two g++ compiles against torch's headers
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.model_helpers import REPO, run_benchmark_tiny
+from tests.support.model_helpers import REPO, run_benchmark_tiny
 
 SCRIPT = Path(REPO) / "benchmarks" / "run_all.py"
 ROW = re.compile(r"^\| ([^|]+) \| ([\d.]+)x \| ([^|]+) \| ([^|]+) \| `([^`]+)` \|$", re.M)

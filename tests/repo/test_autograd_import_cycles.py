@@ -1,5 +1,5 @@
 """No import circle in the atengen package: no module reaches itself through the modules it
-imports (read from the source by tests/import_graph.py; imports under TYPE_CHECKING count, as
+imports (read from the source by tests/support/import_graph.py; imports under TYPE_CHECKING count, as
 they tie the modules together just the same). A circle makes the import order matter and hides
 which of two modules is the lower one."""
 
@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.import_graph import import_edges
+from tests.support.import_graph import import_edges
 
-TOOL = Path(__file__).resolve().parent.parent / "tool"
+TOOL = Path(__file__).resolve().parents[2] / "tool"
 
 
 def import_circles(edges: dict[str, dict[str, set[str]]]) -> list[list[str]]:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 DOCS = [
     REPO / "README.md",
     REPO / "DEVELOPING.md",
@@ -166,7 +166,7 @@ def test_the_symint_table_is_what_the_generator_declares() -> None:
     from atengen.api.cpp_types import TypeOptions, argument_type
     from atengen.model.schema_types import parse_type
 
-    text = (Path(__file__).resolve().parent.parent / "docs" / "rules.md").read_text()
+    text = (Path(__file__).resolve().parents[2] / "docs" / "rules.md").read_text()
     rows = _SYMINT_ROW.findall(text.split("### Kernel signatures", 1)[1].split("\n### ", 1)[0])
     assert len(rows) == 4, rows
     for schema, plain, symint in rows:

@@ -25,9 +25,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.import_graph import import_edges
+from tests.support.import_graph import import_edges
 
-TOOL = Path(__file__).resolve().parent.parent / "tool"
+TOOL = Path(__file__).resolve().parents[2] / "tool"
 SHARED = {
     "atengen",
     "atengen.errors",

@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-README = Path(__file__).resolve().parent.parent / "README.md"
+README = Path(__file__).resolve().parents[2] / "README.md"
 MAX_LINES = 200
 MAX_WORDS = 1500
 DATE = re.compile(r"\b\d{4}-\d{2}-\d{2}\b")

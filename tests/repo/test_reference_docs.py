@@ -18,7 +18,7 @@ from atengen import errors, input_files, torch_facts
 from atengen.pipelines import aten as aten_pipeline
 from atengen.render import parallel, shards
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 GENERATOR = REPO / "tool" / "docs" / "gen_rules_md.py"
 PROSE = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
 BZL = sorted((REPO / "rules").glob("**/*.bzl"))
@@ -60,12 +60,12 @@ def load_layers_generator():
 
 def test_the_layer_graph_and_list_are_current() -> None:
     """docs/layers.dot and atengen's list of layers are what tool/docs/gen_layers.py makes of
-    ALLOWED and DESCRIPTIONS in tests/test_layering.py: a change of those needs `./dev docs`."""
+    ALLOWED and DESCRIPTIONS in tests/repo/test_layering.py: a change of those needs `./dev docs`."""
     generator = load_layers_generator()
     stale = [
         path for path, new in generator.outputs(REPO).items() if (REPO / path).read_text() != new
     ]
-    assert stale == [], f"{stale} differ from tests/test_layering.py's ALLOWED; run ./dev docs"
+    assert stale == [], f"{stale} differ from tests/repo/test_layering.py's ALLOWED; run ./dev docs"
 
 
 def test_the_layer_graph_follows_allowed(tmp_path: Path) -> None:

@@ -1,4 +1,4 @@
-"""$RULES_ATEN_REQUIRED_SLICES (tests/slices.py): a slice whose venv, wheels or CUDA torch are
+"""$RULES_ATEN_REQUIRED_SLICES (tests/support/slices.py): a slice whose venv, wheels or CUDA torch are
 missing skips where it is not required, and fails with one line naming it where it is, as under
 `./dev test-cuda`, `./dev test-releases` and `.ci/run`, which would otherwise stay green with the
 slice skipped. pytest runs in a subprocess on the slices' modules, with what they need pointed at
@@ -15,19 +15,19 @@ from pathlib import Path
 import pytest
 import torch
 
-from tests.model_helpers import REPO
-from tests.slices import REQUIRED_ENV, SLICES
+from tests.support.model_helpers import REPO
+from tests.support.slices import REQUIRED_ENV, SLICES
 
 # The modules, the slice each belongs to, and the start of the line its missing part gives.
 MODULES = {
-    "tests/test_gpu_bundle_build.py": ("releases", "$RULES_ATEN_GPU_BUNDLE_PYTHON="),
-    "tests/test_releases.py": ("releases", "$RULES_ATEN_RELEASES names "),
-    "tests/test_cuda_wheel.py": ("cuda", "needs a CUDA build of torch"),
-    "tests/test_remote_execution.py": ("remote", "no BuildGrid venv at "),
+    "tests/workspaces/test_gpu_bundle_build.py": ("releases", "$RULES_ATEN_GPU_BUNDLE_PYTHON="),
+    "tests/slices/releases/test_releases.py": ("releases", "$RULES_ATEN_RELEASES names "),
+    "tests/slices/cuda/test_cuda_wheel.py": ("cuda", "needs a CUDA build of torch"),
+    "tests/slices/remote/test_remote_execution.py": ("remote", "no BuildGrid venv at "),
 }
 # The fast tests take the one module that imports neither torch nor the generator (a second of
 # CPU); the slow one all three.
-LIGHT = "tests/test_gpu_bundle_build.py"
+LIGHT = "tests/workspaces/test_gpu_bundle_build.py"
 
 pytestmark = pytest.mark.skipif(
     bool(torch.version.cuda), reason="needs .venv's CPU torch, on which the CUDA slice skips"

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 BUILDIFIER = REPO / "node_modules" / ".bin" / "buildifier"
 RUFF = REPO / ".venv" / "bin" / "ruff"
 PYTHON_DIRS = ("tool", "tests", "benchmarks", "conformance")

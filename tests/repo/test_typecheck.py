@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 MYPY = REPO / ".venv" / "bin" / "mypy"
 # mypy's incremental cache, outside the checkout (nothing to ignore or to clean): one per
 # checkout, so that worktrees of other branches do not take turns rewriting it. From it a run

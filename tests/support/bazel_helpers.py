@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 # The interpreter (with torch) that workspaces built by tests name in RULES_ATEN_PYTHON.
 VENV_PYTHON = REPO / ".venv" / "bin" / "python3"
 # The disk cache of `./dev build` and of the tests' builds of //:aten_generated (in this checkout
@@ -30,7 +30,7 @@ DISK_CACHE = (
 # The disk cache every Bazel build of one test session shares, named by this variable: one that
 # tests/conftest.py makes for the session and removes after it, unless it is set already (to keep
 # one between sessions). The workspaces the tests build each have an output base of their own, but
-# actions that are the same in two of them have the same keys (tests/test_remote_cache.py shows
+# actions that are the same in two of them have the same keys (tests/workspace/test_remote_cache.py shows
 # that no key depends on the workspace's path): the whole quickstart library, which
 # test_quickstart, test_release_archive and test_bazel_generation_first each build, is compiled
 # once. A cache hit is still a spawn of the execution log (with `remoteCacheHit`), so the tests
@@ -47,7 +47,7 @@ BAZEL_COMMAND = re.compile(r"""[\[(]\s*["']bazel["']""")
 # A test module that sets this at its top level, as `BAZEL_OWN_OUTPUT_BASES = True`, runs Bazel
 # only with output bases of its own (an example's, a workspace under /tmp), never with this
 # checkout's: pytest-xdist may run it beside the tests that build in the checkout
-# (tests/xdist_bazel_group.py), and bazel() fails a test of it that names no --output_base.
+# (tests/support/xdist_bazel_group.py), and bazel() fails a test of it that names no --output_base.
 OWN_OUTPUT_BASES_FLAG = "BAZEL_OWN_OUTPUT_BASES"
 _OWN_OUTPUT_BASES_LINE = re.compile(rf"^{OWN_OUTPUT_BASES_FLAG} = True$", re.M)
 # Set by tests/conftest.py to the node id of a running test of such a module.
@@ -63,7 +63,7 @@ def module_may_run_bazel(source: str, bazel_fixtures: frozenset[str]) -> bool:
     """Whether a test module's text shows any way it could run Bazel: it names this module, the
     `bazel` marker, one of bazel_fixtures (tests/conftest.py's shared builds) or a `["bazel", ...]`
     command. A superset of the tests conftest marks `bazel`, for pytest-xdist's controller, which
-    sees node ids only (tests/xdist_bazel_group.py)."""
+    sees node ids only (tests/support/xdist_bazel_group.py)."""
     if "bazel_helpers" in source or "mark.bazel" in source or BAZEL_COMMAND.search(source):
         return True
     return any(re.search(rf"\b{re.escape(name)}\b", source) for name in bazel_fixtures)
@@ -114,7 +114,7 @@ def session_disk_cache_flags() -> list[str]:
 
 def with_session_disk_cache(args: tuple[str, ...]) -> tuple[str, ...]:
     """args with the session's disk cache after the command, if it runs actions and names no
-    --disk_cache of its own (tests/test_remote_cache.py's builds choose theirs)."""
+    --disk_cache of its own (tests/workspace/test_remote_cache.py's builds choose theirs)."""
     flags = session_disk_cache_flags()
     if not flags or not args or args[0] not in _EXECUTING_COMMANDS:
         return args

@@ -9,7 +9,7 @@ import torch
 import torch.utils.cpp_extension
 
 TORCH_INCLUDES = [Path(p) for p in torch.utils.cpp_extension.include_paths()]
-RUNTIME_INCLUDE = Path(__file__).resolve().parent.parent / "rules" / "runtime"
+RUNTIME_INCLUDE = Path(__file__).resolve().parents[2] / "rules" / "runtime"
 
 # C++20 as the rules compile; -fPIC for objects loaded with torch.ops.load_library; the wheel's
 # own ABI (a mismatch links but fails at load on std::string symbols).

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 LOCK = REPO / "third_party" / "requirements_hub_tools.lock"
 DIR = Path(
     os.environ.get("RULES_ATEN_HUB_TOOLS") or Path.home() / ".cache" / "rules_aten" / "hub-tools"

@@ -1,8 +1,8 @@
 """The import graph of the atengen package, read from the source with `ast` (nothing is imported).
 
-    python tests/import_graph.py [TOOL_DIR]   prints one `module -> imported module` line per edge
+    python tests/support/import_graph.py [TOOL_DIR]   prints one `module -> imported module` line per edge
 
-tests/test_layering.py checks the layering rules on it.
+tests/repo/test_layering.py checks the layering rules on it.
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ def import_edges(tool_dir: Path) -> dict[str, dict[str, set[str]]]:
 
 
 def main(argv: list[str]) -> int:
-    tool_dir = Path(argv[1]) if len(argv) > 1 else Path(__file__).resolve().parent.parent / "tool"
+    tool_dir = Path(argv[1]) if len(argv) > 1 else Path(__file__).resolve().parents[2] / "tool"
     for mod, targets in sorted(import_edges(tool_dir).items()):
         for target in sorted(targets):
             print(f"{mod} -> {target}")

@@ -21,7 +21,7 @@ from atengen.cli.main import main
 from atengen.errors import AtengenError
 from atengen.model.operator_model import OperatorModel, load_model
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 # Every YAML file the installed packages ship (torch's op, tags and derivatives YAMLs among them).
 WHEEL_YAMLS = sorted(
     glob.glob(os.path.join(sysconfig.get_paths()["purelib"], "**", "*.yaml"), recursive=True)

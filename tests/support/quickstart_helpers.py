@@ -1,4 +1,4 @@
-"""The README's quickstart blocks as files of a workspace, for tests/test_quickstart.py and the
+"""The README's quickstart blocks as files of a workspace, for tests/workspaces/test_quickstart.py and the
 edit-loop benchmark (benchmarks/bench_edit_loop.py), which build the same workspace.
 
 The code blocks that README.md marks with `<!-- quickstart: NAME -->` are written, unchanged
@@ -17,7 +17,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 README = REPO / "README.md"
 # The venv that the workspace's `.venv` links to: this checkout's, or the one whose interpreter
 # RULES_ATEN_PYTHON names (./dev test-releases: the venvs of other torch releases). Bazel itself
@@ -34,7 +34,7 @@ QUICKSTART_BLOCK = re.compile(
 )
 WORKSPACE_FILES = ("WORKSPACE", ".bazelrc", "ops.yaml", "kernels.cpp", "BUILD.bazel")
 # The Bzlmod quickstart: the same files with MODULE.bazel (and the README's local_path_override of
-# a clone appended to it) instead of WORKSPACE (tests/test_bazel7.py builds it).
+# a clone appended to it) instead of WORKSPACE (tests/slices/bazel7/test_bazel7.py builds it).
 MODULE_FILES = ("MODULE.bazel", ".bazelrc", "ops.yaml", "kernels.cpp", "BUILD.bazel")
 LOCAL_PATH_OVERRIDE = "local_path_override"
 PYTHON_SNIPPET = "use_myops.py"

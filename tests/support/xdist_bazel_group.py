@@ -11,13 +11,13 @@ are silently lost. Here the controller reads the group from the test module's te
 Why one worker for the checkout's Bazel tests: they share its one Bazel server and `bazel-bin`,
 where a build with other flags replaces the outputs another test is about to load; and the
 session's shared builds (tests/conftest.py) would be built once per worker. The modules that set
-BAZEL_OWN_OUTPUT_BASES (tests/bazel_helpers.py, which enforces it) share none of that with them;
+BAZEL_OWN_OUTPUT_BASES (tests/support/bazel_helpers.py, which enforces it) share none of that with them;
 they run in order among themselves, as some of them share a workspace (the quickstart's, for one).
 The two groups are the largest scopes, so xdist hands them out first, one to each worker: their
 builds overlap the other's analysis, linking, loading and Python, which leave cores idle.
 
-Which modules may run Bazel: tests.bazel_helpers.module_may_run_bazel, a superset of the tests
-that conftest marks `bazel` (tests/test_pytest_workers.py checks it over every test). It imports
+Which modules may run Bazel: tests.support.bazel_helpers.module_may_run_bazel, a superset of the tests
+that conftest marks `bazel` (tests/workspace/test_pytest_workers.py checks it over every test). It imports
 xdist, so only conftest's pytest_xdist_make_scheduler imports it: the other venvs' pytest runs
 have no xdist.
 """
@@ -28,7 +28,7 @@ from pathlib import Path
 
 from xdist.scheduler import LoadScopeScheduling
 
-from tests.bazel_helpers import module_may_run_bazel, module_uses_own_output_bases_only
+from tests.support.bazel_helpers import module_may_run_bazel, module_uses_own_output_bases_only
 
 CHECKOUT_BAZEL_SCOPE = "bazel"
 OWN_OUTPUT_BASES_SCOPE = "bazel-own-output-bases"

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.bazel_helpers import REPO, VENV_PYTHON, bazel, own_output_base
-from tests.script_helpers import run_script
+from tests.support.bazel_helpers import REPO, VENV_PYTHON, bazel, own_output_base
+from tests.support.script_helpers import run_script
 
 pytestmark = pytest.mark.bazel
 

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.bazel_helpers import (
+from tests.support.bazel_helpers import (
     REPO,
     VENV_PYTHON,
     AtenGenerated,
@@ -27,7 +27,7 @@ from tests.bazel_helpers import (
     own_output_base,
     read_execution_log,
 )
-from tests.script_helpers import run_script
+from tests.support.script_helpers import run_script
 
 pytestmark = pytest.mark.bazel
 

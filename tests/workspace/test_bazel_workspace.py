@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.bazel_helpers import REPO, bazel
-from tests.model_helpers import run_cli
+from tests.support.bazel_helpers import REPO, bazel
+from tests.support.model_helpers import run_cli
 
 pytestmark = pytest.mark.bazel
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.bazel_helpers import REPO, bazel
+from tests.support.bazel_helpers import REPO, bazel
 
 GOLDENS = REPO / "tests" / "goldens"
 CASES = ("aten_cpu", "aten_functionalize", "myops", "privateuse1")

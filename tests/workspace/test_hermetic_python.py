@@ -34,7 +34,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.bazel_helpers import bazel, own_output_base, read_execution_log
+from tests.support.bazel_helpers import bazel, own_output_base, read_execution_log
 
 pytestmark = pytest.mark.bazel
 

@@ -9,7 +9,7 @@ import json
 import subprocess
 import sys
 
-from tests.model_helpers import REPO
+from tests.support.model_helpers import REPO
 
 
 def test_opinfo_samples_equal_with_the_generated_library(aten_generated, tmp_path) -> None:

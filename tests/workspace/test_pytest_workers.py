@@ -1,5 +1,5 @@
 """./dev test runs pytest on two pytest-xdist workers with --dist loadgroup (the dev script's
-WORKERS), scheduled by tests/xdist_bazel_group.py: every test that runs Bazel in this checkout
+WORKERS), scheduled by tests/support/xdist_bazel_group.py: every test that runs Bazel in this checkout
 must run on one worker, those of the modules with output bases of their own on one worker beside
 them, and the lines tests append to the `summary` fixture on a worker must still reach the
 terminal summary."""
@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from tests import bazel_helpers
-from tests.bazel_helpers import module_may_run_bazel
+from tests.support import bazel_helpers
+from tests.support.bazel_helpers import module_may_run_bazel
 from tests.conftest import BAZEL_FIXTURES
-from tests.model_helpers import REPO
+from tests.support.model_helpers import REPO
 
 # pytest run again in subprocesses, one of them running three cheap Bazel queries.
 pytestmark = [pytest.mark.slow, pytest.mark.bazel]
@@ -46,9 +46,9 @@ def test_every_test_marked_bazel_is_in_a_module_the_scheduler_puts_on_one_worker
 # One pytest-xdist run serves the scheduling and summary tests below: a test of a module that
 # builds in the checkout (three cheap Bazel queries), one of a module with output bases of its
 # own, one that appends a summary line, and a module of plain tests.
-CHECKOUT_BAZEL_TEST = "tests/test_bazel_workspace.py::test_bzl_library_holds_every_loaded_file"
-OWN_OUTPUT_BASE_TEST = "tests/test_bazel_repo_errors.py::test_too_old_a_python_is_one_message"
-SUMMARY_TEST = "tests/test_differential_model.py::test_counts"
+CHECKOUT_BAZEL_TEST = "tests/workspace/test_bazel_workspace.py::test_bzl_library_holds_every_loaded_file"
+OWN_OUTPUT_BASE_TEST = "tests/workspaces/test_bazel_repo_errors.py::test_too_old_a_python_is_one_message"
+SUMMARY_TEST = "tests/unit/model/test_differential_model.py::test_counts"
 
 
 @pytest.fixture(scope="module")
@@ -63,7 +63,7 @@ def two_workers() -> tuple[subprocess.CompletedProcess, list[tuple[str, str]]]:
         CHECKOUT_BAZEL_TEST,
         OWN_OUTPUT_BASE_TEST,
         SUMMARY_TEST,
-        "tests/test_pipelines.py",
+        "tests/unit/cli/test_pipelines.py",
     )
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     return proc, re.findall(r"^\[(gw\d)\].* PASSED (\S+)", proc.stdout, re.M)

@@ -34,7 +34,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.bazel_helpers import (
+from tests.support.bazel_helpers import (
     DISK_CACHE,
     REPO,
     VENV_PYTHON,

@@ -21,9 +21,9 @@ import pytest
 import yaml
 from packaging.version import Version
 
-from tests import hub_tools
-from tests.bazel_helpers import REPO, build_library
-from tests.script_helpers import run_script
+from tests.support import hub_tools
+from tests.support.bazel_helpers import REPO, build_library
+from tests.support.script_helpers import run_script
 
 pytestmark = pytest.mark.bazel
 

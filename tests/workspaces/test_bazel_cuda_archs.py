@@ -8,11 +8,11 @@ CPU wheel, //:cudaops_cuda still compiles kernels.cu with nvcc (it is not linked
 library). The copy's kernels.cu is a one-line kernel: these tests are about which architectures
 nvcc compiles for, and when, not what it compiles (the example's own, which includes torch's
 headers, takes about 35 CPU s for each architecture; it is compiled and run in the CUDA slice,
-tests/test_cuda_wheel.py, and in the GPU run kit). The nvcc command lines are read with `bazel
+tests/slices/cuda/test_cuda_wheel.py, and in the GPU run kit). The nvcc command lines are read with `bazel
 aquery`; the last test compiles, twice, to show that a change of the variable reruns the nvcc
 compile and what depends on it, and nothing else. The
 wheel's own list (the default, with its one-line notice) is on a CUDA wheel only:
-tests/test_cuda_wheel.py.
+tests/slices/cuda/test_cuda_wheel.py.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.bazel_helpers import (
+from tests.support.bazel_helpers import (
     REPO,
     VENV_PYTHON,
     bazel,
@@ -37,7 +37,7 @@ from tests.bazel_helpers import (
 
 pytestmark = pytest.mark.bazel
 # Bazel only with output bases of its own: pytest-xdist may run it beside the checkout's builds
-# (tests/bazel_helpers.py).
+# (tests/support/bazel_helpers.py).
 BAZEL_OWN_OUTPUT_BASES = True
 
 EXAMPLE = REPO / "examples" / "cuda_ops"

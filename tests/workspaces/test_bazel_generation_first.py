@@ -26,12 +26,12 @@ from pathlib import Path
 
 import pytest
 
-from tests.bazel_helpers import REPO, bazel, own_output_base, read_execution_log
-from tests.quickstart_helpers import write_workspace
+from tests.support.bazel_helpers import REPO, bazel, own_output_base, read_execution_log
+from tests.support.quickstart_helpers import write_workspace
 
 pytestmark = pytest.mark.bazel
 # Bazel only with output bases of its own: pytest-xdist may run it beside the checkout's builds
-# (tests/bazel_helpers.py).
+# (tests/support/bazel_helpers.py).
 BAZEL_OWN_OUTPUT_BASES = True
 
 _KEY = hashlib.sha256(str(REPO).encode()).hexdigest()[:12]

@@ -24,12 +24,12 @@ from pathlib import Path
 import pytest
 
 from atengen import torch_facts as tf
-from tests.bazel_helpers import REPO, VENV_PYTHON, bazel, one_fail_message, own_output_base
-from tests.quickstart_helpers import write_workspace
+from tests.support.bazel_helpers import REPO, VENV_PYTHON, bazel, one_fail_message, own_output_base
+from tests.support.quickstart_helpers import write_workspace
 
 pytestmark = pytest.mark.bazel
 # Bazel only with output bases of its own: pytest-xdist may run it beside the checkout's builds
-# (tests/bazel_helpers.py).
+# (tests/support/bazel_helpers.py).
 BAZEL_OWN_OUTPUT_BASES = True
 
 _KEY = hashlib.sha256(str(REPO).encode()).hexdigest()[:12]

@@ -24,13 +24,13 @@ from pathlib import Path
 
 import pytest
 
-from tests import slices
-from tests.bazel_helpers import REPO, VENV_PYTHON, bazel, one_fail_message, own_output_base
-from tests.quickstart_helpers import write_workspace
-from tests.release_venvs import VENVS_DIR, installed_venv
+from tests.support import slices
+from tests.support.bazel_helpers import REPO, VENV_PYTHON, bazel, one_fail_message, own_output_base
+from tests.support.quickstart_helpers import write_workspace
+from tests.support.release_venvs import VENVS_DIR, installed_venv
 
 pytestmark = pytest.mark.bazel
-# Bazel only with output bases of its own (tests/bazel_helpers.py).
+# Bazel only with output bases of its own (tests/support/bazel_helpers.py).
 BAZEL_OWN_OUTPUT_BASES = True
 
 _KEY = hashlib.sha256(str(REPO).encode()).hexdigest()[:12]

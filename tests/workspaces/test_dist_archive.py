@@ -7,7 +7,7 @@ local_repository) with only its `urls` and `sha256` given: the archive's `file:/
 sha256. `bazel build //:libmyops.so` fetches rules_aten from the archive, and the README's Python
 snippet runs against the library.
 
-As in tests/test_quickstart.py, the workspace and its output base live at a path kept in the
+As in tests/workspaces/test_quickstart.py, the workspace and its output base live at a path kept in the
 temporary directory (keyed by this checkout's path): a second run refetches rules_aten only if the
 archive changed.
 """
@@ -25,8 +25,8 @@ from pathlib import Path
 
 import pytest
 
-from tests import bazel_helpers
-from tests.quickstart_helpers import (
+from tests.support import bazel_helpers
+from tests.support.quickstart_helpers import (
     COMMANDS,
     HTTP_ARCHIVE_STRIP_PREFIX,
     PYTHON_SNIPPET,
@@ -37,11 +37,11 @@ from tests.quickstart_helpers import (
     readme_blocks,
     run_snippet,
 )
-from tests.test_release_contents import module_version
+from tests.unit.devtools.test_dist_contents import module_version
 
 pytestmark = pytest.mark.bazel
 # Bazel only with output bases of its own: pytest-xdist may run it beside the checkout's builds
-# (tests/bazel_helpers.py).
+# (tests/support/bazel_helpers.py).
 BAZEL_OWN_OUTPUT_BASES = True
 
 REPO = bazel_helpers.REPO

@@ -6,7 +6,7 @@ stops with exit 77 and its no-GPU line.
 
 Needs the venv of torch 2.11.0+cu130, named by $RULES_ATEN_GPU_BUNDLE_PYTHON, which
 `./dev test-releases` sets (after installing the venv); without it every test here is skipped,
-saying so, or fails with one line where the release slice is required (tests/slices.py). The two builds use the bundler's own output bases (the temp directory, keyed by this
+saying so, or fails with one line where the release slice is required (tests/support/slices.py). The two builds use the bundler's own output bases (the temp directory, keyed by this
 checkout and the interpreter) and the shared disk cache.
 """
 
@@ -21,9 +21,9 @@ from pathlib import Path
 
 import pytest
 
-from tests import slices
+from tests.support import slices
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 BUNDLER = REPO / "tool" / "gpu_bundle" / "make_gpu_bundle.py"
 PYTHON_ENV = "RULES_ATEN_GPU_BUNDLE_PYTHON"
 PYTHON = os.environ.get(PYTHON_ENV, "")

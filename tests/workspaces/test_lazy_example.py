@@ -15,14 +15,14 @@ from pathlib import Path
 
 import pytest
 
-from tests.bazel_helpers import example_bazel, run_demo
+from tests.support.bazel_helpers import example_bazel, run_demo
 
 pytestmark = pytest.mark.bazel
 # Bazel only with output bases of its own: pytest-xdist may run it beside the checkout's builds
-# (tests/bazel_helpers.py).
+# (tests/support/bazel_helpers.py).
 BAZEL_OWN_OUTPUT_BASES = True
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "examples" / "lazy_backend"
 PROGRAMS = ("elementwise", "reduction", "matmul", "views_inplace", "mlp_train_step")
 

@@ -17,11 +17,11 @@ from pathlib import Path
 
 import pytest
 
-from tests.bazel_helpers import REPO, example_bazel, run_demo
+from tests.support.bazel_helpers import REPO, example_bazel, run_demo
 
 pytestmark = pytest.mark.bazel
 # Bazel only with output bases of its own: pytest-xdist may run it beside the checkout's builds
-# (tests/bazel_helpers.py).
+# (tests/support/bazel_helpers.py).
 BAZEL_OWN_OUTPUT_BASES = True
 
 EXAMPLE = REPO / "examples" / "privateuse1_backend"
@@ -139,7 +139,7 @@ def test_missing_kernel_fails_the_build(tmp_path: Path) -> None:
 def test_backend_outside_the_root_package(tmp_path: Path) -> None:
     """The example as //some/pkg of a larger workspace: the kernels' "PrivateUse1NativeFunctions.h"
     and the YAML's extra_headers "host_device.h" are found there too (the generated header is
-    some/pkg/PrivateUse1NativeFunctions.h under the tree; tests/test_bazel7.py builds the
+    some/pkg/PrivateUse1NativeFunctions.h under the tree; tests/slices/bazel7/test_bazel7.py builds the
     examples module the same way on Bazel 7), and the library loads and runs the demo."""
     ws = tmp_path / "ws"
     shutil.copytree(

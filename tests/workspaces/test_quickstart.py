@@ -23,8 +23,8 @@ from pathlib import Path
 
 import pytest
 
-from tests import bazel_helpers, slices
-from tests.quickstart_helpers import (
+from tests.support import bazel_helpers, slices
+from tests.support.quickstart_helpers import (
     CHECKOUT_PLACEHOLDER,
     COMMANDS,
     MODULE_FILES,
@@ -36,7 +36,7 @@ from tests.quickstart_helpers import (
     run_snippet,
     write_quickstart_workspace,
 )
-from tests.release_guard_helpers import (
+from tests.support.release_guard_helpers import (
     CUDA_LIBRARIES,
     GUARD_PYTHONS_ENV,
     guard_pythons,
@@ -48,7 +48,7 @@ from tests.release_guard_helpers import (
 
 pytestmark = pytest.mark.bazel
 # Bazel only with output bases of its own: pytest-xdist may run it beside the checkout's builds
-# (tests/bazel_helpers.py).
+# (tests/support/bazel_helpers.py).
 BAZEL_OWN_OUTPUT_BASES = True
 
 LIBRARY_NAME = re.compile(r'aten_codegen\(\n\s+name = "(\w+)"')

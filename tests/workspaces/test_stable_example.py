@@ -9,7 +9,7 @@ example's demo.py on that copy and on the generated Python module (//:stableops_
 autograd formulas of derivatives.yaml, derived fake kernels): values against Python,
 torch.autograd.gradcheck and gradgradcheck, torch.library.opcheck on every op, the in-place op
 under torch.compile(fullgraph=True). Without the variable the .venv part still runs,
-except where the release slice is required (tests/slices.py): there it fails with one line.
+except where the release slice is required (tests/support/slices.py): there it fails with one line.
 
 The bad inputs build a copy of the example (with its own output base, and no CUDA toolkit) after
 one edit each: a torch_target out of range or malformed, a formula stable mode cannot translate,
@@ -30,12 +30,12 @@ from pathlib import Path
 
 import pytest
 
-from tests import hub_tools, slices
-from tests.bazel_helpers import REPO, VENV_PYTHON, bazel, one_fail_message, own_output_base
+from tests.support import hub_tools, slices
+from tests.support.bazel_helpers import REPO, VENV_PYTHON, bazel, one_fail_message, own_output_base
 
 pytestmark = pytest.mark.bazel
 # Bazel only with output bases of its own: pytest-xdist may run it beside the checkout's builds
-# (tests/bazel_helpers.py).
+# (tests/support/bazel_helpers.py).
 BAZEL_OWN_OUTPUT_BASES = True
 
 EXAMPLE = REPO / "examples" / "stable_ops"

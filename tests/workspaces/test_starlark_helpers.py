@@ -22,11 +22,11 @@ from pathlib import Path
 
 import pytest
 
-from tests.bazel_helpers import REPO, bazel, own_output_base
+from tests.support.bazel_helpers import REPO, bazel, own_output_base
 
 pytestmark = pytest.mark.bazel
 # Bazel only with output bases of its own: pytest-xdist may run it beside the checkout's builds
-# (tests/bazel_helpers.py).
+# (tests/support/bazel_helpers.py).
 BAZEL_OWN_OUTPUT_BASES = True
 
 _KEY = hashlib.sha256(str(REPO).encode()).hexdigest()[:12]

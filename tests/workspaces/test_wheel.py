@@ -1,7 +1,7 @@
 """aten_wheel: examples/stable_ops packaged as a wheel (abi = "stable") and the README quickstart's
 library as one bound to the build's torch release, built once in one workspace (a copy of the
 example with the quickstart in `bound/`, its own output base), then installed with pip into
-fresh venvs (tests/wheel_helpers.py) and used from a directory with no Bazel output.
+fresh venvs (tests/support/wheel_helpers.py) and used from a directory with no Bazel output.
 
 - the stable wheel in venvs of torch 2.11.0 and 2.15.0 (`./dev test-releases`' release venvs;
   skipped, saying so, without them, failed with one line where the release slice is required)
@@ -16,7 +16,7 @@ fresh venvs (tests/wheel_helpers.py) and used from a directory with no Bazel out
 - @local_cuda's line about the toolkit, noise for a CPU torch, printed only with
   RULES_ATEN_VERBOSE=1;
 - aten_kernel_hub of the same two libraries: `kernels.get_local_kernel` (Hugging Face's
-  `kernels`, tests/hub_tools.py) loads the stable kernel in torch 2.11.0, 2.15.0 and .venv's 2.13
+  `kernels`, tests/support/hub_tools.py) loads the stable kernel in torch 2.11.0, 2.15.0 and .venv's 2.13
   and its operators compute; the bound one in its own release, and finds no variant for 2.15.0;
   the same bytes when built again; torch-abi-audit and kernel-abi-check over the stable library.
 """
@@ -35,15 +35,15 @@ from pathlib import Path
 
 import pytest
 
-from tests import hub_tools, slices
-from tests.bazel_helpers import REPO, VENV_PYTHON, bazel, one_fail_message, own_output_base
-from tests.quickstart_helpers import readme_blocks
-from tests.release_guard_helpers import GUARD_LINE, needed_and_runpath
-from tests.release_venvs import VENVS_DIR, installed_venv
-from tests.wheel_helpers import pip_install, venv_over
+from tests.support import hub_tools, slices
+from tests.support.bazel_helpers import REPO, VENV_PYTHON, bazel, one_fail_message, own_output_base
+from tests.support.quickstart_helpers import readme_blocks
+from tests.support.release_guard_helpers import GUARD_LINE, needed_and_runpath
+from tests.support.release_venvs import VENVS_DIR, installed_venv
+from tests.support.wheel_helpers import pip_install, venv_over
 
 pytestmark = pytest.mark.bazel
-# Bazel only with output bases of its own (tests/bazel_helpers.py).
+# Bazel only with output bases of its own (tests/support/bazel_helpers.py).
 BAZEL_OWN_OUTPUT_BASES = True
 
 _KEY = hashlib.sha256(str(REPO).encode()).hexdigest()[:12]

@@ -1,7 +1,7 @@
 """atengen: a hermetic generator for PyTorch-style operator libraries.
 
-The package is layered; each folder imports only the ones below it (tests/test_layering.py).
-Its layers (generated from tests/test_layering.py by ./dev docs), lowest first:
+The package is layered; each folder imports only the ones below it (tests/repo/test_layering.py).
+Its layers (generated from tests/repo/test_layering.py by ./dev docs), lowest first:
 
 - ``yaml/``: YAML with line numbers (a fast reader for plain block YAML, PyYAML's C parser for
   the rest, with bounds on depth and aliases); imports nothing.

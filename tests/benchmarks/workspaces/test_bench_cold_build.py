@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from tests.model_helpers import printed_ratio, run_benchmark_tiny
+from tests.support.model_helpers import printed_ratio, run_benchmark_tiny
 
 # Cold Bazel builds in output bases of its own.
 pytestmark = [pytest.mark.slow, pytest.mark.bazel]

@@ -7,13 +7,13 @@ import re
 
 import pytest
 
-from tests.bazel_helpers import session_disk_cache_flags
-from tests.model_helpers import printed_ratio, run_benchmark_tiny
+from tests.support.bazel_helpers import session_disk_cache_flags
+from tests.support.model_helpers import printed_ratio, run_benchmark_tiny
 
-# It builds the quickstart workspace with Bazel (the output base of tests/test_quickstart.py).
+# It builds the quickstart workspace with Bazel (the output base of tests/workspaces/test_quickstart.py).
 pytestmark = [pytest.mark.slow, pytest.mark.bazel]
 # Bazel only with output bases of its own: pytest-xdist may run it beside the checkout's builds
-# (tests/bazel_helpers.py).
+# (tests/support/bazel_helpers.py).
 BAZEL_OWN_OUTPUT_BASES = True
 
 ROW = re.compile(

@@ -1,5 +1,5 @@
 """rules_aten on Bazel 7.7.1, the path Bazel 8 and 9 users take: Bzlmod with WORKSPACE off
-(`--noenable_workspace`), and WORKSPACE too. The slice `bazel7` (tests/slices.py): `./dev
+(`--noenable_workspace`), and WORKSPACE too. The slice `bazel7` (tests/support/slices.py): `./dev
 test-bazel7` runs this module in the Debian sid chroot of tool/bazel7/chroot.sh, where `bazel` is
 Debian's 7.7.1 and its rule sets are Debian's packages (the chroot's /etc/bazel/bazelrc maps each
 module to its package with --override_module). Elsewhere (`./dev test`, Bazel 4.2.3) it skips, or
@@ -28,9 +28,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests import slices
-from tests.bazel_helpers import EXAMPLE_ENV, REPO, bazel, own_output_base, run_demo
-from tests.quickstart_helpers import MODULE_FILES, PYTHON_SNIPPET, run_snippet, write_workspace
+from tests.support import slices
+from tests.support.bazel_helpers import EXAMPLE_ENV, REPO, bazel, own_output_base, run_demo
+from tests.support.quickstart_helpers import MODULE_FILES, PYTHON_SNIPPET, run_snippet, write_workspace
 
 pytestmark = pytest.mark.bazel
 BAZEL_OWN_OUTPUT_BASES = True

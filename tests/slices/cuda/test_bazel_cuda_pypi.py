@@ -3,7 +3,7 @@ toolkit of its CUDA major version, or with RULES_ATEN_CUDA_DIR=pypi, @local_cuda
 headers and cicc from the wheels that //third_party:cuda_nvcc_wheels.lock pins for the CUDA
 version torch's METADATA requires (`cuda-toolkit==PIN`). Part of the CUDA slice
 (`./dev test-cuda`, on the 2.14.1+cu130 venv); every test is skipped on a CPU torch, or fails
-with one line where the CUDA slice is required (tests/slices.py).
+with one line where the CUDA slice is required (tests/support/slices.py).
 
 On a copy of examples/cuda_ops, with its own output base: RULES_ATEN_CUDA_DIR=pypi builds
 //:libcudaops.so (kernels.cu compiled by the PyPI nvcc for one architecture, linked with
@@ -31,8 +31,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from tests import slices
-from tests.bazel_helpers import (
+from tests.support import slices
+from tests.support.bazel_helpers import (
     DISK_CACHE,
     REPO,
     bazel,
@@ -49,7 +49,7 @@ if not torch.version.cuda:
 
 pytestmark = pytest.mark.bazel
 # Bazel only with output bases of its own: pytest-xdist may run it beside the checkout's builds
-# (tests/bazel_helpers.py).
+# (tests/support/bazel_helpers.py).
 BAZEL_OWN_OUTPUT_BASES = True
 
 EXAMPLE = REPO / "examples" / "cuda_ops"

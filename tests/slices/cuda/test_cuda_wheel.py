@@ -6,7 +6,7 @@ with a `.cu` kernel compiled by nvcc), and the bad inputs: an unsupported torch 
 toolkit of another CUDA major version, a CUDA wheel without a toolkit.
 
 On the default (CPU) torch every test here is skipped, and so are the tests that need a toolkit
-without one (of torch's CUDA major version); where the CUDA slice is required (tests/slices.py:
+without one (of torch's CUDA major version); where the CUDA slice is required (tests/support/slices.py:
 `./dev test-cuda`, `.ci/run`) either fails instead, with one line. Running a CUDA kernel needs a
 GPU; without one that test is skipped and says so.
 
@@ -31,10 +31,10 @@ from pathlib import Path
 import pytest
 import torch
 
-from tests import slices
-from tests.bazel_helpers import REPO, VENV_PYTHON, bazel, own_output_base, run_demo
-from tests.release_guard_helpers import needed_and_runpath
-from tests.wheel_helpers import pip_install, venv_over
+from tests.support import slices
+from tests.support.bazel_helpers import REPO, VENV_PYTHON, bazel, own_output_base, run_demo
+from tests.support.release_guard_helpers import needed_and_runpath
+from tests.support.wheel_helpers import pip_install, venv_over
 
 if not torch.version.cuda:
     slices.missing(

@@ -11,7 +11,7 @@ pure Python and never imports torch, so each release's runs in a subprocess with
 first on PYTHONPATH; no torch of those releases is imported. Without $RULES_ATEN_RELEASES, or
 with an entry that is not a torch package directory, these tests are skipped, saying so (`./dev
 test` on the default venv; CI runs `./dev test-releases`); where the release slice is required
-(tests/slices.py) that fails instead, with one line.
+(tests/support/slices.py) that fails instead, with one line.
 """
 
 from __future__ import annotations
@@ -28,8 +28,8 @@ import yaml
 
 from atengen import torch_facts as tf
 from atengen.wheel_facts import parse_wheel_facts
-from tests import slices
-from tests.model_helpers import REPO as _REPO
+from tests.support import slices
+from tests.support.model_helpers import REPO as _REPO
 
 REPO = Path(_REPO)
 
@@ -86,7 +86,7 @@ def test_every_supported_release_is_checked():
 def test_the_model_equals_the_releases_torchgen(version):
     native = _native(version)
     yamls = (f"--op_yaml={native}/native_functions.yaml", f"--tags_yaml={native}/tags.yaml")
-    oracle = _under_torchgen(version, "-m", "tests.oracle.torchgen_model", *yamls)
+    oracle = _under_torchgen(version, "-m", "tests.support.oracle.torchgen_model", *yamls)
     assert oracle.returncode == 0, oracle.stderr[-3000:]
     where = _under_torchgen(version, "-c", "import torchgen; print(torchgen.__file__)")
     assert where.stdout.startswith(str(RELEASE_DIRS[version].parent)), where.stdout
@@ -206,8 +206,8 @@ def test_the_codegen_facts_kept_by_hand_are_the_releases_torchgens(version):
 @pytest.mark.parametrize("version", VERSIONS)
 def test_the_wheel_facts_kept_for_a_run_without_them_are_the_releases(version):
     """The lists kept for a run without --torch_facts against what the release's libtorch_cpu
-    exports (as tests/test_torch_facts.py on the installed one)."""
-    from tests.wheel_oracle import nm_names
+    exports (as tests/unit/facts/test_torch_facts.py on the installed one)."""
+    from tests.support.wheel_oracle import nm_names
 
     release = _release(version)
     native, meta, _ = nm_names(RELEASE_DIRS[version] / "lib" / "libtorch_cpu.so")
@@ -220,7 +220,7 @@ def test_the_probe_reads_the_releases_exports_as_nm_and_its_header_as_a_scan(ver
     """What tool/torch_probe.py reads of the release (its own symbol-table reader, no nm) is
     what `nm -DC --defined-only` shows of each library, and the FunctionsManual.h helpers are
     split as the header and libtorch_cpu say."""
-    from tests.wheel_oracle import header_names, nm_names
+    from tests.support.wheel_oracle import header_names, nm_names
 
     root = RELEASE_DIRS[version]
     probe = subprocess.run(

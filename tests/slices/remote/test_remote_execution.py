@@ -20,7 +20,7 @@ The workers show no Python of the host (tests/remote/worker.py): the generator a
 Python actions (MUST_RUN_REMOTELY, checked in the execution log) run on @rules_aten_python's
 interpreter and standard library, which the build declares as inputs.
 
-`./dev test-remote` runs this module (the `remote` slice, tests/slices.py; elsewhere it skips,
+`./dev test-remote` runs this module (the `remote` slice, tests/support/slices.py; elsewhere it skips,
 saying so); it needs BuildGrid's venv, PostgreSQL 15 and bubblewrap (`./dev setup-remote`).
 """
 
@@ -36,9 +36,9 @@ from pathlib import Path
 
 import pytest
 
-from tests import slices
-from tests.bazel_helpers import REPO, bazel, own_output_base, read_execution_log, run_demo
-from tests.quickstart_helpers import (
+from tests.support import slices
+from tests.support.bazel_helpers import REPO, bazel, own_output_base, read_execution_log, run_demo
+from tests.support.quickstart_helpers import (
     PYTHON_SNIPPET,
     VENV,
     WORKSPACE_FILES,

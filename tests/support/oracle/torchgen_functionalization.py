@@ -15,7 +15,7 @@ from torchgen.gen_functionalization_type import gen_functionalization_registrati
 from torchgen.model import DispatchKey, NativeFunctionsGroup, NativeFunctionsViewGroup
 from torchgen.selective_build.selector import SelectiveBuilder
 
-from tests.oracle.torchgen_model import _parse
+from tests.support.oracle.torchgen_model import _parse
 
 _IMPL = re.compile(r'm\.impl\("([^"]+)",\s*(.*)\);$')
 

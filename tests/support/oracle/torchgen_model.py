@@ -3,7 +3,7 @@
 ``torchgen_records`` yields, for every NativeFunction (after autogen), the record
 that ``python -m atengen dump`` must print, so the two can be diffed field by field.
 
-Run ``python -m tests.oracle.torchgen_model --op_yaml F --tags_yaml F`` to print
+Run ``python -m tests.support.oracle.torchgen_model --op_yaml F --tags_yaml F`` to print
 the oracle as JSON Lines (same format as ``atengen dump``) for diffing by hand.
 """
 

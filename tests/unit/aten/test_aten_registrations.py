@@ -11,7 +11,7 @@ import sys
 import pytest
 
 from atengen import torch_facts as tf
-from tests.model_helpers import REPO
+from tests.support.model_helpers import REPO
 
 pytestmark = pytest.mark.slow  # torchgen's gen.py over the whole YAML: ~10 s
 

@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.model_helpers import TAGS_YAML, generate_into
-from tests.script_helpers import run_script
+from tests.support.model_helpers import TAGS_YAML, generate_into
+from tests.support.script_helpers import run_script
 
-FZOPS = Path(__file__).resolve().parent / "data" / "fzops"
+FZOPS = Path(__file__).resolve().parents[2] / "data" / "fzops"
 
 # ---------------------------------------------------------------------------------------------
 # The model: which ops get Functionalize kernels, and the functional op each mutation calls
@@ -24,7 +24,7 @@ def test_functionalized_ops_and_functional_variants_match_torchgen(
     installed_yaml: tuple[Path, Path], installed_model, summary: list[str]
 ) -> None:
     from atengen.model.functionalization import MutationPlan, ViewPlan, functionalize_plan
-    from tests.oracle.torchgen_functionalization import torchgen_functionalize_kernels
+    from tests.support.oracle.torchgen_functionalization import torchgen_functionalize_kernels
 
     theirs = torchgen_functionalize_kernels(*installed_yaml)
     model = installed_model

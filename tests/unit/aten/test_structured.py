@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.bazel_helpers import REPO
-from tests.model_helpers import TAGS_YAML, generate_into, run_cli
-from tests.script_helpers import run_script
+from tests.support.bazel_helpers import REPO
+from tests.support.model_helpers import TAGS_YAML, generate_into, run_cli
+from tests.support.script_helpers import run_script
 
 STRUCTURED_OPS = REPO / "tests" / "data" / "structured_ops"
 

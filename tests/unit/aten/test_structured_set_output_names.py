@@ -2,7 +2,7 @@
 TensorIteratorBase) declare `set_output_strided`/`set_output_raw_strided` with a trailing
 `DimnameList names` (named tensors; 2.13 dropped it): the generated overrides take it, propagate
 the names to the output and pass them on to the base class. With a newer release's facts the
-text is the four-argument form. tests/test_gpu_bundle_build.py compiles and loads them against
+text is the four-argument form. tests/workspaces/test_gpu_bundle_build.py compiles and loads them against
 2.11.0+cu130.
 """
 
@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.model_helpers import run_cli
+from tests.support.model_helpers import run_cli
 
 # What torch 2.11's ATen/TensorIterator.h declares (read from that wheel's header).
 NAMED_SIGNATURE = "at::TensorOptions options, at::DimnameList names) override {"

@@ -15,7 +15,7 @@ import sys
 
 import pytest
 
-from tests.model_helpers import REPO
+from tests.support.model_helpers import REPO
 
 pytestmark = pytest.mark.slow  # g++ over torch's headers, then OpInfo samples twice
 

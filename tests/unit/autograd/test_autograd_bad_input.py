@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.model_helpers import REPO, TAGS_YAML
+from tests.support.model_helpers import REPO, TAGS_YAML
 
 AGOPS = f"{REPO}/tests/data/agops"
 
@@ -160,7 +160,7 @@ def test_bad_derivatives_yaml_is_one_error_line(case: str, tmp_path, capsys) -> 
 
 def test_a_formula_calling_a_helper_the_wheel_does_not_export_is_left_out(tmp_path, capsys):
     # Not an error: like generate's kernels the wheel does not export, the function is left out
-    # with a line on stdout (tests/test_autograd_left_out.py).
+    # with a line on stdout (tests/unit/autograd/test_autograd_left_out.py).
     text = SCALED_TANH + "  self: handle_r_to_c(self.scalar_type(), grad * factor)\n"
     status, out, err, written = _run(tmp_path, capsys, text)
     assert (status, err) == (0, "")

@@ -18,9 +18,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.compile_helpers import CXXFLAGS, RUNTIME_SOURCES, TORCH_LIB
-from tests.model_helpers import REPO, TAGS_YAML
-from tests.script_helpers import run_script
+from tests.support.compile_helpers import CXXFLAGS, RUNTIME_SOURCES, TORCH_LIB
+from tests.support.model_helpers import REPO, TAGS_YAML
+from tests.support.script_helpers import run_script
 
 pytestmark = pytest.mark.slow  # g++ over torch's headers, then gradcheck in a fresh interpreter
 

@@ -20,12 +20,12 @@ from pathlib import Path
 import pytest
 
 from atengen.cli.main import main
-from tests.oracle.torchgen_autograd import packaged_derivatives_yaml
+from tests.support.oracle.torchgen_autograd import packaged_derivatives_yaml
 
 # 687 entries, about 55 s here with the op model and the wheel's facts read once (105 s with the
 # facts read from the wheel by every run): the full suite only.
 SLOW = pytest.mark.slow
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[3]
 
 
 def _entries() -> list[str]:

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.model_helpers import autograd_into, run_cli
-from tests.oracle.torchgen_autograd import packaged_derivatives_yaml
+from tests.support.model_helpers import autograd_into, run_cli
+from tests.support.oracle.torchgen_autograd import packaged_derivatives_yaml
 
 OPS = """\
 - func: nm::scale(Tensor self, float factor) -> Tensor

@@ -9,8 +9,8 @@ import re
 
 import pytest
 
-from tests.model_helpers import autograd_into, run_cli
-from tests.oracle.torchgen_autograd import packaged_derivatives_yaml
+from tests.support.model_helpers import autograd_into, run_cli
+from tests.support.oracle.torchgen_autograd import packaged_derivatives_yaml
 
 OPS = """\
 - func: lo::twice(Tensor self) -> Tensor
@@ -55,7 +55,7 @@ def test_functions_calling_unexported_helpers_are_left_out_one_line_per_helper(t
 
 @pytest.mark.slow
 def test_torchs_whole_derivatives_yaml_is_generated_but_for_the_helpers_it_names(tmp_path):
-    from tests.oracle.torchgen_model import packaged_yaml
+    from tests.support.oracle.torchgen_model import packaged_yaml
 
     op_yaml, tags_yaml = packaged_yaml()
     derivatives = packaged_derivatives_yaml()

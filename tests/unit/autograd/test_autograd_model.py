@@ -15,13 +15,13 @@ from collections import Counter
 
 import pytest
 
-from tests.oracle.torchgen_autograd import (
+from tests.support.oracle.torchgen_autograd import (
     forward_record,
     info_record,
     packaged_derivatives_yaml,
     torchgen_derivative_records,
 )
-from tests.oracle.torchgen_model import packaged_yaml
+from tests.support.oracle.torchgen_model import packaged_yaml
 
 # Loads torchgen's derivatives model as the oracle, about 5 s: the full suite, not the fast tier.
 pytestmark = pytest.mark.slow

@@ -5,7 +5,7 @@ namespace."""
 
 from __future__ import annotations
 
-from tests.model_helpers import autograd_into, tree
+from tests.support.model_helpers import autograd_into, tree
 
 # A custom namespace with an operator named `all`, as aten has one.
 OPS = """\

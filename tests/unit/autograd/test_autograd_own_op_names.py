@@ -2,7 +2,7 @@
 as aten's formulas call aten's; a called name that is neither one of those, nor an aten operator,
 nor a helper is an error at its line, with nothing written. Where the op YAML has no aten
 operators (a custom library's), aten's names are the installed wheel's (its native_functions.yaml)
-or those --torch_facts lists. (tests/test_autograd_own_ops.py builds and runs such a library.)"""
+or those --torch_facts lists. (tests/workspace/test_autograd_own_ops.py builds and runs such a library.)"""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import json
 
 import pytest
 
-from tests.model_helpers import autograd_into
+from tests.support.model_helpers import autograd_into
 
 ROI_ALIGN = (
     "myvision::roi_align(Tensor input, Tensor rois, float spatial_scale, SymInt pooled_height, "

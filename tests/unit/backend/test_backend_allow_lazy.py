@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from atengen.errors import MAX_SHOWN_ERRORS
-from tests.model_helpers import REPO, run_cli
-from tests.oracle.torchgen_lazy import wheel_shape_inference_header
+from tests.support.model_helpers import REPO, run_cli
+from tests.support.oracle.torchgen_lazy import wheel_shape_inference_header
 
 TS_YAML = Path(REPO) / "tests" / "data" / "lazy" / "ts_native_functions_2_13.yaml"
 PLAIN_YAML = Path(REPO) / "tests" / "data" / "backends" / "privateuse1_small.yaml"

@@ -11,7 +11,7 @@ import re
 
 import pytest
 
-from tests.model_helpers import REPO, run_cli
+from tests.support.model_helpers import REPO, run_cli
 
 HEAD = "backend: PrivateUse1\ncpp_namespace: my_backend\n"
 

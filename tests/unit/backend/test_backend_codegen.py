@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.compile_helpers import CXXFLAGS
-from tests.model_helpers import run_cli, run_cli_process
+from tests.support.compile_helpers import CXXFLAGS
+from tests.support.model_helpers import run_cli, run_cli_process
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[3]
 XLA_SHAPED = REPO / "tests" / "data" / "backends" / "xla_shaped.yaml"
 IMPL = re.compile(r'm\.impl\("([^"]+)"')
 HEAD = "backend: PrivateUse1\ncpp_namespace: my_backend\n"

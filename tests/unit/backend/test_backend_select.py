@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.compile_helpers import CXXFLAGS, RUNTIME_SOURCES, TORCH_LIB
-from tests.model_helpers import TAGS_YAML
+from tests.support.compile_helpers import CXXFLAGS, RUNTIME_SOURCES, TORCH_LIB
+from tests.support.model_helpers import TAGS_YAML
 
 pytestmark = pytest.mark.slow  # g++ over torch's headers
 

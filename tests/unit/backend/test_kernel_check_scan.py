@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from atengen.backend import kernel_check
-from tests.model_helpers import REPO, run_cli
+from tests.support.model_helpers import REPO, run_cli
 
 # --- the reference: the scan as it was (quadratic: it looked back over the whole prefix) ----------
 

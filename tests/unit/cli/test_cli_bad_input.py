@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from tests.model_helpers import TAGS_YAML, run_cli, run_cli_process
+from tests.support.model_helpers import TAGS_YAML, run_cli, run_cli_process
 
 GOOD_ENTRY = "- func: f(Tensor self) -> Tensor\n  dispatch:\n    CPU: f\n"
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from atengen.render.shards import AUTO_OPERATORS_PER_BUCKET
-from tests.model_helpers import TAGS_YAML, run_cli, run_cli_process, tree
+from tests.support.model_helpers import TAGS_YAML, run_cli, run_cli_process, tree
 
 OPS = """\
 - func: alpha(Tensor self) -> Tensor
@@ -285,7 +285,7 @@ def test_failed_generation_keeps_the_previous_output_untouched(tmp_path):
 
 
 def test_custom_namespace_gets_schemas_and_headers(tmp_path):
-    repo = Path(__file__).resolve().parent
+    repo = Path(__file__).resolve().parents[2]
     r = run_cli(
         "generate",
         f"--op_yaml={repo / 'data/custom_ops/ops.yaml'}",
@@ -322,7 +322,7 @@ def test_custom_namespace_gets_schemas_and_headers(tmp_path):
 def test_autograd_takes_auto_sharding(tmp_path):
     """aten_codegen passes its `shards` to the autograd action too: a two-operator library's
     autograd kernels fit one bucket."""
-    data = Path(__file__).parent / "data" / "custom_ops"
+    data = Path(__file__).resolve().parents[2] / "data" / "custom_ops"
     r = run_cli(
         "autograd",
         f"--op_yaml={data / 'ops.yaml'}",

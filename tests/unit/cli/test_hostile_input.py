@@ -16,7 +16,7 @@ import pytest
 from atengen.errors import AtengenError
 from atengen.render import output
 from atengen.render.output import GeneratedFile, write_outputs
-from tests.model_helpers import TAGS_YAML, run_cli
+from tests.support.model_helpers import TAGS_YAML, run_cli
 
 LINE_RE = re.compile(r"^(?P<path>[^:]+):(?P<line>\d+): error: (?P<msg>.+)$")
 ENTRY = "- func: {schema}\n  dispatch:\n    CPU: k\n"
@@ -257,7 +257,7 @@ def test_a_file_too_large_for_the_disk_names_the_file(tmp_path):
     import subprocess
     import sys
 
-    from tests.model_helpers import REPO
+    from tests.support.model_helpers import REPO
 
     op = _custom_op_yaml(tmp_path)
     out, inc = tmp_path / "out", tmp_path / "inc"

@@ -20,7 +20,7 @@ import pytest
 from atengen.cli.common import installed_torch_yaml_dir
 from atengen.errors import MAX_MESSAGE_CHARS, MAX_SHOWN_ERRORS
 from atengen.input_files import MAX_INPUT_BYTES
-from tests.model_helpers import TAGS_YAML, run_cli
+from tests.support.model_helpers import TAGS_YAML, run_cli
 
 OPS = "- func: myops::scale(Tensor self, float factor) -> Tensor\n  dispatch:\n    CPU: scale_cpu\n"
 BACKEND = "backend: PrivateUse1\ncpp_namespace: dev\nsupported:\n- abs\n"

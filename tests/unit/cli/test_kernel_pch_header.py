@@ -19,7 +19,7 @@ from atengen.render.leading_includes import (
     precompiled_header_text,
 )
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[3]
 
 
 @pytest.mark.parametrize(

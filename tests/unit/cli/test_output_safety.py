@@ -16,7 +16,7 @@ import sys
 
 import pytest
 
-from tests.model_helpers import REPO, TAGS_YAML, run_cli, tree
+from tests.support.model_helpers import REPO, TAGS_YAML, run_cli, tree
 
 OPS = """\
 - func: myops::scale(Tensor self, float factor) -> Tensor

@@ -15,9 +15,9 @@ from atengen.pipelines.inputs import YamlInputs
 from atengen.pipelines.lazy import LazyPipelineOptions, lazy_outputs
 from atengen.pipelines.model_report import check
 from atengen.render.shards import ShardSetting
-from tests.model_helpers import run_cli, tree
+from tests.support.model_helpers import run_cli, tree
 
-DATA = Path(__file__).resolve().parent / "data"
+DATA = Path(__file__).resolve().parents[2] / "data"
 _TORCHGEN = importlib.util.find_spec("torchgen")
 NATIVE = Path(_TORCHGEN.submodule_search_locations[0]) / "packaged" / "ATen" / "native"
 ATEN = YamlInputs(str(NATIVE / "native_functions.yaml"), str(NATIVE / "tags.yaml"))

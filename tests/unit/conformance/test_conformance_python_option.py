@@ -10,7 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[3]
 SCRIPT = f"""
 import argparse, json, sys
 sys.path.insert(0, {str(REPO / "conformance")!r})

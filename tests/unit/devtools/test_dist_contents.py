@@ -3,7 +3,7 @@ time, holds what a user's build reads and nothing of the development tree, and t
 carry the README's http_archive with the archive's sha256 and the bazel_dep line.
 
 The archive is made from the working tree (--worktree), so that these tests check the files as
-they are being edited; a real release is made from HEAD. tests/test_release_archive.py builds the
+they are being edited; a real release is made from HEAD. tests/workspaces/test_dist_archive.py builds the
 quickstart against the archive.
 """
 
@@ -21,9 +21,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.quickstart_helpers import archive_workspace
+from tests.support.quickstart_helpers import archive_workspace
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[3]
 SCRIPT = REPO / "tool" / "release" / "make_release.py"
 MODULE_VERSION = re.compile(r'^    version = "([^"]+)",$', re.MULTILINE)
 # 1980-01-01 00:00:00 UTC.

@@ -2,7 +2,7 @@
 tool/gpu_bundle/): the 64 MiB limit on what travels to a GPU machine, the manifest's sha256s, and
 the bad inputs of the bundler and of the bundled script, each one line and a non-zero exit.
 
-The bundle built and its script run with torch 2.11.0+cu130: tests/test_gpu_bundle_build.py.
+The bundle built and its script run with torch 2.11.0+cu130: tests/workspaces/test_gpu_bundle_build.py.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 import torch
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[3]
 BUNDLER = REPO / "tool" / "gpu_bundle" / "make_gpu_bundle.py"
 RUN_SCRIPT = REPO / "tool" / "gpu_bundle" / "run_gpu.py"
 MIB = 1024 * 1024

@@ -3,7 +3,7 @@
 newest facts after one warning), the types only some releases' schema parser knows (Dimname),
 the tags only some releases' at::Tag has (`out`, `inplace`), and torchgen rules that changed
 (2.15's `_philox_*` ops need no nondeterministic_seeded tag), and facts of another torch than
-the --torch_version_py beside them (one error line). tests/test_releases.py checks each
+the --torch_version_py beside them (one error line). tests/slices/releases/test_releases.py checks each
 release's whole YAML against its own torchgen.
 """
 
@@ -15,7 +15,7 @@ import re
 import pytest
 
 from atengen import torch_facts as tf
-from tests.model_helpers import TAGS_YAML, run_cli, write_yamls
+from tests.support.model_helpers import TAGS_YAML, run_cli, write_yamls
 
 CUSTOM_OP = """\
 - func: myns::scale(Tensor self, float factor) -> Tensor

@@ -20,7 +20,7 @@ from atengen import torch_facts as tf
 from atengen.cli.common import installed_torch_yaml_dir
 from atengen.wheel_facts import AutogradHelpers, parse_wheel_facts
 
-TESTS = Path(__file__).resolve().parent
+TESTS = Path(__file__).resolve().parents[2]
 
 
 def _torch_yaml(name: str):
@@ -129,7 +129,7 @@ def _probe() -> dict:
     import sys
     from pathlib import Path
 
-    probe = Path(__file__).resolve().parent.parent / "tool" / "torch_probe.py"
+    probe = Path(__file__).resolve().parents[3] / "tool" / "torch_probe.py"
     out = subprocess.run([sys.executable, str(probe)], capture_output=True, text=True, check=True)
     return json.loads(out.stdout)
 
@@ -344,7 +344,7 @@ def test_the_wheels_exports_read_from_its_symbol_tables_are_nms():
     from pathlib import Path
 
     from atengen.wheel_symbols import exported_names
-    from tests.wheel_oracle import nm_names
+    from tests.support.wheel_oracle import nm_names
 
     lib = Path(torch.__file__).parent / "lib"
     libraries = ["libtorch_cpu.so"] + (["libtorch_cuda.so"] if torch.version.cuda else [])
@@ -365,7 +365,7 @@ def test_autograd_helpers_are_split_by_what_libtorch_exports():
     from pathlib import Path
 
     from atengen.cli.common import autograd_helpers, read_autograd_helpers
-    from tests.wheel_oracle import header_names, nm_names
+    from tests.support.wheel_oracle import header_names, nm_names
 
     root = Path(torch.__file__).parent
     declared, inline = header_names(root)

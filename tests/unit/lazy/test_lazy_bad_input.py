@@ -9,7 +9,7 @@ import pytest
 import torchgen
 
 from atengen.lazy.options import LazyOptions, check_field
-from tests.model_helpers import run_cli
+from tests.support.model_helpers import run_cli
 
 NATIVE = Path(torchgen.__file__).parent / "packaged" / "ATen" / "native"
 HEAD = "backend: XLA\ncpp_namespace: my_lazy\n"

@@ -22,11 +22,11 @@ from atengen.model.operator_model import load_model
 from atengen.render.output import write_trees
 from atengen.render.shards import ShardSetting
 from atengen.render.templates import Templates
-from tests.compile_helpers import CXXFLAGS
+from tests.support.compile_helpers import CXXFLAGS
 
 pytestmark = pytest.mark.slow  # g++ over torch's headers
 
-DATA = Path(__file__).resolve().parent / "data" / "lazy"
+DATA = Path(__file__).resolve().parents[2] / "data" / "lazy"
 NATIVE = Path(torchgen.__file__).parent / "packaged" / "ATen" / "native"
 FLAGS = [*CXXFLAGS, "-fsyntax-only"]
 

@@ -22,7 +22,7 @@ from atengen.lazy.options import LazyOptions
 from atengen.model.operator_model import load_model
 from atengen.render.shards import ShardSetting
 from atengen.render.templates import Templates
-from tests.oracle.torchgen_lazy import (
+from tests.support.oracle.torchgen_lazy import (
     ATEN,
     LazyFacts,
     NodeFacts,
@@ -34,7 +34,7 @@ from tests.oracle.torchgen_lazy import (
 # torchgen's gen_lazy_tensor runs once per YAML in the fixtures: 4 to 9 s each on 2 cores.
 pytestmark = pytest.mark.slow
 
-DATA = Path(__file__).resolve().parent / "data" / "lazy"
+DATA = Path(__file__).resolve().parents[2] / "data" / "lazy"
 IMPL = re.compile(r'm\.impl\("([^"]+)"')
 
 # (YAML, node base, check the wheel's shape-inference header): torch_xla declares its

@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.model_helpers import run_cli_process
-from tests.oracle import torchgen_model
+from tests.support.model_helpers import run_cli_process
+from tests.support.oracle import torchgen_model
 
 MAX_SHOWN = 20  # mismatches shown per field
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.model_helpers import error_of, model_of, schemas
+from tests.support.model_helpers import error_of, model_of, schemas
 
 # --- entries ----------------------------------------------------------------------
 

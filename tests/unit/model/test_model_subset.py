@@ -26,10 +26,10 @@ from atengen.model.subset import family_of, load_model_subset
 from atengen.pipelines.lazy import lazy_backend_files
 from atengen.render.shards import ShardSetting
 from atengen.render.templates import Templates
-from tests.model_helpers import TAGS_YAML, run_cli
-from tests.oracle.torchgen_lazy import ATEN
+from tests.support.model_helpers import TAGS_YAML, run_cli
+from tests.support.oracle.torchgen_lazy import ATEN
 
-DATA = Path(__file__).resolve().parent / "data"
+DATA = Path(__file__).resolve().parents[2] / "data"
 NATIVE = str(ATEN / "native" / "native_functions.yaml")
 TAGS = str(ATEN / "native" / "tags.yaml")
 LAZY_YAMLS = ["lazy/xla_native_functions.yaml", "lazy/ts_native_functions_2_13.yaml"]

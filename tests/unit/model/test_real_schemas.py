@@ -15,7 +15,7 @@ import sys
 import pytest
 
 from atengen.cli.main import main as atengen_main
-from tests.model_helpers import REPO
+from tests.support.model_helpers import REPO
 
 sys.path.insert(0, os.path.join(REPO, "conformance"))
 import real_schemas  # noqa: E402

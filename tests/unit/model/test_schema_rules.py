@@ -15,7 +15,7 @@ from atengen.model.schema import (
     parse_schema,
     parse_type,
 )
-from tests.model_helpers import error_of, run_cli, write_yamls
+from tests.support.model_helpers import error_of, run_cli, write_yamls
 
 
 @pytest.mark.parametrize(

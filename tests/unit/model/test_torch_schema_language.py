@@ -15,7 +15,7 @@ import textwrap
 
 import pytest
 
-from tests.model_helpers import TAGS_YAML, run_cli
+from tests.support.model_helpers import TAGS_YAML, run_cli
 
 TAGS = TAGS_YAML
 

@@ -5,7 +5,7 @@ The operators are defined in this process with torch.library (schema from the op
 in Python for the keys the op YAML names), as a stable-ABI library's loaded `.so` would define
 them; the generated module is then imported over them. Every formula's gradient is checked by
 torch.autograd.gradcheck and gradgradcheck (numerical against analytical), and each operator by
-torch.library.opcheck. examples/stable_ops (tests/test_stable_example.py, tests/test_wheel.py)
+torch.library.opcheck. examples/stable_ops (tests/workspaces/test_stable_example.py, tests/workspaces/test_wheel.py)
 does the same with a real library in every supported torch release.
 """
 
@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.model_helpers import run_cli
+from tests.support.model_helpers import run_cli
 
 torch = pytest.importorskip("torch")
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.model_helpers import run_cli, run_cli_process
+from tests.support.model_helpers import run_cli, run_cli_process
 
 OPS = """\
 - func: bi::scale(Tensor self, float alpha) -> Tensor

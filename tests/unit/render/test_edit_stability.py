@@ -8,9 +8,9 @@ import filecmp
 import re
 from pathlib import Path
 
-from tests.model_helpers import run_cli
+from tests.support.model_helpers import run_cli
 
-DATA = Path(__file__).resolve().parent / "data" / "custom_ops"
+DATA = Path(__file__).resolve().parents[2] / "data" / "custom_ops"
 NEW_OP = """
 - func: myops::cube(Tensor self) -> Tensor
   dispatch:

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from atengen.render.parallel import map_items
-from tests.model_helpers import run_cli, run_cli_process, tree
+from tests.support.model_helpers import run_cli, run_cli_process, tree
 
 ITEMS = [f"item{i}" for i in range(40)]
 EXPECTED = [f"{s}:{len(s)}" for s in ITEMS]  # written out, not computed by map_items

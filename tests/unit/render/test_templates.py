@@ -11,7 +11,7 @@ import jinja2
 import pytest
 
 from atengen.render import templates as t
-from tests.bazel_helpers import REPO
+from tests.support.bazel_helpers import REPO
 
 TEMPLATE_NAMES = sorted(n for n in os.listdir(t.TEMPLATE_DIR) if n.endswith(".j2"))
 

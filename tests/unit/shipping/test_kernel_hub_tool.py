@@ -1,5 +1,5 @@
 """aten_kernel_hub's action (tool/aten_wheel.py --layout=kernel_hub) without Bazel, read with
-Hugging Face's `kernels` own parsers (tests/hub_tools.py): the variant names its
+Hugging Face's `kernels` own parsers (tests/support/hub_tools.py): the variant names its
 `parse_variant` reads and its resolver takes for the torch releases the library fits and refuses
 for the others; the metadata its `Metadata` reads; the same bytes twice; each bad input one
 `rules_aten: <label>: ...` line, exit 1 and nothing written, also when the write itself fails."""
@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from tests import hub_tools
-from tests.bazel_helpers import REPO
+from tests.support import hub_tools
+from tests.support.bazel_helpers import REPO
 
 # The layout read back with Hugging Face's own parsers (about 6 CPU s, most of it importing
 # them): in the full suite, not the fast tier.

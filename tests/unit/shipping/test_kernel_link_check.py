@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 
 from atengen.kernel_link_check import header_declarations, qualified_name
-from tests.test_release_bound_link import compile_library
+from tests.unit.shipping.test_release_bound_link import compile_library
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[3]
 TOOL = REPO / "tool" / "release_bound_link.py"
 GOLDEN_HEADER = (
     REPO / "tests" / "goldens" / "myops" / "include" / "myops" / "ops" / "scale_native.h"

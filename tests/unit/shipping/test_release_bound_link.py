@@ -4,7 +4,7 @@ linked library makes to symbols the torch libraries define become weak, and noth
 Checked on libraries gcc builds here, with binutils' `nm -D` and the dynamic loader (ctypes) as
 the judges: the edited library loads where the torch library is missing, the unedited one does
 not. The guard that then refuses such a library is exercised on real torch releases by
-tests/test_quickstart.py."""
+tests/workspaces/test_quickstart.py."""
 
 from __future__ import annotations
 
@@ -20,9 +20,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from atengen.wheel_symbols import defined_among, with_weak_references
-from tests.test_wheel_symbols import elf
+from tests.unit.shipping.test_wheel_symbols import elf
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[3]
 TOOL = REPO / "tool" / "release_bound_link.py"
 
 PROVIDER = """

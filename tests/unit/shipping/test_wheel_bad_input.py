@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.bazel_helpers import REPO
+from tests.support.bazel_helpers import REPO
 
 TOOL = REPO / "tool"
 TAGS = Path(__import__("torchgen").__file__).parent / "packaged" / "ATen" / "native" / "tags.yaml"

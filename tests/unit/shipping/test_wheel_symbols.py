@@ -3,8 +3,8 @@
 A small ELF64 file built here (the layout of the ELF specification, written with struct) says
 which symbols count and which names are taken from them; Hypothesis feeds the reader truncated,
 corrupted and random files, which must give a result or one ValueError line, never another
-exception. The real libraries are checked against `nm` by tests/test_torch_facts.py (the
-installed wheel) and tests/test_releases.py (every release)."""
+exception. The real libraries are checked against `nm` by tests/unit/facts/test_torch_facts.py (the
+installed wheel) and tests/slices/releases/test_releases.py (every release)."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ from atengen.errors import AtengenError
 from atengen.wheel_facts import parse_wheel_facts
 from atengen.wheel_symbols import exported_names, functions_manual_names, native_function_names
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[3]
 
 GLOBAL, WEAK, LOCAL, UNIQUE = 1, 2, 0, 10
 FUNC, OBJECT = 2, 1

@@ -12,7 +12,7 @@ import sys
 
 import pytest
 
-from tests.model_helpers import REPO
+from tests.support.model_helpers import REPO
 
 pytestmark = pytest.mark.slow
 

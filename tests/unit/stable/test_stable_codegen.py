@@ -11,9 +11,9 @@ import pytest
 from atengen.model.schema_types import parse_type
 from atengen.stable.releases import parse_target
 from atengen.stable.types import NotCarried, spell, spell_for
-from tests.model_helpers import TAGS_YAML, run_cli
+from tests.support.model_helpers import TAGS_YAML, run_cli
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[3]
 QUICKSTART_YAML = (
     "- func: myops::scale(Tensor self, float factor) -> Tensor\n  dispatch:\n    CPU: scale_cpu\n"
 )

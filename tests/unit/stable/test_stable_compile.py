@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.model_helpers import run_cli
-from tests.release_venvs import installed_venv
-from tests.test_stable_releases import installed_torch_dirs
+from tests.support.model_helpers import run_cli
+from tests.support.release_venvs import installed_venv
+from tests.unit.stable.test_stable_releases import installed_torch_dirs
 
 pytestmark = pytest.mark.slow
 

@@ -1,7 +1,7 @@
 """The stable-ABI link check's parts, without Bazel: the undefined-symbol reader of
 atengen/wheel_symbols.py against `nm`, the grouping of atengen/stable/link_check.py, and
 `atengen stable --cuda_output_dir` / `--ops_file`, which aten_codegen(abi = "stable") passes
-(tests/test_stable_example.py builds and checks a real library)."""
+(tests/workspaces/test_stable_example.py builds and checks a real library)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import pytest
 
 from atengen.stable.link_check import messages, offenses
 from atengen.wheel_symbols import UndefinedSymbol, undefined_dynamic_symbols
-from tests.model_helpers import TAGS_YAML, run_cli
+from tests.support.model_helpers import TAGS_YAML, run_cli
 
 TORCH_LIB = Path(__import__("torch").__file__).parent / "lib"
 
@@ -120,7 +120,7 @@ def test_cli_keeps_cuda_registrations_apart(tmp_path: Path) -> None:
 
 def test_the_check_program(tmp_path: Path) -> None:
     """tool/stable_link_check.py: copies a passing library, refuses a failing one."""
-    script = Path(__file__).resolve().parent.parent / "tool" / "stable_link_check.py"
+    script = Path(__file__).resolve().parents[3] / "tool" / "stable_link_check.py"
     env_path = str(script.parent)
     bad = subprocess.run(
         [
@@ -167,7 +167,7 @@ def test_a_kernel_defined_with_other_parameters_is_named_at_its_declaration(tmp_
         ["g++", "-shared", "-fPIC", f"-I{tmp_path / 'inc'}", str(source), "-o", str(library)],
         check=True,
     )
-    script = Path(__file__).resolve().parent.parent / "tool" / "stable_link_check.py"
+    script = Path(__file__).resolve().parents[3] / "tool" / "stable_link_check.py"
     run = subprocess.run(
         [
             sys.executable,

@@ -11,9 +11,9 @@ import pytest
 
 from atengen import torch_facts
 from atengen.stable.releases import CONVERSIONS_BY_RELEASE, NEWEST_KNOWN, parse_target
-from tests.release_venvs import VENVS_DIR, installed_venvs
+from tests.support.release_venvs import VENVS_DIR, installed_venvs
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[3]
 HEADER = Path("include/torch/csrc/stable/stableivalue_conversions.h")
 
 

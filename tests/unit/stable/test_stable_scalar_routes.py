@@ -14,8 +14,8 @@ from atengen import torch_facts
 from atengen.model.operator_model import load_model
 from atengen.stable import scalar_routes
 from atengen.stable.releases import parse_target
-from tests.model_helpers import run_cli
-from tests.test_stable_releases import INSTALLED
+from tests.support.model_helpers import run_cli
+from tests.unit.stable.test_stable_releases import INSTALLED
 
 SHIM_DIR = "include/torch/csrc/inductor/aoti_torch/generated"
 _DECLARATION = re.compile(r"AOTI_TORCH_EXPORT (AOTITorchError (aoti_torch_\w+)\((.*?)\));", re.S)

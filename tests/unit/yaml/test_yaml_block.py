@@ -1,5 +1,5 @@
 """yaml/block.py, the line reader for plain block YAML: whatever it accepts, it reads exactly as
-PyYAML does (same values, types and lines; tests/yaml_reference.py is the oracle, with no atengen
+PyYAML does (same values, types and lines; tests/support/yaml_reference.py is the oracle, with no atengen
 code), and it leaves everything else to the full parser. It must take the real op and tags YAMLs
 itself, or the time it saves is not saved."""
 
@@ -15,8 +15,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from atengen.yaml import block
-from tests.model_helpers import REPO, WHEEL_YAMLS
-from tests.yaml_reference import loaded_tree, reference_tree
+from tests.support.model_helpers import REPO, WHEEL_YAMLS
+from tests.support.yaml_reference import loaded_tree, reference_tree
 
 TORCH_ATEN = [p for p in WHEEL_YAMLS if p.endswith(("native_functions.yaml", "tags.yaml"))]
 TEST_DATA = sorted(glob.glob(os.path.join(REPO, "tests", "data", "**", "*.yaml"), recursive=True))

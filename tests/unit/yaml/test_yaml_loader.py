@@ -21,8 +21,8 @@ from hypothesis import strategies as st
 from atengen.errors import AtengenError
 from atengen.yaml import full
 from atengen.yaml.loader import load_yaml_text
-from tests.model_helpers import REPO, WHEEL_YAMLS
-from tests.yaml_reference import loaded_tree, reference_tree
+from tests.support.model_helpers import REPO, WHEEL_YAMLS
+from tests.support.yaml_reference import loaded_tree, reference_tree
 
 TEST_YAMLS = sorted(glob.glob(os.path.join(REPO, "tests", "**", "*.yaml"), recursive=True))
 
