@@ -1,15 +1,14 @@
 """Running the real `bazel` from tests, reading what it ran, and the shared builds of
 //:aten_generated and other libraries.
 
-Every test that runs Bazel does it through bazel() here, and carries the `bazel` marker (see
-tests/conftest.py for how it is added).
+Every test that runs Bazel does it through bazel() here, and carries the `bazel` marker, which
+tests/conftest.py adds from the test module's folder (tests/support/tiers.py).
 """
 
 from __future__ import annotations
 
 import json
 import os
-import re
 import subprocess
 import sys
 import time
@@ -40,33 +39,11 @@ SESSION_DISK_CACHE_ENV = "RULES_ATEN_TEST_DISK_CACHE"
 _EXECUTING_COMMANDS = frozenset({"build", "test", "run", "coverage"})
 # Set by tests/conftest.py to the node id of a running test that is not marked `bazel`.
 UNMARKED_TEST_ENV = "RULES_ATEN_TEST_NOT_MARKED_BAZEL"
-# `["bazel", ...]` or `("bazel", ...)`: a command that runs Bazel without bazel() below.
-BAZEL_COMMAND = re.compile(r"""[\[(]\s*["']bazel["']""")
-
-
-# A test module that sets this at its top level, as `BAZEL_OWN_OUTPUT_BASES = True`, runs Bazel
-# only with output bases of its own (an example's, a workspace under /tmp), never with this
-# checkout's: pytest-xdist may run it beside the tests that build in the checkout
-# (tests/support/xdist_bazel_group.py), and bazel() fails a test of it that names no --output_base.
-OWN_OUTPUT_BASES_FLAG = "BAZEL_OWN_OUTPUT_BASES"
-_OWN_OUTPUT_BASES_LINE = re.compile(rf"^{OWN_OUTPUT_BASES_FLAG} = True$", re.M)
-# Set by tests/conftest.py to the node id of a running test of such a module.
+# Set by tests/conftest.py to the node id of a running test whose folder's tier builds in output
+# bases of its own only (tests/support/tiers.py's OWN_OUTPUT_BASES: `tests/workspaces/`, ...):
+# pytest-xdist runs it beside the tests that build in the checkout, so bazel() fails such a test
+# that names no --output_base.
 OWN_OUTPUT_BASES_TEST_ENV = "RULES_ATEN_TEST_OWN_OUTPUT_BASES"
-
-
-def module_uses_own_output_bases_only(source: str) -> bool:
-    """Whether a test module's text sets BAZEL_OWN_OUTPUT_BASES = True at its top level."""
-    return _OWN_OUTPUT_BASES_LINE.search(source) is not None
-
-
-def module_may_run_bazel(source: str, bazel_fixtures: frozenset[str]) -> bool:
-    """Whether a test module's text shows any way it could run Bazel: it names this module, the
-    `bazel` marker, one of bazel_fixtures (tests/conftest.py's shared builds) or a `["bazel", ...]`
-    command. A superset of the tests conftest marks `bazel`, for pytest-xdist's controller, which
-    sees node ids only (tests/support/xdist_bazel_group.py)."""
-    if "bazel_helpers" in source or "mark.bazel" in source or BAZEL_COMMAND.search(source):
-        return True
-    return any(re.search(rf"\b{re.escape(name)}\b", source) for name in bazel_fixtures)
 
 
 def bazel(
@@ -81,15 +58,16 @@ def bazel(
     if unmarked:
         pytest.fail(
             f"{unmarked} runs `bazel {' '.join(args)}` but is not marked `bazel`, so the fast "
-            "tier would run it: mark it (see tests/conftest.py)",
+            "tier would run it: move its module to a folder whose tests run Bazel "
+            "(tests/support/tiers.py)",
             pytrace=False,
         )
     own_only = os.environ.get(OWN_OUTPUT_BASES_TEST_ENV)
     if own_only and not any(option.startswith("--output_base=") for option in startup):
         pytest.fail(
             f"{own_only} runs `bazel {' '.join(args)}` with the checkout's output base, but its "
-            f"module sets {OWN_OUTPUT_BASES_FLAG} = True: name an output base of its own, or "
-            "move the test to a module that builds in the checkout",
+            "folder's tests build in output bases of their own (tests/support/tiers.py): name an "
+            "output base of its own, or move the test under tests/workspace/",
             pytrace=False,
         )
     result = subprocess.run(

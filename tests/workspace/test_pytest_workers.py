@@ -1,21 +1,18 @@
 """./dev test runs pytest on two pytest-xdist workers with --dist loadgroup (the dev script's
-WORKERS), scheduled by tests/support/xdist_bazel_group.py: every test that runs Bazel in this checkout
-must run on one worker, those of the modules with output bases of their own on one worker beside
-them, and the lines tests append to the `summary` fixture on a worker must still reach the
-terminal summary."""
+WORKERS), scheduled by tests/support/xdist_bazel_group.py from each module's folder
+(tests/support/tiers.py): every test that runs Bazel in this checkout must run on one worker,
+those of the folders with output bases of their own on one worker beside them, and the lines tests
+append to the `summary` fixture on a worker must still reach the terminal summary."""
 
 from __future__ import annotations
 
 import re
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
-from tests.support import bazel_helpers
-from tests.support.bazel_helpers import module_may_run_bazel
-from tests.conftest import BAZEL_FIXTURES
+from tests.support import bazel_helpers, tiers
 from tests.support.model_helpers import REPO
 
 # pytest run again in subprocesses, one of them running three cheap Bazel queries.
@@ -32,22 +29,42 @@ def _pytest(*args: str) -> subprocess.CompletedProcess:
     )
 
 
-def test_every_test_marked_bazel_is_in_a_module_the_scheduler_puts_on_one_worker() -> None:
-    proc = _pytest("--collect-only", "-q", "-m", "bazel")
+def _collected(*args: str) -> list[str]:
+    proc = _pytest("--collect-only", "-q", *args)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    modules = {line.split("::")[0] for line in proc.stdout.splitlines() if "::" in line}
+    return [line for line in proc.stdout.splitlines() if "::" in line]
+
+
+def test_every_module_sits_in_a_folder_whose_tier_matches_its_marks() -> None:
+    """A test marked `bazel` (by its folder, or by hand) is in a folder the scheduler keeps on one
+    worker, and every test of a folder that runs Bazel is marked: a module put in the wrong folder
+    shows here, before the fast tier or the scheduler trips over it."""
+    marked = set(_collected("-m", "bazel"))
+    modules = {test.split("::")[0] for test in marked}
     assert len(modules) > 10, modules
-    missed = [
-        m for m in modules if not module_may_run_bazel((Path(REPO) / m).read_text(), BAZEL_FIXTURES)
-    ]
-    assert missed == []
+    assert [m for m in sorted(modules) if tiers.tier_of(m).group is None] == []
+    unmarked = [t for t in _collected() if tiers.tier_of(t).bazel and t not in marked]
+    assert unmarked == []
+    # The rule itself: the longest folder named in tiers.FOLDERS decides, and the rest is UNIT.
+    assert tiers.tier_of("tests/workspace/test_x.py::test_y").group == tiers.CHECKOUT
+    assert tiers.tier_of("tests/workspaces/test_x.py").group == tiers.OWN_OUTPUT_BASES
+    assert tiers.tier_of("tests/benchmarks/workspaces/test_x.py").group == tiers.OWN_OUTPUT_BASES
+    assert tiers.tier_of("tests/benchmarks/test_x.py") == tiers.UNIT
+    assert tiers.tier_of("tests/unit/workspace/test_x.py") == tiers.UNIT
+    assert tiers.tier_of("tests/slices/cuda/test_x.py").group == tiers.CHECKOUT
+    assert tiers.tier_of("tests/slices/releases/test_x.py") == tiers.UNIT
+    assert tiers.tier_of("tests/test_x.py") == tiers.UNIT
 
 
 # One pytest-xdist run serves the scheduling and summary tests below: a test of a module that
 # builds in the checkout (three cheap Bazel queries), one of a module with output bases of its
 # own, one that appends a summary line, and a module of plain tests.
-CHECKOUT_BAZEL_TEST = "tests/workspace/test_bazel_workspace.py::test_bzl_library_holds_every_loaded_file"
-OWN_OUTPUT_BASE_TEST = "tests/workspaces/test_bazel_repo_errors.py::test_too_old_a_python_is_one_message"
+CHECKOUT_BAZEL_TEST = (
+    "tests/workspace/test_bazel_workspace.py::test_bzl_library_holds_every_loaded_file"
+)
+OWN_OUTPUT_BASE_TEST = (
+    "tests/workspaces/test_bazel_repo_errors.py::test_too_old_a_python_is_one_message"
+)
 SUMMARY_TEST = "tests/unit/model/test_differential_model.py::test_counts"
 
 
@@ -87,17 +104,15 @@ def test_the_checkout_s_bazel_tests_and_the_own_output_base_ones_run_beside_each
     assert checkout_workers != own_workers, proc.stdout
 
 
-def test_a_module_with_own_output_bases_cannot_build_in_the_checkout(monkeypatch) -> None:
-    """bazel() refuses, before running Bazel, a test of such a module (conftest names it) that
-    gives no --output_base; with one, the check lets it through (here to `bazel version`)."""
+def test_a_folder_with_own_output_bases_cannot_build_in_the_checkout(monkeypatch) -> None:
+    """bazel() refuses, before running Bazel, a test of such a folder (conftest names it) that
+    gives no --output_base."""
     monkeypatch.setenv(bazel_helpers.OWN_OUTPUT_BASES_TEST_ENV, "tests/test_x.py::test_y")
     with pytest.raises(pytest.fail.Exception) as refused:
         bazel_helpers.bazel("build", "//:aten_generated")
     message = str(refused.value)
     assert message.startswith("tests/test_x.py::test_y runs `bazel build //:aten_generated`")
-    assert "BAZEL_OWN_OUTPUT_BASES = True" in message and "\n" not in message, message
-    assert bazel_helpers.module_uses_own_output_bases_only("BAZEL_OWN_OUTPUT_BASES = True\n")
-    assert not bazel_helpers.module_uses_own_output_bases_only("# BAZEL_OWN_OUTPUT_BASES = True\n")
+    assert "tests/support/tiers.py" in message and "\n" not in message, message
 
 
 def test_builds_take_the_session_s_disk_cache_unless_they_name_one(monkeypatch) -> None:

@@ -36,9 +36,6 @@ from tests.support.bazel_helpers import (
 )
 
 pytestmark = pytest.mark.bazel
-# Bazel only with output bases of its own: pytest-xdist may run it beside the checkout's builds
-# (tests/support/bazel_helpers.py).
-BAZEL_OWN_OUTPUT_BASES = True
 
 EXAMPLE = REPO / "examples" / "cuda_ops"
 TOOLKIT = Path(os.environ.get("CUDA_HOME") or "/usr/local/cuda")

@@ -28,9 +28,6 @@ from tests.support.bazel_helpers import REPO, VENV_PYTHON, bazel, one_fail_messa
 from tests.support.quickstart_helpers import write_workspace
 
 pytestmark = pytest.mark.bazel
-# Bazel only with output bases of its own: pytest-xdist may run it beside the checkout's builds
-# (tests/support/bazel_helpers.py).
-BAZEL_OWN_OUTPUT_BASES = True
 
 _KEY = hashlib.sha256(str(REPO).encode()).hexdigest()[:12]
 BASE = Path(tempfile.gettempdir()) / f"rules_aten_repo_errors_{_KEY}"

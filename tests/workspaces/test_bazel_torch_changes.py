@@ -30,8 +30,6 @@ from tests.support.quickstart_helpers import write_workspace
 from tests.support.release_venvs import VENVS_DIR, installed_venv
 
 pytestmark = pytest.mark.bazel
-# Bazel only with output bases of its own (tests/support/bazel_helpers.py).
-BAZEL_OWN_OUTPUT_BASES = True
 
 _KEY = hashlib.sha256(str(REPO).encode()).hexdigest()[:12]
 BASE = Path(tempfile.gettempdir()) / f"rules_aten_torch_changes_{_KEY}"

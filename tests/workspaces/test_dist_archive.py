@@ -40,9 +40,6 @@ from tests.support.quickstart_helpers import (
 from tests.unit.devtools.test_dist_contents import module_version
 
 pytestmark = pytest.mark.bazel
-# Bazel only with output bases of its own: pytest-xdist may run it beside the checkout's builds
-# (tests/support/bazel_helpers.py).
-BAZEL_OWN_OUTPUT_BASES = True
 
 REPO = bazel_helpers.REPO
 SCRIPT = REPO / "tool" / "release" / "make_release.py"

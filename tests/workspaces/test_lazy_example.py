@@ -18,9 +18,6 @@ import pytest
 from tests.support.bazel_helpers import example_bazel, run_demo
 
 pytestmark = pytest.mark.bazel
-# Bazel only with output bases of its own: pytest-xdist may run it beside the checkout's builds
-# (tests/support/bazel_helpers.py).
-BAZEL_OWN_OUTPUT_BASES = True
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "examples" / "lazy_backend"

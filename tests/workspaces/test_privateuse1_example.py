@@ -20,9 +20,6 @@ import pytest
 from tests.support.bazel_helpers import REPO, example_bazel, run_demo
 
 pytestmark = pytest.mark.bazel
-# Bazel only with output bases of its own: pytest-xdist may run it beside the checkout's builds
-# (tests/support/bazel_helpers.py).
-BAZEL_OWN_OUTPUT_BASES = True
 
 EXAMPLE = REPO / "examples" / "privateuse1_backend"
 

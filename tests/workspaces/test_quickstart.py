@@ -47,9 +47,6 @@ from tests.support.release_guard_helpers import (
 )
 
 pytestmark = pytest.mark.bazel
-# Bazel only with output bases of its own: pytest-xdist may run it beside the checkout's builds
-# (tests/support/bazel_helpers.py).
-BAZEL_OWN_OUTPUT_BASES = True
 
 LIBRARY_NAME = re.compile(r'aten_codegen\(\n\s+name = "(\w+)"')
 

@@ -34,9 +34,6 @@ from tests.support import hub_tools, slices
 from tests.support.bazel_helpers import REPO, VENV_PYTHON, bazel, one_fail_message, own_output_base
 
 pytestmark = pytest.mark.bazel
-# Bazel only with output bases of its own: pytest-xdist may run it beside the checkout's builds
-# (tests/support/bazel_helpers.py).
-BAZEL_OWN_OUTPUT_BASES = True
 
 EXAMPLE = REPO / "examples" / "stable_ops"
 _KEY = hashlib.sha256(str(REPO).encode()).hexdigest()[:12]

@@ -43,8 +43,6 @@ from tests.support.release_venvs import VENVS_DIR, installed_venv
 from tests.support.wheel_helpers import pip_install, venv_over
 
 pytestmark = pytest.mark.bazel
-# Bazel only with output bases of its own (tests/support/bazel_helpers.py).
-BAZEL_OWN_OUTPUT_BASES = True
 
 _KEY = hashlib.sha256(str(REPO).encode()).hexdigest()[:12]
 BASE = Path(tempfile.gettempdir()) / f"rules_aten_wheel_{_KEY}"

@@ -12,9 +12,6 @@ from tests.support.model_helpers import run_benchmark_tiny
 
 # A workspace of its own, built with Bazel from scratch the first time.
 pytestmark = [pytest.mark.slow, pytest.mark.bazel]
-# Bazel only with output bases of its own: pytest-xdist may run it beside the checkout's builds
-# (tests/support/bazel_helpers.py).
-BAZEL_OWN_OUTPUT_BASES = True
 
 
 def test_bench_aten_edit_tiny_mode(summary: list[str]) -> None:

@@ -12,7 +12,6 @@ from tests.support.model_helpers import printed_ratio, run_benchmark_tiny
 
 # Cold Bazel builds in output bases of its own.
 pytestmark = [pytest.mark.slow, pytest.mark.bazel]
-BAZEL_OWN_OUTPUT_BASES = True
 
 NUMBER = r"([\d.]+)"
 SIDE = r"^\| this checkout: "

@@ -12,9 +12,6 @@ from tests.support.model_helpers import printed_ratio, run_benchmark_tiny
 
 # It builds the quickstart workspace with Bazel (the output base of tests/workspaces/test_quickstart.py).
 pytestmark = [pytest.mark.slow, pytest.mark.bazel]
-# Bazel only with output bases of its own: pytest-xdist may run it beside the checkout's builds
-# (tests/support/bazel_helpers.py).
-BAZEL_OWN_OUTPUT_BASES = True
 
 ROW = re.compile(
     r"^\| kernel edit to loadable library, median of 1 \(s\) \| ([\d.]+) \| ([\d.]+) \| "

@@ -30,10 +30,14 @@ import yaml
 
 from tests.support import slices
 from tests.support.bazel_helpers import EXAMPLE_ENV, REPO, bazel, own_output_base, run_demo
-from tests.support.quickstart_helpers import MODULE_FILES, PYTHON_SNIPPET, run_snippet, write_workspace
+from tests.support.quickstart_helpers import (
+    MODULE_FILES,
+    PYTHON_SNIPPET,
+    run_snippet,
+    write_workspace,
+)
 
 pytestmark = pytest.mark.bazel
-BAZEL_OWN_OUTPUT_BASES = True
 
 BAZEL7_ENV = "RULES_ATEN_BAZEL7"
 WANT_VERSION = "7.7.1"

@@ -48,9 +48,6 @@ if not torch.version.cuda:
     )
 
 pytestmark = pytest.mark.bazel
-# Bazel only with output bases of its own: pytest-xdist may run it beside the checkout's builds
-# (tests/support/bazel_helpers.py).
-BAZEL_OWN_OUTPUT_BASES = True
 
 EXAMPLE = REPO / "examples" / "cuda_ops"
 LOCK = REPO / "third_party" / "cuda_nvcc_wheels.lock"

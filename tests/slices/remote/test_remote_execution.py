@@ -36,6 +36,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.remote.engine import BUILDGRID_VENV, PG_BIN, Engine, EngineError, free_port
 from tests.support import slices
 from tests.support.bazel_helpers import REPO, bazel, own_output_base, read_execution_log, run_demo
 from tests.support.quickstart_helpers import (
@@ -45,10 +46,8 @@ from tests.support.quickstart_helpers import (
     run_snippet,
     write_workspace,
 )
-from tests.remote.engine import BUILDGRID_VENV, PG_BIN, Engine, EngineError, free_port
 
 pytestmark = pytest.mark.bazel
-BAZEL_OWN_OUTPUT_BASES = True
 
 # Mnemonics of actions that run Python (the generator, the template compiler) and C++, each of
 # which a remote build must have run on a worker.

@@ -1,7 +1,6 @@
 """Structured kernels in custom namespaces: the generated meta/impl classes and wrappers, the
-errors of bad structured entries, and end to end in torch: tests/data/structured_ops (only
-meta() and impl() bodies written by hand) built with Bazel and loaded into a fresh interpreter,
-its ops checked against aten ops that behave the same way, in the same process.
+errors of bad structured entries, and a backend's structured ops. Built with Bazel and checked in
+torch: tests/workspace/test_structured_library.py.
 """
 
 from __future__ import annotations
@@ -14,7 +13,6 @@ import pytest
 
 from tests.support.bazel_helpers import REPO
 from tests.support.model_helpers import TAGS_YAML, generate_into, run_cli
-from tests.support.script_helpers import run_script
 
 STRUCTURED_OPS = REPO / "tests" / "data" / "structured_ops"
 
@@ -148,98 +146,6 @@ def test_bad_structured_entries(
     op_yaml.write_text(yaml)
     result = generate(op_yaml, tags_yaml, tmp_path)
     assert_one_error(result, op_yaml, line, message, tmp_path / "out")
-
-
-# ---------------------------------------------------------------------------------------------
-# End to end in torch
-
-# tests/scripts/check_structured_ops.py runs in a fresh interpreter with the library loaded and
-# prints one JSON object per check. Every expectation is an aten op's behaviour in that process,
-# or plain arithmetic.
-
-
-@pytest.fixture(scope="module")
-def run(custom_op_libraries: dict[str, Path]) -> tuple[dict[str, dict], str]:
-    result = run_script("check_structured_ops.py", str(custom_op_libraries["structured_ops"]))
-    assert result.returncode == 0, result.stderr[-6000:]
-    reports = [json.loads(line) for line in result.stdout.splitlines() if line.startswith("{")]
-    return {r["name"]: r for r in reports}, result.stderr
-
-
-def test_functional_broadcasts_and_promotes(run) -> None:
-    r = run[0]["functional"]
-    assert r["equal"] and r["shape"] == [2, 3] and r["dtype"] == "torch.float32", r
-    assert r["int_dtype"] == "torch.int64" and r["int_equal"], r
-
-
-def test_inplace_checks_as_aten(run) -> None:
-    r = run[0]["inplace"]
-    assert r["equal"], r
-    ours, theirs = r["cast_error"]
-    assert ours is not None and ours == theirs, r
-    ours, theirs = r["shape_error"]
-    assert ours is not None and ours == theirs, r
-
-
-def test_out_resizes_and_warns_as_aten(run) -> None:
-    reports, stderr = run
-    r = reports["out"]
-    assert r["equal"] and r["shape"] == [[2, 3], [2, 3]], r
-    assert r["resized"] == [[2, 3], [2, 3]] and r["resized_equal"], r
-    assert r["strides"][0] == r["strides"][1] == [1, 2] and r["strided_equal"], r
-    ours, theirs = r["dtype_error"]
-    assert ours is not None and ours == theirs, r
-    # Warnings between the markers: none for the empty outs, one each for the wrong-shaped.
-    sections = re.split(r"^@@ .*$", stderr, flags=re.MULTILINE)
-    empty, wrong = sections[1], sections[2]
-    assert "Warning:" not in empty, empty
-    warnings = re.findall(r"Warning: (.*?) \(function \w+\)", wrong)
-    assert len(warnings) == 2, wrong
-    assert warnings[0] == warnings[1], warnings
-    assert "which does not match the required output shape [2, 3]" in warnings[0]
-
-
-def test_meta_tensors(run) -> None:
-    r = run[0]["meta"]
-    assert r["device"] == "meta" and r["shape"] == [2, 3] and r["dtype"] == "torch.float32", r
-    assert r["out_shape"] == [2, 3] and r["reduction"] == [2, 1], r
-
-
-def test_reduction_with_precomputed_dim(run) -> None:
-    r = run[0]["reduction"]
-    assert all(r["equal"]) and r["keepdim"], r
-    assert r["out_equal"] and r["out_shape"] == [[2, 4], [2, 4]], r
-    ours, theirs = r["dim_error"]
-    assert ours is not None and ours == theirs, r
-
-
-def test_opcheck(run) -> None:
-    results = run[0]["opcheck"]["results"]
-    static = ("test_schema", "test_autograd_registration", "test_faketensor")
-    for op, result in results.items():
-        assert all(result[t] == "SUCCESS" for t in static), (op, result)
-    assert results["sumsq.dim"]["test_aot_dispatch_dynamic"] == "SUCCESS", results
-    assert results["sumsq.dim_out"]["test_aot_dispatch_dynamic"] == "SUCCESS", results
-    # TensorIterator's C++ meta cannot run on symbolic shapes (aten's own TensorIterator ops
-    # trace through Python references instead); a known limit, not ours to lift.
-    for op in ("muladd", "muladd_", "muladd.out"):
-        assert "TensorIterator does not support symbolic shapes" in str(
-            results[op]["test_aot_dispatch_dynamic"]
-        ), results[op]
-    # With the SymInt-aware fake kernels a custom-op author registers, every test passes for all
-    # three variants.
-    with_fakes = run[0]["opcheck_with_fakes"]["results"]
-    assert set(with_fakes) == {"muladd", "muladd_", "muladd.out"}
-    for op, result in with_fakes.items():
-        assert result and all(v == "SUCCESS" for v in result.values()), (op, result)
-
-
-def test_mutating_variants_functionalize(run) -> None:
-    r = run[0]["functionalize"]
-    assert r["equal"], r
-    assert r["ops"].count("structured_ops.muladd.default") == 2, r
-    assert "structured_ops.muladd_.default" not in r["ops"], r
-    assert "structured_ops.muladd.out" not in r["ops"], r
 
 
 # ---------------------------------------------------------------------------------------------
