@@ -36,35 +36,38 @@ RELEASE = ".".join(torch.__version__.split("+")[0].split(".")[:2])
 # test_every_release_fact_is_checked_against_torch until its check is written and named here.
 RELEASE_FACT_CHECKS = {
     "stable_scalar_shims": (
-        "test_stable_scalar_routes.py",
+        "unit/stable/test_stable_scalar_routes.py",
         "test_the_shim_table_matches_the_wheels_headers",
     ),
-    "c10_tags": ("test_torch_facts.py", "test_c10_tags_are_the_wheels_tags"),
+    "c10_tags": ("unit/facts/test_torch_facts.py", "test_c10_tags_are_the_wheels_tags"),
     "not_functionalized": (
-        "test_releases.py",
+        "slices/releases/test_releases.py",
         "test_the_codegen_facts_kept_by_hand_are_the_releases_torchgens",
     ),
     "random_name_exempt_parts": (
-        "test_releases.py",
+        "slices/releases/test_releases.py",
         "test_the_codegen_facts_kept_by_hand_are_the_releases_torchgens",
     ),
     "release_only_schema_types": (
-        "test_torch_facts.py",
+        "unit/facts/test_torch_facts.py",
         "test_release_only_schema_types_are_the_ones_the_wheels_parser_takes",
     ),
     "set_output_takes_names": (
-        "test_releases.py",
+        "slices/releases/test_releases.py",
         "test_set_output_takes_names_exactly_on_the_releases_whose_headers_declare_it",
     ),
     "inplace_ops_with_python_meta": (
-        "test_torch_facts.py",
+        "unit/facts/test_torch_facts.py",
         "test_inplace_ops_with_python_meta_are_the_ones_torch_serves_so",
     ),
     "structured_meta_classes": (
-        "test_torch_facts.py",
+        "unit/facts/test_torch_facts.py",
         "test_structured_meta_classes_are_the_ones_libtorch_exports",
     ),
-    "stable_conversions": ("test_stable_releases.py", "test_table_matches_the_wheels_header"),
+    "stable_conversions": (
+        "unit/stable/test_stable_releases.py",
+        "test_table_matches_the_wheels_header",
+    ),
 }
 
 
