@@ -5,7 +5,7 @@
 
 Both sides build the README quickstart's operator, `myops::scale`, with its CPU kernel:
 
-- rules_aten: the README quickstart workspace as written (tests/quickstart_helpers.py), in a new
+- rules_aten: the README quickstart workspace as written (tests/support/quickstart_helpers.py), in a new
   directory with a fresh output base and no disk cache, `bazel build //:libmyops.so` timed from
   the command's start, Bazel's server start included. The parts come from Bazel's profile: the
   wall time before the first action (server, repositories, analysis), and the action time of the
@@ -46,7 +46,7 @@ from pathlib import Path
 from common import REPO, TINY_HELP, append_results, print_ratio, reject_tiny_write, run_bazel
 
 sys.path.insert(0, str(REPO))
-from tests.quickstart_helpers import VENV, write_workspace  # noqa: E402
+from tests.support.quickstart_helpers import VENV, write_workspace  # noqa: E402
 
 LIBRARY = "libmyops.so"
 

@@ -4,8 +4,8 @@
 
 Both sides build the README quickstart's operator, `myops::scale` with its CPU kernel:
 
-- rules_aten: the README quickstart workspace as written (tests/quickstart_helpers.py; the same
-  workspace and output base as tests/test_quickstart.py), rebuilt with
+- rules_aten: the README quickstart workspace as written (tests/support/quickstart_helpers.py; the same
+  workspace and output base as tests/workspaces/test_quickstart.py), rebuilt with
   `bazel build //:libmyops.so` by a warm Bazel server, as in a user's loop. The parts come from
   Bazel's JSON profile: analysis (from the command's start to the execution phase), compile
   (CppCompile actions), link (CppArchive and CppLink actions), all wall time.
@@ -46,7 +46,7 @@ from common import (
 )
 
 sys.path.insert(0, str(REPO))
-from tests.quickstart_helpers import (  # noqa: E402
+from tests.support.quickstart_helpers import (  # noqa: E402
     quickstart_base,
     quickstart_startup,
     write_quickstart_workspace,

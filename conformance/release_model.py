@@ -1,6 +1,6 @@
 """The model of a torch release's op YAML against that release's own torchgen: every
 NativeFunction after autogen (name, schema, kind, tags, groups, view groups, structured, kernels
-per dispatch key), `atengen dump` against tests/oracle/torchgen_model.py.
+per dispatch key), `atengen dump` against tests/support/oracle/torchgen_model.py.
 
     .venv/bin/python conformance/release_model.py [--torch_dir DIR] [--write]
 
@@ -57,7 +57,7 @@ def main() -> int:
     text = (torch_dir / "version.py").read_text()
     version = re.search(r"^__version__\s*=\s*['\"]([^'\"]+)", text, re.M).group(1)
     yamls = [f"--op_yaml={native}/native_functions.yaml", f"--tags_yaml={native}/tags.yaml"]
-    theirs_text = _run(["-m", "tests.oracle.torchgen_model", *yamls], f"{site}:{REPO}")
+    theirs_text = _run(["-m", "tests.support.oracle.torchgen_model", *yamls], f"{site}:{REPO}")
     ours_text = _run(["-m", "atengen", "dump", *yamls], str(REPO / "tool"))
     theirs = {r["name"]: r for r in map(json.loads, theirs_text.splitlines())}
     ours = {r["name"]: r for r in map(json.loads, ours_text.splitlines())}

@@ -9,7 +9,7 @@ stable --output_dir --header_output_dir`). The kernels are the only C++ written 
 definition of the declaration atengen put in `stablecall/ops/<op>_native.h`, so that a kernel
 header atengen spells differently from the call API fails to compile instead of passing
 unnoticed. g++ against the running torch's headers with -DTORCH_TARGET_VERSION, as
-tests/test_stable_compile.py builds, in a few shards compiled two at a time.
+tests/unit/stable/test_stable_compile.py builds, in a few shards compiled two at a time.
 """
 
 from __future__ import annotations

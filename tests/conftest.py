@@ -1,21 +1,16 @@
 """Shared pytest fixtures and the test tiers of the repository's tests.
 
 Import paths come from pyproject.toml (`pythonpath = ["tool", "."]`): `import atengen` and
-`import tests.<module>` work in every test module without any sys.path set-up of its own.
+`import tests.support.<module>` work in every test module without any sys.path set-up of its own.
 
 The `bazel` marker: `./dev test --fast` deselects it, so every test that runs Bazel must carry
-it. pytest_collection_modifyitems below adds it, so that a new test file needs nothing more than
-one of these:
-
-- it requests (directly or through other fixtures) a fixture of BAZEL_FIXTURES, the shared
-  builds defined here; or
-- its module imports anything from tests.bazel_helpers (the one way tests should run `bazel`),
-  or starts a command list with "bazel" (`["bazel", ...]`, a direct subprocess call): every test
-  of that module is marked, so keep tests that never need Bazel in another module.
-
-Modules that run Bazel say so with an explicit `pytestmark = pytest.mark.bazel` as well. A test
-that still reaches tests.bazel_helpers.bazel() without the marker fails there, in every run,
-instead of slowing the fast tier down (pytest_runtest_protocol below).
+it. pytest_collection_modifyitems below adds it to every test of a module whose folder runs Bazel
+(tests/support/tiers.py: `tests/workspace/`, `tests/workspaces/`, ...), so that a new test file
+needs nothing more than its place in the tree. A test that still reaches
+tests.support.bazel_helpers.bazel() without the marker fails there, in every run, instead of
+slowing the fast tier down (pytest_runtest_protocol below); one outside `tests/workspace/` that
+asks for a shared build of BAZEL_FIXTURES fails collection, as it would build in the checkout
+beside the checkout's own Bazel tests.
 
 The `slow` marker is set by hand on tests that take more than about 5 s without Bazel.
 """
@@ -27,14 +22,14 @@ import shutil
 import tempfile
 import time
 from pathlib import Path
-from types import ModuleType
 
 import pytest
 
 from atengen.model.operator_model import OperatorModel, load_model
-from tests import bazel_helpers, slices
+from tests.support import bazel_helpers, slices, tiers
 
-# Session fixtures below that build with Bazel: the tests that request them are marked `bazel`.
+# Session fixtures below that build with Bazel in the checkout: only the tests of a folder whose
+# tier builds there (tests/support/tiers.py's CHECKOUT group) may request them.
 BAZEL_FIXTURES = frozenset({"aten_generated", "custom_op_libraries", "fzops_library"})
 
 _SUMMARY_KEY = pytest.StashKey[list[str]]()
@@ -47,7 +42,7 @@ _SUMMARY_WORKEROUTPUT = "rules_aten_summary"
 def pytest_configure(config: pytest.Config) -> None:
     """The session's disk cache for Bazel, made by the controller before pytest-xdist starts its
     workers, which inherit the variable (on a worker, workerinput is set). A misspelt slice in
-    $RULES_ATEN_REQUIRED_SLICES would require nothing (tests/slices.py): it stops the run."""
+    $RULES_ATEN_REQUIRED_SLICES would require nothing (tests/support/slices.py): it stops the run."""
     unknown = slices.unknown_slices()
     if unknown:
         raise pytest.UsageError(
@@ -77,7 +72,7 @@ def summary(pytestconfig: pytest.Config) -> list[str]:
 @pytest.fixture(scope="session")
 def installed_yaml() -> tuple[Path, Path]:
     """native_functions.yaml and tags.yaml of the installed torch (its torchgen ships them)."""
-    from tests.oracle.torchgen_model import packaged_yaml
+    from tests.support.oracle.torchgen_model import packaged_yaml
 
     return packaged_yaml()
 
@@ -102,42 +97,37 @@ def fzops_library(custom_op_libraries: dict[str, Path]) -> Path:
     return custom_op_libraries["fzops"]
 
 
-def _runs_bazel(module: ModuleType) -> bool:
-    """Whether the test module imports from tests.bazel_helpers or runs `bazel` itself."""
-    if any(
-        value is bazel_helpers or getattr(value, "__module__", None) == bazel_helpers.__name__
-        for value in vars(module).values()
-    ):
-        return True
-    source = Path(module.__file__).read_text() if module.__file__ else ""
-    return bazel_helpers.BAZEL_COMMAND.search(source) is not None
+def _tier(config: pytest.Config, item: pytest.Item) -> tiers.Tier:
+    return tiers.tier_of(item.path.relative_to(config.rootpath).as_posix())
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    modules_running_bazel: dict[str, bool] = {}
+    misplaced = []
     for item in items:
-        module = item.getparent(pytest.Module)
-        if module is not None and module.nodeid not in modules_running_bazel:
-            modules_running_bazel[module.nodeid] = _runs_bazel(module.obj)
-        uses_bazel = BAZEL_FIXTURES.intersection(getattr(item, "fixturenames", ())) or (
-            module is not None and modules_running_bazel[module.nodeid]
-        )
-        if uses_bazel and item.get_closest_marker("bazel") is None:
+        tier = _tier(config, item)
+        if tier.bazel and item.get_closest_marker("bazel") is None:
             item.add_marker(pytest.mark.bazel)
+        fixtures = BAZEL_FIXTURES.intersection(getattr(item, "fixturenames", ()))
+        if fixtures and tier.group != tiers.CHECKOUT:
+            misplaced.append(f"{item.nodeid} ({', '.join(sorted(fixtures))})")
+    if misplaced:
+        raise pytest.UsageError(
+            "these tests request a shared build of the checkout, so they belong under "
+            f"tests/workspace/ (tests/support/tiers.py): {'; '.join(misplaced)}"
+        )
 
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None):
     """Names the running test for bazel_helpers.bazel() (its fixtures' set-up and tear-down
-    included) while it is not marked `bazel`, which then fails the test, or while its module sets
-    BAZEL_OWN_OUTPUT_BASES, which then fails a build in the checkout's output base."""
+    included) while it is not marked `bazel`, which then fails the test, or while its folder's
+    tier builds in output bases of its own only, which then fails a build in the checkout's."""
     if item.get_closest_marker("bazel") is None:
         variable = bazel_helpers.UNMARKED_TEST_ENV
-    else:
-        module = item.getparent(pytest.Module)
-        if module is None or not getattr(module.obj, bazel_helpers.OWN_OUTPUT_BASES_FLAG, False):
-            return (yield)
+    elif _tier(item.config, item).group == tiers.OWN_OUTPUT_BASES:
         variable = bazel_helpers.OWN_OUTPUT_BASES_TEST_ENV
+    else:
+        return (yield)
     os.environ[variable] = item.nodeid
     try:
         return (yield)
@@ -159,13 +149,13 @@ def custom_op_libraries(summary: list[str]) -> dict[str, Path]:
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_make_scheduler(config: pytest.Config, log):
-    """pytest-xdist's controller under `--dist loadgroup` (./dev test): the tests of the modules
-    that may run Bazel all on one worker, in order; the rest on whichever worker is free."""
+    """pytest-xdist's controller under `--dist loadgroup` (./dev test): the tests of each Bazel
+    group of tests/support/tiers.py on one worker, in order; the rest on whichever worker is free."""
     if config.getoption("dist") != "loadgroup":
         return None
-    from tests.xdist_bazel_group import BazelOnOneWorker
+    from tests.support.xdist_bazel_group import BazelOnOneWorker
 
-    return BazelOnOneWorker(config, log, bazel_fixtures=BAZEL_FIXTURES)
+    return BazelOnOneWorker(config, log)
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:

@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
 """Writes docs/layers.dot and the list of layers in tool/atengen/__init__.py's docstring from
-ALLOWED and DESCRIPTIONS in tests/test_layering.py, the one source of the generator's layering.
+ALLOWED and DESCRIPTIONS in tests/repo/test_layering.py, the one source of the generator's layering.
 
     ./dev docs            rewrite them (with docs/rules.md's tables)
     ./dev docs --check    change nothing; exit 1, naming the stale files, when they differ
 
-tests/test_layering.py is read with Python's parser, not imported: its assignments of SHARED,
+tests/repo/test_layering.py is read with Python's parser, not imported: its assignments of SHARED,
 ALLOWED and DESCRIPTIONS (and the names they use) are sets, dicts and strings built with `|`.
 The drawing leaves out an edge that a longer path implies (its transitive reduction); ALLOWED
 itself is not transitive, and the test checks ALLOWED. Stdlib only: any Python 3.11 runs it.
@@ -21,10 +21,10 @@ import textwrap
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
-SOURCE = "tests/test_layering.py"
+SOURCE = "tests/repo/test_layering.py"
 DOT = "docs/layers.dot"
 PACKAGE = "tool/atengen/__init__.py"
-BEGIN = "Its layers (generated from tests/test_layering.py by ./dev docs), lowest first:"
+BEGIN = "Its layers (generated from tests/repo/test_layering.py by ./dev docs), lowest first:"
 END = "(end of the generated list)"
 
 
@@ -47,7 +47,7 @@ def _value(node: ast.expr, names: dict[str, object]) -> object:
 
 
 def read_layering(text: str) -> tuple[dict[str, set[str]], dict[str, str]]:
-    """ALLOWED and DESCRIPTIONS of tests/test_layering.py, in their order."""
+    """ALLOWED and DESCRIPTIONS of tests/repo/test_layering.py, in their order."""
     names: dict[str, object] = {}
     for node in ast.parse(text).body:
         if isinstance(node, ast.Assign) and len(node.targets) == 1:
@@ -90,7 +90,7 @@ def reduced_edges(allowed: dict[str, set[str]]) -> list[tuple[str, str]]:
 def render_dot(allowed: dict[str, set[str]], described: dict[str, str]) -> str:
     lines = [
         "// The layers of the generator package (tool/atengen), linked from docs/design.md.",
-        "// Generated from ALLOWED and DESCRIPTIONS in tests/test_layering.py by ./dev docs",
+        "// Generated from ALLOWED and DESCRIPTIONS in tests/repo/test_layering.py by ./dev docs",
         "// (devtools/docs/gen_layers.py); do not edit. An edge points from a layer to one it may import;",
         "// an edge that a longer path implies is left out (ALLOWED itself, which the test checks,",
         "// is not transitive). To draw it, with Graphviz (apt-get install graphviz):",

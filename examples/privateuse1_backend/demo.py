@@ -3,7 +3,7 @@
     python demo.py bazel-bin/libhost_device.so
 
 Prints one JSON object: {"checks": {name: true/false}, "details": {...}}; exits 1 if a check
-failed. tests/test_privateuse1_example.py runs it after building the example.
+failed. tests/workspaces/test_privateuse1_example.py runs it after building the example.
 """
 
 from __future__ import annotations

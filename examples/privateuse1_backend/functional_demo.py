@@ -9,7 +9,7 @@ backend_functional.yaml, none of them through the fallback. It also records what
 mutations do without functionalize.
 
 Prints one JSON object: {"checks": {name: true/false}, "details": {...}}; exits 1 if a check
-failed. tests/test_privateuse1_example.py runs it after building the example.
+failed. tests/workspaces/test_privateuse1_example.py runs it after building the example.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Prints, as one JSON object, where the running interpreter took its files from: its prefixes,
 sys.path, the libpython it loaded and the file of every module it imported (the standard library's
-and the pinned packages' the generator uses). tests/test_hermetic_python.py runs it in a build
+and the pinned packages' the generator uses). tests/workspace/test_hermetic_python.py runs it in a build
 action that cannot see the host's Python installations."""
 
 import json

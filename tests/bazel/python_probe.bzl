@@ -1,4 +1,4 @@
-"""python_probe: what a build action sees of the Python toolchain (tests/test_hermetic_python.py)."""
+"""python_probe: what a build action sees of the Python toolchain (tests/workspace/test_hermetic_python.py)."""
 
 _PY_TOOLCHAIN = "@bazel_tools//tools/python:toolchain_type"
 

@@ -20,7 +20,7 @@ import shutil
 import sys
 
 from atengen.cli.main import main as atengen_main
-from tests.model_helpers import TAGS_YAML
+from tests.support.model_helpers import TAGS_YAML
 
 OPS = "".join(
     f"- func: op{i}(Tensor self, float factor) -> Tensor\n  dispatch:\n    CPU: op{i}_cpu\n"

@@ -34,7 +34,7 @@ from atengen.errors import SchemaError
 from atengen.facts import torch_facts
 from atengen.model.schema import parse_schema
 from atengen.model.torch_schema_text import read_torch_schema
-from tests.model_helpers import TAGS_YAML
+from tests.support.model_helpers import TAGS_YAML
 
 ERROR_LINE = re.compile(r"^(?:[^\n]+:\d+: )?error: \S[^\n]*$")
 WARNING_LINE = re.compile(r"^[^\n]+:\d+: warning: \S[^\n]*$")

@@ -7,7 +7,7 @@ every local connection, the CAS and the action cache are in memory and die with 
     python3 tests/remote/engine.py down    stop what `up` started (and remove its state)
     python3 tests/remote/engine.py status  the URL, or exit 1 when none is up
 
-`./dev remote-up` and `./dev remote-down` run these; tests/test_remote_execution.py uses Engine
+`./dev remote-up` and `./dev remote-down` run these; tests/slices/remote/test_remote_execution.py uses Engine
 as a context manager (a session fixture), which stops everything even when a test fails.
 
 - **BuildGrid** from its own venv (BUILDGRID_VENV, installed by `./dev setup-remote` from

@@ -7,7 +7,7 @@
 - `kernel_abi_check.ObjectFile(LIBRARY)`: its manylinux check against MANYLINUX_POLICY (such as
   manylinux_2_34) and its CPython ABI check (abi3 of 3.9), each a list of violations.
 
-HUB_TOOLS (tests/hub_tools.py) goes last on sys.path.
+HUB_TOOLS (tests/support/hub_tools.py) goes last on sys.path.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Run by tests/test_autograd_codegen.py in a fresh interpreter: argv[1] is the
+"""Run by tests/unit/autograd/test_autograd_codegen.py in a fresh interpreter: argv[1] is the
 library built from kernels.cpp and the generated autograd sources."""
 
 import sys

@@ -4,7 +4,7 @@ torch's own kernels computing the same; prints one line per check.
     python check_autograd_inplace_forward.py custom LIBRARY
     python check_autograd_inplace_forward.py aten LIBRARY
 
-`custom`: the namespace ipfw (tests/test_autograd_inplace_forward.py writes its YAML), whose
+`custom`: the namespace ipfw (tests/unit/autograd/test_autograd_inplace_forward.py writes its YAML), whose
 entries are the in-place ops' own (`result: self_t * factor`), over CPU kernels written in
 Python; the reference is the torch op computing the same (`mul_`, `add_`). `aten`: aten's in-place
 ops reusing their functional op's out-of-place formula; the reference is torch's kernels, run

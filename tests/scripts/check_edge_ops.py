@@ -3,7 +3,7 @@ a fresh interpreter and called.
 
     python tests/scripts/check_edge_ops.py LIBRARY NAMESPACE SCHEMAS_JSON
 
-Run by tests/test_schema_edge_libraries.py once per library: namespace edgeops (the build's torch
+Run by tests/workspace/test_schema_edge_libraries.py once per library: namespace edgeops (the build's torch
 release: maybe_scale, opt_count) and edgestable (the stable ABI: f, g). SCHEMAS_JSON maps each op
 name to its ops.yaml schema text without the namespace. Prints one JSON line, {"checks": {name:
 bool}, "details": {name: text}}: every registered schema equals torch._C.parse_schema(NAMESPACE +

@@ -1,6 +1,6 @@
 """Loads the myops library (tests/data/custom_ops) into torch and calls its ops.
 
-Run by tests/test_bazel_codegen.py in a fresh interpreter:
+Run by tests/workspace/test_bazel_codegen.py in a fresh interpreter:
     python tests/scripts/check_myops.py LIBRARY [OP...]
 Each OP must exist in torch.ops.myops as well. Prints "myops ok" when every check passed.
 """

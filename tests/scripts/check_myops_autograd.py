@@ -2,7 +2,7 @@
 
     python tests/scripts/check_myops_autograd.py bazel-bin/libmyops.so
 
-Run by tests/test_bazel_codegen.py after building tests/incremental/. Prints one line per check
+Run by tests/workspace/test_bazel_codegen.py after building tests/incremental/. Prints one line per check
 that passed; an assertion fails the run.
 """
 

@@ -3,7 +3,7 @@ operators by name.
 
     python tests/scripts/check_roi_ops_autograd.py bazel-bin/libroi_ops.so
 
-Run by tests/test_autograd_own_ops.py. roi_align's backward formula calls _roi_align_backward (by
+Run by tests/workspace/test_autograd_own_ops.py. roi_align's backward formula calls _roi_align_backward (by
 bare name, SymInt sizes from `input.sym_size(i)`); shift_rows' calls `myvision::shift_rows`.
 Prints one line per check that passed; an assertion fails the run.
 """

@@ -1,4 +1,4 @@
-"""Run by tests/test_structured.py in a fresh interpreter: argv[1] is the structured_ops library
+"""Run by tests/workspace/test_structured_library.py in a fresh interpreter: argv[1] is the structured_ops library
 (tests/data/structured_ops/). Prints one JSON report line per check."""
 
 import json

@@ -3,7 +3,7 @@ interpreter and checked against torch.
 
     python tests/scripts/check_vllm_ops.py LIBRARY SCHEMAS_JSON [BACKEND]
 
-Run by tests/test_vllm_schemas_unchanged.py once per ABI. SCHEMAS_JSON maps each op name to the
+Run by tests/workspace/test_vllm_schemas_unchanged.py once per ABI. SCHEMAS_JSON maps each op name to the
 text vLLM's ops.def() hands torch (without the namespace); BACKEND is torch.compile's (default
 "inductor"). Prints one JSON line, {"checks": {name: bool}, "details": {name: text}}: every
 registered schema equals torch._C.parse_schema("myllm::" + text) (its text, and which arguments

@@ -3,7 +3,7 @@ operators; prints one JSON line, {"variant": ..., "checks": {name: bool}, "detai
 
     python hub_load.py HUB_TOOLS HUB_DIR stableops|myops
 
-HUB_TOOLS is the directory of third_party/requirements_hub_tools.lock (tests/hub_tools.py): it
+HUB_TOOLS is the directory of third_party/requirements_hub_tools.lock (tests/support/hub_tools.py): it
 goes last on sys.path, so that this venv's torch and its dependencies are the ones imported. On
 a CUDA build of torch the kernel's `cpu` variant is asked for by name (`backend="cpu"`), as
 `kernels` picks the CUDA variants of a CUDA torch by default. A kernel `kernels` finds no variant

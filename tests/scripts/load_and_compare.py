@@ -1,7 +1,7 @@
 """Loads //:libaten_generated.so into torch and checks what it changed: the selected ops give
 the same results before and after, and torch's dispatch table names our files.
 
-Run by tests/test_bazel_codegen.py in a fresh interpreter:
+Run by tests/workspace/test_bazel_codegen.py in a fresh interpreter:
     python tests/scripts/load_and_compare.py LIBRARY EXPECTED ROOTS
 EXPECTED is a JSON list of [dispatch key, op name, file name] that the library registers, ROOTS a
 JSON list of the op roots to call (keys of CALLS). Prints one JSON object: the roots whose

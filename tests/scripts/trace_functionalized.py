@@ -1,7 +1,7 @@
 """Traces programs with `make_fx(torch.func.functionalize(f))` after loading a library whose
 Functionalize kernels they go through, and compares each traced graph with eager.
 
-Run by tests/test_functionalization.py in a fresh interpreter:
+Run by tests/workspace/test_functionalization_traced.py in a fresh interpreter:
     python tests/scripts/trace_functionalized.py LIBRARY aten|fzops
 aten: programs over torch's own ops (LIBRARY is //:libaten_generated.so); fzops: programs over
 the custom namespace of tests/data/fzops (LIBRARY is its libfzops.so). Prints one JSON object

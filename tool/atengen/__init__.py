@@ -1,7 +1,7 @@
 """atengen: a hermetic generator for PyTorch-style operator libraries.
 
-The package is layered; each folder imports only the ones below it (tests/test_layering.py).
-Its layers (generated from tests/test_layering.py by ./dev docs), lowest first:
+The package is layered; each folder imports only the ones below it (tests/repo/test_layering.py).
+Its layers (generated from tests/repo/test_layering.py by ./dev docs), lowest first:
 
 - ``facts/``: what rules_aten keeps about each torch release, and what it reads of an installed
   wheel (@torch's facts, its libraries' symbols); standard library only: tool/torch_probe.py

@@ -2,7 +2,7 @@
 
 It declares the same repositories as rules_aten_dependencies() in //rules:repositories.bzl.
 Bzlmod takes the rule sets that rules_aten_debian_dependencies() declares from bazel_dep.
-Tested with Bazel 7.7.1 and --noenable_workspace (tests/test_bazel7.py).
+Tested with Bazel 7.7.1 and --noenable_workspace (tests/slices/bazel7/test_bazel7.py).
 """
 
 load("//rules/private:repositories/cuda_pypi.bzl", "cuda_nvcc_pypi_repo")

@@ -8,8 +8,8 @@ the operators its own codegen treats by hand. The module has two halves:
   releases are refused or built with another's facts) and every per-release table the generator
   reads (`..._BY_RELEASE`, and the module-level value that is safe for every supported release:
   the union of what the generator must refuse or may use) are derived from the blocks. A torch
-  upgrade is one new block at the end of RELEASES; tests/test_torch_facts.py checks the blocks
-  and compares every fact with the installed wheel, and tests/test_releases.py each release's
+  upgrade is one new block at the end of RELEASES; tests/unit/facts/test_torch_facts.py checks the blocks
+  and compares every fact with the installed wheel, and tests/slices/releases/test_releases.py each release's
   codegen facts with that release's torchgen.
 - Facts that are the same in every supported release (dispatch keys, schema defaults, operators
   torch's codegen treats specially).
@@ -52,11 +52,11 @@ class ReleaseFacts:
     # functionalized program and have no functional variant to call (torchgen's
     # MUTABLE_OPS_NOT_USING_FUNCTIONALIZATION less resize_ and resize_as_, which are
     # HANDWRITTEN_FUNCTIONALIZE_GROUPS and a view group; checked against each release's torchgen
-    # by tests/test_releases.py).
+    # by tests/slices/releases/test_releases.py).
     not_functionalized: frozenset[str]
     # Names torch's codegen exempts from "an op with `rand` in its name needs the
     # nondeterministic_seeded tag" (a rule of torch's own YAML; checked against each release's
-    # torchgen by tests/test_releases.py).
+    # torchgen by tests/slices/releases/test_releases.py).
     random_name_exempt_parts: frozenset[str]
     # Schema types that this release's runtime schema parser (torch._C.parse_schema) knows and
     # some other supported release's does not. torchgen knows them in every release, and torch's
@@ -71,24 +71,24 @@ class ReleaseFacts:
     # Python meta kernel (torch/_meta_registrations.py) over its generated C++ no-op one: the
     # Python kernel checks shapes (broadcasting into self), which functionalization relies on. A
     # no-op Meta kernel in a library loaded later would replace it, so the generator leaves these
-    # out. Checked against the dispatcher of each release by tests/test_torch_facts.py.
+    # out. Checked against the dispatcher of each release by tests/unit/facts/test_torch_facts.py.
     inplace_ops_with_python_meta: frozenset[str]
     # The meta classes libtorch_cpu exports (`at::meta::structured_<name>`, named by the
     # functional op: `add_Tensor` for add.Tensor): a backend may implement these ops by impl()
     # alone and reuse torch's meta(). The @torch repository reads them from the wheel; these are
     # the fallback of an `atengen backend` run by hand without --torch_facts, which reads nothing
-    # of the wheel but its YAML. Checked against each wheel by tests/test_torch_facts.py and
-    # tests/test_releases.py.
+    # of the wheel but its YAML. Checked against each wheel by tests/unit/facts/test_torch_facts.py and
+    # tests/slices/releases/test_releases.py.
     structured_meta_classes: frozenset[str]
     # The StableIValue conversions a stable-ABI library built for this release as its target may
     # use: the names of the specializations in torch/csrc/stable/stableivalue_conversions.h
     # gated on this release or older (see atengen/stable/releases.py; checked against each
-    # installed wheel's header by tests/test_stable_releases.py).
+    # installed wheel's header by tests/unit/stable/test_stable_releases.py).
     stable_conversions: frozenset[str]
     # The typed C shims (AOTInductor's fallback ops: torch/csrc/inductor/aoti_torch/generated/
     # c_shim_aten.h, c_shim_cpu.h, c_shim_cuda.h) with a `double` for a schema's Scalar that the
     # stable call API may call (atengen/stable/scalar_routes.py). Checked against each installed
-    # wheel's headers, prototypes included, by tests/test_stable_scalar_routes.py.
+    # wheel's headers, prototypes included, by tests/unit/stable/test_stable_scalar_routes.py.
     stable_scalar_shims: frozenset[str]
 
     def then(self, change: ReleaseChange) -> ReleaseFacts:
@@ -144,7 +144,7 @@ class ReleaseChange:
     """What one release changed from the release before it, fact by fact (the fields of
     ReleaseFacts); None keeps the fact as it was. A release that changed none of them says so
     with changes_nothing=True, so that a block left unfinished and a release that really changed
-    nothing are told apart (tests/test_torch_facts.py)."""
+    nothing are told apart (tests/unit/facts/test_torch_facts.py)."""
 
     release: str
     c10_tags: Change | None = None
@@ -691,7 +691,7 @@ CROSS_DEVICE_COPY_OPS = frozenset({"_copy_from", "_copy_from_and_resize"})
 # (CPU-less builds, kernels defined inline in a .cpp): a generated registration calling one would
 # compile and then fail to load with an undefined symbol. Those (op, key) registrations are
 # left out, so torch's own stays. Checked against `nm -DC --defined-only` and the whole op YAML
-# by tests/test_torch_facts.py.
+# by tests/unit/facts/test_torch_facts.py.
 # Kept although the wheel tells it (torch_facts.json's native_kernels, which the rules always
 # pass): it is what `atengen generate` leaves out when run by hand without --torch_facts, which
 # reads nothing of the wheel but its YAML, and whose output the tests and goldens fix.

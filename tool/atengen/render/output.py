@@ -66,7 +66,7 @@ def write_trees(trees: Iterable[tuple[str, Iterable[GeneratedFile]]]) -> None:
     write_outputs([(d, list(files)) for d, files in trees])
 
 
-# Every file atengen writes begins with one of these (tests/test_output_safety.py checks each
+# Every file atengen writes begins with one of these (tests/unit/cli/test_output_safety.py checks each
 # product). An existing output directory is replaced only if every file in it does, and an
 # existing stamp only if it does, so that a mistyped --output_dir or --check_stamp (a source
 # directory, a home directory, a user's file) is refused instead of deleted.

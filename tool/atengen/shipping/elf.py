@@ -27,7 +27,7 @@ _VERSION = re.compile(r"^(GLIBCXX|CXXABI|GCC)_(\d+(?:\.\d+)*)$")
 # The C++ runtime's symbol versions also bound the glibc a tag may name: manylinux_2_X promises
 # the libstdc++ and libgcc_s of the distributions with glibc 2.X. For each, the newest version
 # of a manylinux policy, and the glibc of the oldest policy that has it (auditwheel's policy
-# table, manylinux-policy.json, which tests/test_wheel_bad_input.py compares with this one).
+# table, manylinux-policy.json, which tests/unit/shipping/test_wheel_bad_input.py compares with this one).
 CXX_RUNTIME_GLIBC: dict[str, tuple[tuple[tuple[int, ...], tuple[int, int]], ...]] = {
     "GLIBCXX": (
         ((3, 4, 19), (2, 17)),

@@ -9,7 +9,7 @@ The variant of a stable-ABI library is `torch-stable-abi<major><minor>-<device>-
 (its torch_target: `kernels` takes it in that release and every later one); of one bound to its
 build's torch release, `torch<major><minor>-cxx11-<device>-<arch>-linux` (`cxx98` for a torch
 built without the C++11 ABI). The device is `cpu`, or `cu<major><minor>` for a library with CUDA
-code. `kernels` itself is not a dependency of the generator: tests/test_kernel_hub_tool.py reads
+code. `kernels` itself is not a dependency of the generator: tests/unit/shipping/test_kernel_hub_tool.py reads
 what is written here with its own parsers.
 """
 

@@ -42,7 +42,7 @@ _OLDEST_GLIBC = (2, 17)
 _NAME_MAX = 255
 # The distributions a torch install needs (torch's unconditional Requires-Dist, and theirs; the
 # CUDA wheels' triton): a wheel of one of these names would replace it, and torch with it.
-# tests/test_wheel_bad_input.py checks it against the installed torch's metadata. The tool also
+# tests/unit/shipping/test_wheel_bad_input.py checks it against the installed torch's metadata. The tool also
 # reads the metadata of a torch its interpreter sees (torch_dependencies), but the generator's
 # environment need not have one.
 TORCH_DEPENDENCIES = frozenset(

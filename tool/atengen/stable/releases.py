@@ -8,7 +8,7 @@ a gate the target release passes (``#if TORCH_FEATURE_VERSION >= TORCH_VERSION_2
 trivially copyable scalars (``int64_t``, ``double``, ``bool``) take the catch-all conversion of
 every release. CONVERSIONS_BY_RELEASE keeps those specializations, by the names the header gives
 them, per target release (each release's `stable_conversions` in atengen/facts/torch_facts.py);
-tests/test_stable_releases.py reads the header of every installed wheel and checks the table
+tests/unit/stable/test_stable_releases.py reads the header of every installed wheel and checks the table
 against it.
 """
 
@@ -24,7 +24,7 @@ OLDEST_TARGET = "2.11"
 
 # The conversions a library built for each target release may use (the names of the
 # specializations in stableivalue_conversions.h): kept in each release's block of
-# atengen/facts/torch_facts.py, with its other facts (tests/test_stable_releases.py names what differs).
+# atengen/facts/torch_facts.py, with its other facts (tests/unit/stable/test_stable_releases.py names what differs).
 CONVERSIONS_BY_RELEASE = torch_facts.STABLE_CONVERSIONS_BY_RELEASE
 NEWEST_KNOWN = max(CONVERSIONS_BY_RELEASE, key=torch_facts.valid_release_number)
 

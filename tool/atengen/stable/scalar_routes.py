@@ -22,7 +22,7 @@ offers carry one instead, each with its own C++ type:
 
 Which shims a release has is a fact of its wheel (``stable_scalar_shims`` in
 atengen/facts/torch_facts.py, checked against each installed wheel's headers by
-tests/test_stable_scalar_routes.py, which also checks every prototype spelled here against the
+tests/unit/stable/test_stable_scalar_routes.py, which also checks every prototype spelled here against the
 header's declaration). A route is used for a target only when every known release from the
 target on has it.
 """

@@ -5,7 +5,7 @@ against ~40 ms) and without importing PyYAML.
 It reads a strict subset of YAML, and returns None for anything outside it; the caller then reads
 the document with the full parser (yaml/full.py), which also reports every error. So this module
 never decides that a document is invalid, and it needs to be right only about what it accepts:
-tests/test_yaml_block.py compares the two on real files and on generated documents.
+tests/unit/yaml/test_yaml_block.py compares the two on real files and on generated documents.
 
 The subset:
 - block mappings (`key: value`) and block sequences (`- item`, also as a mapping value at the
@@ -47,7 +47,7 @@ _WORD_START = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_")
 # patterns of PyYAML's resolver (yaml/resolver.py) for float, int, timestamp, merge (`<<`),
 # value (`=`) and null (`~`), copied as they are. A scalar no pattern matches is a string to
 # PyYAML; one that matches is left to the full parser, which types it (or rejects it), so this
-# module never converts a number itself. tests/test_yaml_block.py generates every form of
+# module never converts a number itself. tests/unit/yaml/test_yaml_block.py generates every form of
 # PyYAML's own patterns and checks that such scalars are left or read as PyYAML reads them.
 # Compiled on first use, through re's own cache: the op YAML has no such scalar, and
 # compiling it costs ~0.5 ms of every load.

@@ -1,0 +1,338 @@
+"""Builds with every action on a Remote Execution API engine: BuildGrid on localhost, with the
+test workers of tests/remote/ (tests/remote/engine.py says what runs and how).
+
+Every build runs from a cold output base with `--spawn_strategy=remote` (no local fallback) and
+without the session's disk cache, so that each action either runs on a worker or comes from the
+engine's action cache; Bazel's `INFO: N processes: ...` line must name no kind but `internal`
+(what Bazel does in its own process) and `remote` (or, for the second client, `remote cache
+hit`). Each build prints its counts in pytest's summary.
+
+- the README's quickstart library, loaded into torch and computing;
+- a second client, a fresh clone of this checkout at another path with its own output base,
+  against the same engine: every action an action-cache hit, none executed;
+- //:aten_generated and //:libaten_generated.so in that clone (`slow`);
+- examples/privateuse1_backend's //:libhost_device.so in that clone: an external_backend_codegen
+  backend with a derivatives YAML (generated AutogradPrivateUse1 kernels), its demo run on it;
+- an unreachable --remote_executor: Bazel's one line;
+- a worker image without the C++ compiler the toolchain names: the compile fails, naming it.
+
+The workers show no Python of the host (tests/remote/worker.py): the generator and the other
+Python actions (MUST_RUN_REMOTELY, checked in the execution log) run on @rules_aten_python's
+interpreter and standard library, which the build declares as inputs.
+
+`./dev test-remote` runs this module (the `remote` slice, tests/support/slices.py; elsewhere it skips,
+saying so); it needs BuildGrid's venv, PostgreSQL 15 and bubblewrap (`./dev setup-remote`).
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import time
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.remote.engine import BUILDGRID_VENV, PG_BIN, Engine, EngineError, free_port
+from tests.support import slices
+from tests.support.bazel_helpers import REPO, bazel, own_output_base, read_execution_log, run_demo
+from tests.support.quickstart_helpers import (
+    PYTHON_SNIPPET,
+    VENV,
+    WORKSPACE_FILES,
+    run_snippet,
+    write_workspace,
+)
+
+pytestmark = pytest.mark.bazel
+
+# Mnemonics of actions that run Python (the generator, the template compiler) and C++, each of
+# which a remote build must have run on a worker.
+MUST_RUN_REMOTELY = ("AtenCodegen", "Genrule", "CppCompile", "CppLink")
+# "INFO: 19 processes: 7 internal, 12 remote."
+PROCESSES = re.compile(r"^INFO: (\d+) process(?:es)?(?:: (.*?))?\.?$", re.M)
+# BuildGrid answers RESOURCE_EXHAUSTED past its thread pool; Bazel 4.2.3 opens up to 100.
+MAX_CONNECTIONS = 4
+
+
+def _missing() -> str | None:
+    if not (BUILDGRID_VENV / "bin" / "bgd").is_file():
+        return f"no BuildGrid venv at {BUILDGRID_VENV}"
+    if not (PG_BIN / "pg_ctl").is_file():
+        return f"no PostgreSQL 15 at {PG_BIN}"
+    if shutil.which("bwrap") is None:
+        return "no bubblewrap (bwrap)"
+    return None
+
+
+# The builds take minutes: `./dev test` (every module) leaves them to the slice's own command.
+if "remote" not in slices.required_slices():
+    pytest.skip(
+        f"the remote slice: `{slices.SLICES['remote']}` runs these (CI does)",
+        allow_module_level=True,
+    )
+if (_reason := _missing()) is not None:
+    slices.missing("remote", f"{_reason}: ./dev setup-remote installs it")
+
+
+def remote_flags(url: str, log: Path) -> tuple[str, ...]:
+    return (
+        f"--remote_executor={url}",
+        "--spawn_strategy=remote",
+        "--noremote_local_fallback",
+        f"--remote_max_connections={MAX_CONNECTIONS}",
+        "--remote_timeout=600",
+        "--disk_cache=",  # not the session's: every action runs remotely or hits the engine
+        f"--execution_log_json_file={log}",
+    )
+
+
+def processes(stderr: str) -> dict[str, int]:
+    """Bazel's last `INFO: N processes: a kind, b kind.` line as {kind: count}."""
+    found = PROCESSES.findall(stderr)
+    assert found, f"no 'INFO: N processes' line in Bazel's output:\n{stderr[-3000:]}"
+    kinds: dict[str, int] = {}
+    for part in filter(None, (p.strip() for p in found[-1][1].split(","))):
+        count, kind = part.split(" ", 1)
+        kinds[kind] = int(count)
+    return kinds
+
+
+def input_counts(log: Path) -> str:
+    """The most inputs of one action of each mnemonic in the execution log."""
+    most: Counter[str] = Counter()
+    for spawn in read_execution_log(log):
+        mnemonic = spawn.get("mnemonic", "?")
+        most[mnemonic] = max(most[mnemonic], len(spawn.get("inputs", [])))
+    return ", ".join(f"{m} {n}" for m, n in most.most_common())
+
+
+def build_once(workspace: Path, output_base: Path, *args: str) -> subprocess.CompletedProcess:
+    """`bazel build args...` in workspace with its own output base, whose server is then shut
+    down (each build here is the only one of its output base)."""
+    startup = own_output_base(output_base)
+    result = bazel("build", *args, cwd=workspace, startup=startup, check=False)
+    bazel("shutdown", cwd=workspace, startup=startup, check=False)
+    return result
+
+
+def error_lines(result: subprocess.CompletedProcess) -> list[str]:
+    return [line for line in result.stderr.splitlines() if line.startswith("ERROR:")]
+
+
+def remote_build(
+    workspace: Path,
+    output_base: Path,
+    url: str,
+    targets: tuple[str, ...],
+    name: str,
+    summary: list[str],
+    executed: bool = True,
+    must_run: tuple[str, ...] = MUST_RUN_REMOTELY,
+) -> tuple[dict[str, int], Path]:
+    """A cold build of targets on the engine: its process kinds and execution log. When
+    `executed`, actions of each mnemonic of `must_run` ran on a worker (not from the cache)."""
+    shutil.rmtree(output_base, ignore_errors=True)
+    log = output_base.parent / f"{output_base.name}.exec.json"
+    start = time.monotonic()
+    result = build_once(workspace, output_base, *remote_flags(url, log), *targets)
+    seconds = time.monotonic() - start
+    assert result.returncode == 0, result.stderr[-6000:]
+    kinds = processes(result.stderr)
+    local = {k: n for k, n in kinds.items() if k not in ("internal", "remote", "remote cache hit")}
+    summary.append(
+        f"remote execution, {name}: {seconds:.0f} s; {kinds.get('remote', 0)} remote, "
+        f"{kinds.get('remote cache hit', 0)} remote cache hit, {kinds.get('internal', 0)} "
+        f"internal, {sum(local.values())} local {local or ''}; most inputs per action: "
+        f"{input_counts(log)}"
+    )
+    assert not local, f"{name}: actions ran outside the engine: {kinds}"
+    spawns = read_execution_log(log)
+    assert {s.get("runner") for s in spawns} <= {"remote", "remote cache hit"}, spawns[:3]
+    if executed:
+        ran = {s.get("mnemonic") for s in spawns if not s.get("remoteCacheHit")}
+        assert set(must_run) <= ran, f"{name}: no worker ran {set(must_run) - ran}"
+    return kinds, log
+
+
+@pytest.fixture(scope="module")
+def engine() -> Iterator[Engine]:
+    try:
+        with Engine() as started:
+            yield started
+    except EngineError as e:
+        pytest.fail(str(e), pytrace=False)
+
+
+@pytest.fixture(scope="module")
+def scratch(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("remote_exec")
+
+
+def clone_checkout(dest: Path) -> Path:
+    """`git clone` of this checkout at dest, with the work tree's uncommitted changes on top
+    (modified and untracked files, not ignored ones), so that it builds what is being tested."""
+    subprocess.run(["git", "clone", "--quiet", str(REPO), str(dest)], check=True)
+    listed = subprocess.run(
+        ["git", "ls-files", "-m", "-o", "-d", "--exclude-standard", "-z"],
+        cwd=REPO,
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.split("\0")
+    for rel in filter(None, listed):
+        src, dst = REPO / rel, dest / rel
+        if src.is_symlink() or not src.exists():  # .venv and node_modules; deleted files
+            if not src.exists() and dst.is_file():
+                dst.unlink()
+            continue
+        if src.is_file():
+            dst.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src, dst)
+    (dest / ".venv").symlink_to(VENV)
+    return dest
+
+
+def quickstart_workspace(root: Path, checkout: Path) -> Path:
+    """The README's quickstart workspace at root, its local_repository naming checkout."""
+    write_workspace(root, VENV, (*WORKSPACE_FILES, PYTHON_SNIPPET))
+    workspace = root / "WORKSPACE"
+    text = workspace.read_text()
+    assert text.count(f'"{REPO}"') == 1, text
+    workspace.write_text(text.replace(f'"{REPO}"', f'"{checkout}"'))
+    return root
+
+
+@pytest.fixture(scope="module")
+def quickstart(engine: Engine, scratch: Path, summary: list[str]) -> Path:
+    """The quickstart library built on the engine from a cold output base."""
+    ws = quickstart_workspace(scratch / "quickstart", REPO)
+    remote_build(
+        ws,
+        scratch / "ob_quickstart",
+        engine.url,
+        ("//:libmyops.so",),
+        "quickstart //:libmyops.so",
+        summary,
+    )
+    return ws
+
+
+@pytest.fixture(scope="module")
+def clone(scratch: Path) -> Path:
+    return clone_checkout(scratch / "clone_of_rules_aten")
+
+
+def test_quickstart_builds_remotely_and_computes(quickstart: Path) -> None:
+    assert run_snippet(quickstart) == "tensor([0., 2., 4.])"
+
+
+def test_a_second_clone_gets_every_action_from_the_cache(
+    quickstart: Path, clone: Path, engine: Engine, scratch: Path, summary: list[str]
+) -> None:
+    ws = quickstart_workspace(scratch / "second_client" / "quickstart", clone)
+    kinds, log = remote_build(
+        ws,
+        scratch / "ob_second_client",
+        engine.url,
+        ("//:libmyops.so",),
+        "quickstart, second clone",
+        summary,
+        executed=False,
+    )
+    assert "remote" not in kinds, kinds
+    assert kinds.get("remote cache hit", 0) > 0, kinds
+    missed = [s for s in read_execution_log(log) if not s.get("remoteCacheHit")]
+    assert not missed, [(s.get("mnemonic"), s.get("listedOutputs", [])[:1]) for s in missed]
+
+
+@pytest.mark.slow
+def test_aten_generated_builds_remotely(
+    clone: Path, engine: Engine, scratch: Path, summary: list[str]
+) -> None:
+    targets = ("//:aten_generated", "//:libaten_generated.so")
+    kinds, _ = remote_build(
+        clone,
+        scratch / "ob_aten_generated",
+        engine.url,
+        targets,
+        "//:aten_generated //:libaten_generated.so",
+        summary,
+    )
+    assert kinds.get("remote", 0) > 0, kinds
+    library = clone / "bazel-bin" / "libaten_generated.so"
+    check = (
+        f"import torch; torch.ops.load_library({str(library)!r}); "
+        "print(torch.ops.aten.add(torch.ones(2), torch.ones(2)).tolist())"
+    )
+    run = subprocess.run(
+        [str(VENV / "bin" / "python"), "-c", check], capture_output=True, text=True
+    )
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert run.stdout.strip() == "[2.0, 2.0]"
+
+
+def test_a_backend_with_derivatives_builds_remotely(
+    clone: Path, engine: Engine, scratch: Path, summary: list[str]
+) -> None:
+    example = clone / "examples" / "privateuse1_backend"  # its WORKSPACE names ../.. (the clone)
+    (example / ".venv").symlink_to(VENV)  # the interpreter with torch, as a user's workspace has
+    remote_build(
+        example,
+        scratch / "ob_privateuse1",
+        engine.url,
+        ("//:libhost_device.so",),
+        "examples/privateuse1_backend //:libhost_device.so",
+        summary,
+        # The backend's generator, and its check that every kernel is defined.
+        must_run=("AtenBackendCodegen", "AtenBackendKernelCheck", "CppCompile", "CppLink"),
+    )
+    # Every check of the demo passed (run_demo fails otherwise), the generated autograd's among
+    # them: a training step through tanh's AutogradPrivateUse1 kernel, from derivatives.yaml.
+    report = run_demo(example / "demo.py", example / "bazel-bin" / "libhost_device.so")
+    assert report["checks"]["train_generated_autograd"], report
+
+
+def test_an_unreachable_executor_is_one_line(quickstart: Path, scratch: Path) -> None:
+    port = free_port()  # nothing listens there
+    result = build_once(
+        quickstart,
+        scratch / "ob_unreachable",
+        f"--remote_executor=grpc://127.0.0.1:{port}",
+        "--spawn_strategy=remote",
+        "--disk_cache=",
+        "//:libmyops.so",
+    )
+    assert result.returncode != 0
+    assert error_lines(result) == [
+        f"ERROR: Failed to query remote execution capabilities: Connection refused: "
+        f"/127.0.0.1:{port}"
+    ], result.stderr[-3000:]
+
+
+def test_a_worker_image_without_the_compiler_names_it(scratch: Path) -> None:
+    """The C++ toolchain is configured on the client (@local_config_cc: `which gcc`), and a
+    worker must have that compiler at that path. A plain cc_binary, so that no header upload
+    comes first."""
+    compiler = shutil.which("gcc")
+    assert compiler, "no gcc on PATH"
+    ws = scratch / "no_compiler"
+    ws.mkdir()
+    (ws / "WORKSPACE").write_text(
+        f'local_repository(name = "rules_aten", path = "{REPO}")\n\n'
+        'load("@rules_aten//rules:repositories.bzl", "rules_aten_debian_dependencies")\n\n'
+        "rules_aten_debian_dependencies()\n"
+    )
+    (ws / "BUILD.bazel").write_text('cc_binary(name = "hello", srcs = ["hello.cc"])\n')
+    (ws / "hello.cc").write_text('#include <cstdio>\nint main() { std::puts("hello"); }\n')
+    with Engine(image_without=(compiler,)) as no_compiler:
+        flags = remote_flags(no_compiler.url, scratch / "no_compiler.exec.json")
+        result = build_once(ws, scratch / "ob_no_compiler", *flags, "//:hello")
+    assert result.returncode != 0
+    errors = error_lines(result)
+    assert len(errors) == 1, result.stderr[-3000:]
+    assert "Compiling hello.cc failed" in errors[0] and compiler in errors[0], errors[0]
+    assert f"bwrap: execvp {compiler}: No such file or directory" in result.stderr.splitlines()
