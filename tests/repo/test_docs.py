@@ -280,3 +280,18 @@ def test_dev_help_lists_every_command_on_one_line() -> None:
         assert arm in listed, f"./dev --help does not list {arm}"
         assert f"`./dev {arm}" in details, f"docs/developing/commands.md does not describe {arm}"
     assert len(shown.splitlines()) <= 30, shown
+
+
+def test_developing_is_a_page_a_newcomer_reads_through() -> None:
+    """DEVELOPING.md stays short (at most 150 lines and 8 kB, the size of the developer guides
+    of the rule sets rules_aten sits beside) and says where each of the usual changes goes, on
+    the Python side and the Bazel side."""
+    text = (REPO / "DEVELOPING.md").read_text()
+    assert len(text.splitlines()) <= 150, len(text.splitlines())
+    assert len(text.encode()) <= 8 * 1024, len(text.encode())
+    where = text.split("## Where things go", 1)
+    assert len(where) == 2, "DEVELOPING.md has no 'Where things go' section"
+    section = where[1].split("\n## ", 1)[0]
+    for change in ("A new product", "A dispatch key", "A template", "A torch release"):
+        assert f"**{change}.**" in section, f"'Where things go' says nothing of {change.lower()}"
+    assert "Bazel" in section and "rules/private/" in section and "tool/atengen/" in section
