@@ -5,7 +5,7 @@ library serves once loaded.
     .venv/bin/python conformance/aten_registrations.py [--python PY] [--library LIB] [--write]
 
 `--python` runs the script under another interpreter, so against its torch and its op YAML
-(`--python ~/.cache/rules_aten/venv-torch-cu130/bin/python`: torch 2.14.1+cu130).
+(`--python ~/.cache/rules_aten/venv-torch-cu130/bin/python`: the CUDA venv's torch).
 `--torch_dir DIR` checks another release without a venv: DIR is the `torch` package directory of
 an unpacked wheel (`./dev releases` unpacks each release under ~/.cache/rules_aten/releases/),
 whose `torchgen` beside it is the oracle (pure Python: it runs in a subprocess with that

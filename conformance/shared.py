@@ -18,7 +18,7 @@ from common import cpu_model, interpreter, wheel_facts_file  # noqa: E402, F401
 
 def add_python_option(parser) -> None:
     """`--python PATH`: run the script under that interpreter, so against its torch (the CUDA
-    venv's 2.14.1+cu130: `~/.cache/rules_aten/venv-torch-cu130/bin/python`)."""
+    venv's: `~/.cache/rules_aten/venv-torch-cu130/bin/python`)."""
     parser.add_argument(
         "--python",
         help="the interpreter to run under, and so the torch to check (default: this one)",

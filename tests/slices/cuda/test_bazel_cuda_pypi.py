@@ -2,7 +2,7 @@
 toolkit of its CUDA major version, or with RULES_ATEN_CUDA_DIR=pypi, @local_cuda takes nvcc, its
 headers and cicc from the wheels that //third_party:cuda_nvcc_wheels.lock pins for the CUDA
 version torch's METADATA requires (`cuda-toolkit==PIN`). Part of the CUDA slice
-(`./dev test-cuda`, on the 2.14.1+cu130 venv); every test is skipped on a CPU torch, or fails
+(`./dev test-cuda`, on the CUDA venv); every test is skipped on a CPU torch, or fails
 with one line where the CUDA slice is required (tests/support/slices.py).
 
 On a copy of examples/cuda_ops, with its own output base: RULES_ATEN_CUDA_DIR=pypi builds

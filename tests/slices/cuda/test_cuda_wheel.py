@@ -1,4 +1,4 @@
-"""The CUDA slice, on a CUDA build of torch (2.14.1+cu130: `./dev test-cuda`, which runs it with
+"""The CUDA slice, on a CUDA build of torch (the CUDA venv's: `./dev test-cuda`, which runs it with
 the second venv's interpreter): @torch on a CUDA wheel, //:libaten_generated.so holding the CUDA
 keys' registrations, linked with -Wl,--no-undefined against libtorch_cuda and loaded, CUDA
 kernels the wheel does not export left out at generation time, examples/cuda_ops (a custom op
