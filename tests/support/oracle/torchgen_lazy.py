@@ -57,8 +57,23 @@ def _facts(schema: LazyIrSchema) -> NodeFacts:
 def torchgen_lazy(
     backend_yaml: str, out_dir: str, *, node_base: str, shape_inference_hdr: str | None
 ) -> LazyFacts:
-    value_class = "torch::lazy::Value"
+    """torchgen's facts of one lazy backend YAML. The backend's entries that gen_lazy_tensor adds
+    to parse_native_yaml's cached result are dropped before and after the run, so that the other
+    oracles of the same process see torch's op YAML alone (the model's counts of dispatch keys and
+    kernels would otherwise include the backend's)."""
     _forget_external_backends()
+    try:
+        return _torchgen_lazy(
+            backend_yaml, out_dir, node_base=node_base, shape_inference_hdr=shape_inference_hdr
+        )
+    finally:
+        _forget_external_backends()
+
+
+def _torchgen_lazy(
+    backend_yaml: str, out_dir: str, *, node_base: str, shape_inference_hdr: str | None
+) -> LazyFacts:
+    value_class = "torch::lazy::Value"
     run_gen_lazy_tensor(
         str(ATEN),
         backend_yaml,

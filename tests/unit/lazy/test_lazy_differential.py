@@ -133,3 +133,17 @@ def test_every_generated_kernel_has_its_node_class(both):
         assert f"class {k.node.class_name} :" in files[f"LazyIr_{root}.h"]
         source = files[f"{lazy.spec.backend}NativeFunctions_{root}.cpp"]
         assert f"{lazy.spec.class_name}::{k.kernel}(" in source
+
+
+def test_the_oracle_leaves_torchgen_as_it_found_it(both) -> None:
+    """gen_lazy_tensor adds its backend to parse_native_yaml's cached result; the oracle drops it
+    again, so that the model's differential test in the same process counts torch's keys only."""
+    import torchgen.gen
+
+    external = [
+        str(key)
+        for parsed in torchgen.gen._GLOBAL_PARSE_NATIVE_YAML_CACHE.values()
+        for key, index in parsed.backend_indices.items()
+        if index.external
+    ]
+    assert external == []
