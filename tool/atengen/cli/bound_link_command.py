@@ -17,25 +17,21 @@ import argparse
 import sys
 from typing import TYPE_CHECKING
 
+from atengen.cli.parser import add_link_step_parser
+
 if TYPE_CHECKING:
     from atengen.cli.parser import Commands
 
 
 def add_bound_link_command(commands: Commands) -> None:
-    # No abbreviated flags: a mistyped one is refused, as the rule never abbreviates.
-    p = commands.add_parser(
+    p = add_link_step_parser(
+        commands,
         "bound-link",
         help="the last step of an ABI-bound library: its references to torch weak",
-        allow_abbrev=False,
+        output_help="The library to write.",
     )
-    p.add_argument("--label", required=True, help="The library's label, for messages.")
-    p.add_argument("--linked", required=True, help="The library the linker wrote.")
-    p.add_argument("--output", required=True, help="The library to write.")
     p.add_argument(
         "--torch_library", action="append", required=True, help="A library of torch's (repeated)."
-    )
-    p.add_argument(
-        "--kernel_headers", action="append", default=[], help="A generated header directory."
     )
     p.add_argument(
         "--shared_library", action="append", default=[], help="A shared library of the deps."

@@ -29,6 +29,19 @@ class Parser(argparse_flags.ArgumentParser):
         raise UsageError(f"{self.prog}: error: {message} (see `{self.prog} --help`)")
 
 
+def add_link_step_parser(commands: Commands, name: str, help: str, output_help: str) -> Parser:
+    """The parser of a step after the linker (`stable-link-check`, `bound-link`) with the flags
+    both take. No abbreviated flags: a mistyped one is refused, as the rules never abbreviate."""
+    p = commands.add_parser(name, help=help, allow_abbrev=False)
+    p.add_argument("--label", required=True, help="The library's label, for messages.")
+    p.add_argument("--linked", required=True, help="The library the linker wrote.")
+    p.add_argument("--output", required=True, help=output_help)
+    p.add_argument(
+        "--kernel_headers", action="append", default=[], help="A generated header directory."
+    )
+    return p
+
+
 if TYPE_CHECKING:
     # What each command module adds its command to (argparse names no public type for it).
     Commands: TypeAlias = argparse._SubParsersAction[Parser]

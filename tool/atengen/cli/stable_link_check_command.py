@@ -16,22 +16,18 @@ import shutil
 import sys
 from typing import TYPE_CHECKING
 
+from atengen.cli.parser import add_link_step_parser
+
 if TYPE_CHECKING:
     from atengen.cli.parser import Commands
 
 
 def add_stable_link_check_command(commands: Commands) -> None:
-    # No abbreviated flags: a mistyped one is refused, as the rule never abbreviates.
-    p = commands.add_parser(
+    p = add_link_step_parser(
+        commands,
         "stable-link-check",
         help="the link check of a stable-ABI library, then its copy",
-        allow_abbrev=False,
-    )
-    p.add_argument("--label", required=True, help="The library's label, for messages.")
-    p.add_argument("--linked", required=True, help="The library the linker wrote.")
-    p.add_argument("--output", required=True, help="Where the checked library is copied.")
-    p.add_argument(
-        "--kernel_headers", action="append", default=[], help="A generated header directory."
+        output_help="Where the checked library is copied.",
     )
     p.set_defaults(run=_stable_link_check)
 
