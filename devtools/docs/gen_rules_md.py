@@ -33,7 +33,7 @@ import difflib
 import posixpath
 import re
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -111,15 +111,24 @@ def read_module(path: str) -> Module:
             and stmt.value.func.id == "load"
         ):
             call = stmt.value
-            strings = [a.value if isinstance(a, ast.Constant) else None for a in call.args]
-            if not strings or not all(isinstance(s, str) for s in strings):
+            strings = [
+                a.value
+                for a in call.args
+                if isinstance(a, ast.Constant) and isinstance(a.value, str)
+            ]
+            if not strings or len(strings) != len(call.args):
                 raise fail(path, stmt.lineno, "a load() of other than string literals")
             for name in strings[1:]:
                 module.loads[name] = (strings[0], name, stmt.lineno)
             for keyword in call.keywords:
-                if keyword.arg is None or not isinstance(keyword.value, ast.Constant):
+                value = keyword.value
+                if (
+                    keyword.arg is None
+                    or not isinstance(value, ast.Constant)
+                    or not isinstance(value.value, str)
+                ):
                     raise fail(path, stmt.lineno, 'a load() alias that is not `name = "name"`')
-                module.loads[keyword.arg] = (strings[0], keyword.value.value, stmt.lineno)
+                module.loads[keyword.arg] = (strings[0], value.value, stmt.lineno)
     _MODULES[path] = module
     return module
 
@@ -127,13 +136,14 @@ def read_module(path: str) -> Module:
 def resolve(module: Module, name: str, line: int) -> Symbol:
     """What `name` is in `module`: followed through loads and `a = b` aliases."""
     for _ in range(20):
+        node = module.globals.get(name)
         if name in module.loads:
             label, name, load_line = module.loads[name]
             module = read_module(bzl_path(label, module, load_line))
-        elif isinstance(module.globals.get(name), ast.Name):
-            name = module.globals[name].id  # type: ignore[union-attr]
-        elif name in module.globals:
-            return Symbol(module, name, module.globals[name])
+        elif isinstance(node, ast.Name):
+            name = node.id
+        elif node is not None:
+            return Symbol(module, name, node)
         else:
             raise fail(module.path, line, f"{name!r} is neither defined nor loaded here")
     raise fail(module.path, line, f"{name!r}: too many aliases")
@@ -178,7 +188,7 @@ class Label:
 @dataclass(frozen=True)
 class Attr:
     kind: str  # attr.<kind>(...)
-    kwargs: dict
+    kwargs: dict[str, object]
 
 
 @dataclass(frozen=True)
@@ -201,6 +211,14 @@ class Function:
 class _Return(Exception):
     def __init__(self, value: object) -> None:
         self.value = value
+
+
+def iterable(value: object) -> Iterable[object]:
+    """`value`, checked to be what a `for` or an unpacking can go over: otherwise Python's own
+    TypeError, which expr() and run() report as the expression's error line."""
+    if not isinstance(value, Iterable):
+        raise TypeError(f"{type(value).__name__!r} object is not iterable")
+    return value
 
 
 class Evaluator:
@@ -241,7 +259,7 @@ class Evaluator:
             case ast.List(elts=elts) | ast.Tuple(elts=elts):
                 return [self.expr(e) for e in elts]
             case ast.Dict(keys=keys, values=values):
-                out: dict = {}
+                out: dict[object, object] = {}
                 for key, value in zip(keys, values, strict=True):
                     if key is None:
                         out.update(self.mapping(value))
@@ -267,14 +285,14 @@ class Evaluator:
                 }
         raise self.fail(node, f"`{ast.unparse(node)}`")
 
-    def mapping(self, node: ast.AST) -> dict:
+    def mapping(self, node: ast.AST) -> dict[object, object]:
         value = self.expr(node)
         if not isinstance(value, dict):
             raise self.fail(node, f"`**{ast.unparse(node)}`: not a dict")
         return value
 
-    def bind_each(self, target: ast.AST, values: object):
-        for value in values:  # type: ignore[attr-defined]
+    def bind_each(self, target: ast.AST, values: object) -> Iterator[object]:
+        for value in iterable(values):
             self.bind(target, value)
             yield value
 
@@ -282,8 +300,9 @@ class Evaluator:
         if isinstance(target, ast.Name):
             self.scope[target.id] = value
         elif isinstance(target, ast.Tuple) and all(isinstance(e, ast.Name) for e in target.elts):
-            for element, item in zip(target.elts, value, strict=True):  # type: ignore[call-overload]
-                self.scope[element.id] = item  # type: ignore[attr-defined]
+            names = [e.id for e in target.elts if isinstance(e, ast.Name)]  # all (checked above)
+            for name, item in zip(names, iterable(value), strict=True):
+                self.scope[name] = item
         else:
             raise self.fail(target, f"an assignment to `{ast.unparse(target)}`")
 
@@ -292,10 +311,15 @@ class Evaluator:
         if isinstance(func, ast.Name) and func.id in OPAQUE_CALLS and func.id not in self.scope:
             return Opaque(ast.unparse(node))
         args = [self.expr(a) for a in node.args]
-        kwargs: dict = {}
+        kwargs: dict[str, object] = {}
         for keyword in node.keywords:
             if keyword.arg is None:
-                kwargs.update(self.mapping(keyword.value))
+                for key, value in self.mapping(keyword.value).items():
+                    if not isinstance(key, str):  # keywords are names, as in Python
+                        raise self.fail(
+                            node, f"`**{ast.unparse(keyword.value)}`: a key is not a string"
+                        )
+                    kwargs[key] = value
             else:
                 kwargs[keyword.arg] = self.expr(keyword.value)
         if isinstance(func, ast.Attribute):
@@ -308,7 +332,7 @@ class Evaluator:
         if isinstance(func, ast.Name) and func.id == "Label" and len(args) == 1:
             return Label(args[0])  # type: ignore[arg-type]
         if isinstance(func, ast.Name) and func.id == "dict":
-            merged: dict = {}
+            merged: dict[object, object] = {}
             for arg in args:
                 merged.update(arg)  # type: ignore[call-overload]
             return merged | kwargs
@@ -317,7 +341,9 @@ class Evaluator:
             return self.run(callee, args, kwargs, node)
         raise self.fail(node, f"`{ast.unparse(func)}()`")
 
-    def run(self, function: Function, args: list, kwargs: dict, at: ast.AST) -> object:
+    def run(
+        self, function: Function, args: list[object], kwargs: dict[str, object], at: ast.AST
+    ) -> object:
         spec = function.node.args
         if spec.vararg or spec.kwarg or spec.posonlyargs or spec.kwonlyargs:
             raise self.fail(at, f"a call of {function.node.name}(): only plain parameters")
@@ -368,6 +394,7 @@ def docstring(symbol: Symbol) -> tuple[str, int]:
     """The symbol's documentation (a macro's docstring, a rule's or provider's `doc`), and
     its line."""
     node = symbol.node
+    text: object  # a rule's or provider's `doc` may evaluate to anything: checked below
     if isinstance(node, ast.FunctionDef):
         text = ast.get_docstring(node)
         line = node.body[0].lineno if node.body else node.lineno
@@ -460,7 +487,7 @@ def link_from_docs(target: str, where: str, subject: str) -> str:
     return posixpath.relpath(path, "docs") + hash_ + anchor
 
 
-def table(header: tuple[str, ...], rows: list[tuple[str, ...]]) -> str:
+def table(header: tuple[str, ...], rows: Sequence[tuple[str, ...]]) -> str:
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     lines += ["| " + " | ".join(row) + " |" for row in rows]
     return "\n".join(lines)
@@ -553,7 +580,7 @@ def macro_rows(name: str, keep: Callable[[str], bool] = lambda doc: True, strip:
             doc = doc[: sentence.start()]
             shown = markdown(sentence[1], where, subject)
         else:
-            shown = code(" ".join((given or "").split())) if default is not None else given
+            shown = code(" ".join((given or "").split())) if default is not None else "(required)"
         rows.append((code(param.arg), shown, markdown(doc, where, subject)))
     return table(("Argument", "Default", "Meaning"), rows)
 
