@@ -31,7 +31,7 @@ DISK_CACHE = (
 # one between sessions). The workspaces the tests build each have an output base of their own, but
 # actions that are the same in two of them have the same keys (tests/workspace/test_remote_cache.py shows
 # that no key depends on the workspace's path): the whole quickstart library, which
-# test_quickstart, test_release_archive and test_bazel_generation_first each build, is compiled
+# test_quickstart, test_dist_archive and test_bazel_generation_first each build, is compiled
 # once. A cache hit is still a spawn of the execution log (with `remoteCacheHit`), so the tests
 # that read which actions ran see the same spawns.
 SESSION_DISK_CACHE_ENV = "RULES_ATEN_TEST_DISK_CACHE"
