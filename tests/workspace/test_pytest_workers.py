@@ -6,9 +6,14 @@ append to the `summary` fixture on a worker must still reach the terminal summar
 
 from __future__ import annotations
 
+import os
 import re
+import shutil
 import subprocess
 import sys
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -19,13 +24,14 @@ from tests.support.model_helpers import REPO
 pytestmark = [pytest.mark.slow, pytest.mark.bazel]
 
 
-def _pytest(*args: str) -> subprocess.CompletedProcess:
+def _pytest(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
     return subprocess.run(
         [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *args],
         cwd=REPO,
         capture_output=True,
         text=True,
         timeout=900,
+        env=env,
     )
 
 
@@ -69,8 +75,11 @@ SUMMARY_TEST = "tests/unit/model/test_differential_model.py::test_counts"
 
 
 @pytest.fixture(scope="module")
-def two_workers() -> tuple[subprocess.CompletedProcess, list[tuple[str, str]]]:
-    """The run, and (worker, node id) of each test that passed in it."""
+def two_workers() -> Iterator[tuple[subprocess.CompletedProcess, list[tuple[str, str]]]]:
+    """The run, and (worker, node id) of each test that passed in it. Its temporary directory is
+    its own: the repository-error test keeps its workspace and output base there, and the same
+    module may be running beside this one, in the enclosing run, on the same paths."""
+    tmp = Path(tempfile.mkdtemp(prefix="rules_aten_workers_"))
     proc = _pytest(
         "-v",
         "-n",
@@ -81,9 +90,13 @@ def two_workers() -> tuple[subprocess.CompletedProcess, list[tuple[str, str]]]:
         OWN_OUTPUT_BASE_TEST,
         SUMMARY_TEST,
         "tests/unit/cli/test_pipelines.py",
+        env={**os.environ, "TMPDIR": str(tmp)},
     )
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    return proc, re.findall(r"^\[(gw\d)\].* PASSED (\S+)", proc.stdout, re.M)
+    try:
+        assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+        yield proc, re.findall(r"^\[(gw\d)\].* PASSED (\S+)", proc.stdout, re.M)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 def test_the_bazel_tests_run_on_one_worker_and_the_rest_beside_them(two_workers) -> None:
