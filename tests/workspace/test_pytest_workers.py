@@ -8,12 +8,8 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import subprocess
 import sys
-import tempfile
-from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
@@ -75,11 +71,13 @@ SUMMARY_TEST = "tests/unit/model/test_differential_model.py::test_counts"
 
 
 @pytest.fixture(scope="module")
-def two_workers() -> Iterator[tuple[subprocess.CompletedProcess, list[tuple[str, str]]]]:
+def two_workers(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> tuple[subprocess.CompletedProcess, list[tuple[str, str]]]:
     """The run, and (worker, node id) of each test that passed in it. Its temporary directory is
     its own: the repository-error test keeps its workspace and output base there, and the same
     module may be running beside this one, in the enclosing run, on the same paths."""
-    tmp = Path(tempfile.mkdtemp(prefix="rules_aten_workers_"))
+    tmp = tmp_path_factory.mktemp("nested_tmpdir")
     proc = _pytest(
         "-v",
         "-n",
@@ -92,11 +90,8 @@ def two_workers() -> Iterator[tuple[subprocess.CompletedProcess, list[tuple[str,
         "tests/unit/cli/test_pipelines.py",
         env={**os.environ, "TMPDIR": str(tmp)},
     )
-    try:
-        assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-        yield proc, re.findall(r"^\[(gw\d)\].* PASSED (\S+)", proc.stdout, re.M)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    return proc, re.findall(r"^\[(gw\d)\].* PASSED (\S+)", proc.stdout, re.M)
 
 
 def test_the_bazel_tests_run_on_one_worker_and_the_rest_beside_them(two_workers) -> None:
