@@ -370,6 +370,7 @@ def test_incremental_rebuilds(tmp_path: Path, summary: list[str]) -> None:
         includes = {i for text in cpu0.values() for i in QUOTED_INCLUDE.findall(text)}
         assert includes == {
             "atengen/runtime.h",
+            "atengen/library.h",
             "atengen/dispatch.h",
             "atengen/functionalize.h",
             "atengen/guarded_library.h",
