@@ -141,8 +141,8 @@ class AtenGenerated:
 # defaults its JIT and collector threads use more than one core while it starts (a one-target
 # build in a new output base: 29 CPU s in 18 s here). Building //:aten_generated from a full
 # disk cache in a fresh output base took 44 to 52 CPU s of the server's, 33 to 35 with these
-# (measured here, 2026-11-27). They change no action and no output. Not for the quickstart's
-# server, which the edit-loop benchmark times as a user runs it.
+# (measured here, 2026-11-27). They change no action and no output. The quickstart's .bazelrc
+# has the first; the benchmarks time its server with that file's options alone.
 SHORT_LIVED_SERVER_JVM = (
     "--host_jvm_args=-XX:TieredStopAtLevel=1",
     "--host_jvm_args=-XX:+UseSerialGC",
