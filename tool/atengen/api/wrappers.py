@@ -12,7 +12,7 @@ the generator invented.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from atengen.api.calls import (
     OpRef,
@@ -56,6 +56,9 @@ class Wrapper:
     kernel_decl: tuple[str, str] | None = None
     device_check: tuple[str, ...] = ()  # tensor args to check for a common device
     device_guard: str = ""  # C++ statement, or ""
+    # direct kernels of custom namespaces that the wrapper would only call, with its very
+    # parameters: the kernel (`at::native::scale_cpu`), registered in the wrapper's place
+    registers: str = ""
     structured: StructuredCall | None = None
     generated: GeneratedCall | None = None
     fz: MutationCall | ViewCall | ViewCopyCall | None = None
@@ -182,9 +185,19 @@ def direct_wrapper(f: NativeFunction, key: str) -> Wrapper:
     decl = (
         None if f.namespace == "aten" else (meta.cpp_namespace, dispatch_kernel_declaration(f, key))
     )
-    return make_wrapper(
+    w = make_wrapper(
         f, key, "direct", call=call, device_check=check, device_guard=guard, kernel_decl=decl
     )
+    names = tuple(p.rsplit(" ", 1)[-1] for p in w.params)
+    if (
+        decl is not None
+        and not check
+        and not guard
+        and decl[1] == f"{w.returns} {meta.kernel}({', '.join(w.params)})"
+        and native_args(f, meta.kernel) == names
+    ):
+        return replace(w, registers=f"{meta.cpp_namespace}::{meta.kernel}")
+    return w
 
 
 def inplace_meta_wrapper(f: NativeFunction) -> Wrapper:

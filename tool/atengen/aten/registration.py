@@ -12,6 +12,8 @@ Which wrapper an (op, key) pair gets:
 
 from __future__ import annotations
 
+import re
+
 from atengen.api.functionalization import mutation_call, view_call, view_copy_call
 from atengen.api.structured import class_declarations
 from atengen.api.wrappers import (
@@ -276,17 +278,23 @@ def _shard_text(
     dispatcher = any(_uses_dispatcher(w) for w in wrappers)
     list_refs = any(_uses_opt_tensor_list_ref(w) for w in wrappers)
     class_decls = _class_declarations(wrappers, templates)
+    forwarding = _forwarding_includes(wrappers)
+    if forwarding is not None:
+        pch_kind, includes = "", forwarding
+    else:
+        # The light precompiled header lacks the dispatcher's headers, and with them ivalue.h,
+        # which IOptTensorListRef needs (0.7 s and 1.5 s more to parse).
+        pch_kind = "FULL" if dispatcher or list_refs else "LIGHT"
+        includes = _includes(
+            namespace, sorted(native_roots), wrappers, dispatcher, list_refs, class_decls
+        )
     return templates.render(
         "register_shard.cpp.j2",
         key=key,
         roots=roots,
         namespace=namespace,
-        # The light precompiled header lacks the dispatcher's headers, and with them ivalue.h,
-        # which IOptTensorListRef needs (0.7 s and 1.5 s more to parse).
-        pch_kind="FULL" if dispatcher or list_refs else "LIGHT",
-        includes=_includes(
-            namespace, sorted(native_roots), wrappers, dispatcher, list_refs, class_decls
-        ),
+        pch_kind=pch_kind,
+        includes=includes,
         kernel_declarations=_kernel_declarations(wrappers),
         class_declarations=class_decls,
         wrappers=wrappers,
@@ -344,6 +352,42 @@ def _includes(
     if namespace == "aten":
         includes += [f"<ATen/ops/{root}_native.h>" for root in native_roots]
     return includes
+
+
+# The headers that declare the types a kernel declaration may name, where they are lighter than
+# ATen/core/Tensor.h; ATen_fwd.h forward-declares the tensor and scalar types (a declaration
+# needs no complete type).
+_DECLARING_HEADERS = {
+    "at::Tensor": "<ATen/core/ATen_fwd.h>",
+    "at::TensorList": "<ATen/core/ATen_fwd.h>",
+    "at::IntArrayRef": "<ATen/core/ATen_fwd.h>",
+    "at::OptionalIntArrayRef": "<ATen/core/ATen_fwd.h>",
+    "at::OptionalSymIntArrayRef": "<ATen/core/ATen_fwd.h>",
+    "at::Scalar": "<ATen/core/ATen_fwd.h>",
+    "c10::SymInt": "<ATen/core/ATen_fwd.h>",
+    "c10::SymIntArrayRef": "<c10/core/SymIntArrayRef.h>",
+    "c10::string_view": "<c10/util/string_view.h>",
+    "::std::optional": "<optional>",
+    "::std::tuple": "<tuple>",
+    "::std::vector": "<vector>",
+}
+_QUALIFIED_NAME = re.compile(r"(?:::)?\w+(?:::\w+)+")
+
+
+def _forwarding_includes(wrappers: list[Wrapper]) -> list[str] | None:
+    """The includes of a shard whose wrappers all register their kernels in their place: the
+    registration macros and the headers declaring the kernels' types; None when a wrapper has a
+    body, or a kernel names a type outside _DECLARING_HEADERS (the shard then includes
+    ATen/core/Tensor.h, about 2 s of compile)."""
+    if not all(w.registers for w in wrappers):
+        return None
+    headers = {'"atengen/library.h"'}
+    for w in wrappers:
+        for name in _QUALIFIED_NAME.findall(w.kernel_decl[1] if w.kernel_decl else ""):
+            if name not in _DECLARING_HEADERS:
+                return None
+            headers.add(_DECLARING_HEADERS[name])
+    return sorted(headers, key=lambda h: (h.startswith('"'), h))
 
 
 def _kernel_declarations(wrappers: list[Wrapper]) -> list[tuple[str, list[str]]]:
