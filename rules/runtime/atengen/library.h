@@ -1,9 +1,9 @@
 // The registration side of the generated sources: atengen::LibraryRef and the
 // ATENGEN_LIBRARY_IMPL and ATENGEN_LIBRARY_FRAGMENT macros, which stand in for
-// torch/library.h's. Apart from "atengen/runtime.h", which includes it, only
-// the schema sources include this file: a source that only defines operators
-// needs no tensor type, and ATen/core/Tensor.h alone costs about 2 s of
-// compile.
+// torch/library.h's. "atengen/runtime.h" includes it; the schema sources, and
+// the shards that only register their kernels themselves, include it alone: a
+// source that only defines operators or names kernels needs no complete tensor
+// type, and ATen/core/Tensor.h alone costs about 2 s of compile.
 #pragma once
 
 #include <ATen/core/enum_tag.h>
