@@ -3,6 +3,9 @@ wheel (its include directories and its C++ ABI), as Bazel's @torch and cpp_exten
 
 from __future__ import annotations
 
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import torch
@@ -24,3 +27,36 @@ TORCH_LIB = Path(torch.__file__).resolve().parent / "lib"
 # Compiled into every library of generated registrations, as //rules/runtime is: the torch
 # release guard they all call first.
 RUNTIME_SOURCES = [RUNTIME_INCLUDE / "atengen" / "torch_release_guard.cc"]
+
+
+def build_library(sources: list[Path], include: Path, lib: Path) -> Path:
+    """``lib``: ``sources`` (with RUNTIME_SOURCES) compiled with CXXFLAGS and ``-I include``, two
+    at a time, and linked against libc10 and libtorch_cpu with no symbol left undefined; asserts
+    that each step succeeded."""
+    every = [*sources, *RUNTIME_SOURCES]
+    objects = [lib.parent / f"{s.stem}.o" for s in every]
+
+    def compile_one(pair: tuple[Path, Path]) -> subprocess.CompletedProcess[bytes]:
+        src, obj = pair
+        flags = [*CXXFLAGS, f"-I{include}", "-c", str(src), "-o", str(obj)]
+        return subprocess.run(["g++", *flags], capture_output=True)
+
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        for proc in pool.map(compile_one, zip(every, objects, strict=True)):
+            assert proc.returncode == 0, proc.stderr.decode()[-4000:]
+    link = [
+        "g++", "-shared", "-o", str(lib), *map(str, objects), f"-L{TORCH_LIB}", "-lc10",
+        "-ltorch_cpu", f"-Wl,-rpath,{TORCH_LIB}", "-Wl,--no-undefined",
+    ]  # fmt: skip
+    proc = subprocess.run(link, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    return lib
+
+
+def run_with_library(lib: Path, script: str) -> None:
+    """Runs ``script`` (Python, ``sys.argv[1]`` is ``lib``) in a fresh interpreter; asserts that
+    it printed `ok` last."""
+    run = subprocess.run(
+        [sys.executable, "-c", script, str(lib)], capture_output=True, text=True, timeout=300
+    )
+    assert run.returncode == 0 and run.stdout.strip().endswith("ok"), run.stderr[-4000:]

@@ -6,14 +6,9 @@ called."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
-from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
-
 import pytest
 
-from tests.support.compile_helpers import CXXFLAGS, RUNTIME_SOURCES, TORCH_LIB
+from tests.support.compile_helpers import build_library, run_with_library
 from tests.support.model_helpers import TAGS_YAML
 
 pytestmark = pytest.mark.slow  # g++ over torch's headers
@@ -106,25 +101,5 @@ def test_forwarded_kernels_are_registered_themselves(tmp_path) -> None:
     assert "<ATen/core/Tensor.h>" in _includes(noisy) and "ATENGEN_PCH_LIGHT" in noisy, noisy
 
     (tmp_path / "kernel.cpp").write_text(KERNEL)
-    sources = sorted(out.iterdir()) + [tmp_path / "kernel.cpp", *RUNTIME_SOURCES]
-    objects = [tmp_path / f"{s.stem}.o" for s in sources]
-    flags = [*CXXFLAGS, f"-I{inc}"]
-
-    def compile_one(pair: tuple[Path, Path]) -> subprocess.CompletedProcess:
-        src, obj = pair
-        return subprocess.run(["g++", *flags, "-c", str(src), "-o", str(obj)], capture_output=True)
-
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        for proc in pool.map(compile_one, zip(sources, objects, strict=True)):
-            assert proc.returncode == 0, proc.stderr.decode()[-4000:]
-    lib = tmp_path / "libfwops.so"
-    link = [
-        "g++", "-shared", "-o", str(lib), *map(str, objects), f"-L{TORCH_LIB}", "-lc10",
-        "-ltorch_cpu", f"-Wl,-rpath,{TORCH_LIB}", "-Wl,--no-undefined",
-    ]  # fmt: skip
-    proc = subprocess.run(link, capture_output=True, text=True)
-    assert proc.returncode == 0, proc.stderr[-4000:]
-    run = subprocess.run(
-        [sys.executable, "-c", CHECK, str(lib)], capture_output=True, text=True, timeout=300
-    )
-    assert run.returncode == 0 and run.stdout.strip() == "ok", run.stderr[-4000:]
+    sources = [*sorted(out.iterdir()), tmp_path / "kernel.cpp"]
+    run_with_library(build_library(sources, inc, tmp_path / "libfwops.so"), CHECK)

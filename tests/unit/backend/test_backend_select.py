@@ -5,14 +5,9 @@ function"). Compiled with g++ against the wheel, loaded in a fresh interpreter."
 
 from __future__ import annotations
 
-import subprocess
-import sys
-from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
-
 import pytest
 
-from tests.support.compile_helpers import CXXFLAGS, RUNTIME_SOURCES, TORCH_LIB
+from tests.support.compile_helpers import build_library, run_with_library
 from tests.support.model_helpers import TAGS_YAML
 
 pytestmark = pytest.mark.slow  # g++ over torch's headers
@@ -62,25 +57,5 @@ def test_a_custom_factory_op_is_called_through_backend_select(tmp_path) -> None:
         "RegisterSchema_bsops_filled.cpp",
     ]
     (tmp_path / "kernel.cpp").write_text(KERNEL)
-    sources = [out / n for n in names] + [tmp_path / "kernel.cpp", *RUNTIME_SOURCES]
-    objects = [tmp_path / f"{s.stem}.o" for s in sources]
-    flags = [*CXXFLAGS, f"-I{inc}"]
-
-    def compile_one(pair: tuple[Path, Path]) -> subprocess.CompletedProcess:
-        src, obj = pair
-        return subprocess.run(["g++", *flags, "-c", str(src), "-o", str(obj)], capture_output=True)
-
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        for proc in pool.map(compile_one, zip(sources, objects, strict=True)):
-            assert proc.returncode == 0, proc.stderr.decode()[-4000:]
-    lib = tmp_path / "libbsops.so"
-    link = [
-        "g++", "-shared", "-o", str(lib), *map(str, objects), f"-L{TORCH_LIB}", "-lc10",
-        "-ltorch_cpu", f"-Wl,-rpath,{TORCH_LIB}", "-Wl,--no-undefined",
-    ]  # fmt: skip
-    proc = subprocess.run(link, capture_output=True, text=True)
-    assert proc.returncode == 0, proc.stderr[-4000:]
-    run = subprocess.run(
-        [sys.executable, "-c", CHECK, str(lib)], capture_output=True, text=True, timeout=300
-    )
-    assert run.returncode == 0 and run.stdout.strip() == "ok", run.stderr[-4000:]
+    sources = [out / n for n in names] + [tmp_path / "kernel.cpp"]
+    run_with_library(build_library(sources, inc, tmp_path / "libbsops.so"), CHECK)
