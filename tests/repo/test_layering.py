@@ -2,7 +2,8 @@
 module reaches into another module's private (underscore) names.
 
     facts  <  yaml  <  model  <  render  <  api  <  aten, backend, autograd, stable, shipping
-           <  lazy, pymodule  <  pipelines  <  cli;   facts  <  linkcheck  <  cli
+           <  lazy, pymodule  <  pipelines  <  cli;   facts  <  linkcheck  <  cli;
+    kernel_compile  <  cli
 
 - ``facts``: what rules_aten keeps about torch and reads of a wheel; standard library only
   (tool/torch_probe.py imports it on the user's interpreter; checked below);
@@ -13,6 +14,8 @@ module reaches into another module's private (underscore) names.
   the Python module of a stable-ABI library, on autograd: it translates the derivatives YAML the
   autograd loader reads); ``shipping``: aten_wheel's stubs and wheel (`atengen wheel` drives it);
 - ``linkcheck``: the link steps after the linker (`atengen stable-link-check`, `bound-link`);
+- ``kernel_compile``: `atengen compile-kernel`, the kernel sources' compile worker and the
+  precompiled headers it keeps; standard library only;
 - ``pipelines``: one pure function per product, from an options object to the files to write;
 - ``cli``: flags into options, one pipeline (or a link step, or the wheel), the write.
 
@@ -51,8 +54,9 @@ ALLOWED = {
     "lazy": _BASE | {"backend"},
     "pymodule": _BASE | {"autograd"},
     "linkcheck": {"facts"},
+    "kernel_compile": set(),
     "pipelines": _BASE | {"aten", "backend", "autograd", "stable", "shipping", "lazy", "pymodule"},
-    "cli": {"facts", "render", "shipping", "linkcheck", "pipelines"},
+    "cli": {"facts", "render", "shipping", "linkcheck", "kernel_compile", "pipelines"},
 }
 # What each layer holds: the labels of docs/layers.dot and the list in atengen's docstring, which
 # devtools/docs/gen_layers.py makes from ALLOWED and these (`./dev docs`).
@@ -79,6 +83,8 @@ DESCRIPTIONS = {
     "the autograd loader reads)",
     "linkcheck": "the link steps of a library: the missing-kernel and stable-ABI checks, the "
     "references to torch made weak",
+    "kernel_compile": "the kernel sources' compile, as Bazel's persistent worker, and the "
+    "precompiled headers it makes beside a first compile",
     "pipelines": "one pure function per product, from an options object to the files to write",
     "cli": "the thin command line: flags into options, one pipeline (or a link step, or the "
     "wheel), the write",

@@ -132,6 +132,7 @@ def read_execution_log(path: Path) -> list[dict]:
 class AtenGenerated:
     bin: Path
     cpu_tree: Path
+    signature_tree: Path  # the KernelSignatures_*.cpp, apart from the other CPU-side sources
     library: Path
     seconds: float
 
@@ -181,6 +182,7 @@ def build_aten_generated(summary: list[str]) -> AtenGenerated:
     return AtenGenerated(
         bin=bin_dir,
         cpu_tree=bin_dir / "aten_generated_codegen" / "cpu.cc",
+        signature_tree=bin_dir / "aten_generated_codegen" / "signatures.cc",
         library=bin_dir / "libaten_generated.so",
         seconds=seconds,
     )

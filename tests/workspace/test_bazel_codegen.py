@@ -65,11 +65,13 @@ def registrations(tree: Path) -> list[tuple[str, str, str, str]]:
 def test_generated_tree_covers_the_selection(aten_generated: AtenGenerated) -> None:
     files = sorted(p.name for p in aten_generated.cpu_tree.glob("*.cpp"))
     assert files, aten_generated.cpu_tree
+    signatures = sorted(p.name for p in aten_generated.signature_tree.glob("*.cpp"))
     # shards = "auto": per key, a power-of-two count of buckets of at most 48 operators on
     # average, and of kernel-signature buckets of at most 64 signatures; the 50-op default
     # selection needs no more than 4 of either (b0..b3).
-    assert all(re.fullmatch(r"(Register\w+|KernelSignatures)_b[0-3]\.cpp", f) for f in files), files
-    assert "KernelSignatures_b0.cpp" in files, files
+    assert all(re.fullmatch(r"Register\w+_b[0-3]\.cpp", f) for f in files), files
+    assert "KernelSignatures_b0.cpp" in signatures, signatures
+    assert all(re.fullmatch(r"KernelSignatures_b[0-3]\.cpp", f) for f in signatures), signatures
     assert "RegisterCPU_b0.cpp" in files or "RegisterCPU_b1.cpp" in files, files
     regs = registrations(aten_generated.cpu_tree)
     assert {ns for ns, *_ in regs} == {"aten"}, regs
@@ -122,7 +124,10 @@ def test_sources_compile_with_the_precompiled_header(aten_generated: AtenGenerat
         stamps[kind] = f"/{target}_stamp.h"
     # (The output base may also hold .d files of earlier builds' sources, e.g. another --//:aten_ops.)
     deps = dependency_files(aten_generated.bin, "aten_generated_objects")
-    sources = sorted(aten_generated.cpu_tree.glob("*.cpp"))
+    deps |= dependency_files(aten_generated.bin, "aten_generated_signature_objects")
+    sources = sorted(
+        [*aten_generated.cpu_tree.glob("*.cpp"), *aten_generated.signature_tree.glob("*.cpp")]
+    )
     names = [p.stem for p in sources]
     assert names and not set(names) - set(deps), sorted(set(names) - set(deps))
     kinds = {}
@@ -260,11 +265,12 @@ class Workspace:
         path.write_text(text.replace(old, new))
 
     def sources(self) -> dict[str, str]:
-        """The generated sources: registrations (cpu.cc) and autograd kernels (autograd.cc)."""
+        """The generated sources: registrations (cpu.cc), kernel signatures (signatures.cc) and
+        autograd kernels (autograd.cc)."""
         base = self.root / "bazel-bin" / "myops_codegen"
         return {
             p.name: p.read_text()
-            for tree in ("cpu.cc", "autograd.cc")
+            for tree in ("cpu.cc", "signatures.cc", "autograd.cc")
             for p in (base / tree).glob("*.cpp")
         }
 
@@ -277,12 +283,32 @@ class Workspace:
         return {str(p.relative_to(base)): p.read_text() for p in base.rglob("*.h")}
 
 
+def compiled_source(spawn: dict) -> str | None:
+    """The name of the source a compile spawn compiles (None for another spawn): a CppCompile
+    names it after `-c`; the kernel compile worker's spawn names only its parameter file, so
+    the source is its input of the object's name."""
+    mnemonic = spawn.get("mnemonic")
+    args = spawn.get("commandArgs", [])
+    if mnemonic == "CppCompile" and "-c" in args:
+        return Path(args[args.index("-c") + 1]).name
+    if mnemonic == "AtenKernelCompile":
+        (obj,) = spawn["listedOutputs"]
+        stem = Path(obj).name.removesuffix(".pic.o")
+        (source,) = [
+            Path(i["path"]).name
+            for i in spawn["inputs"]
+            if Path(i["path"]).stem == stem and Path(i["path"]).suffix in (".cc", ".cpp")
+        ]
+        return source
+    return None
+
+
 def describe(spawn: dict) -> str:
     """`CppCompile kernels.cpp`, `AtenCodegen`, `CppLink libmyops.so`, ..."""
     mnemonic = spawn.get("mnemonic", "?")
-    args = spawn.get("commandArgs", [])
-    if mnemonic == "CppCompile" and "-c" in args:
-        return f"{mnemonic} {Path(args[args.index('-c') + 1]).name}"
+    source = compiled_source(spawn)
+    if source:
+        return f"{mnemonic} {source}"
     if mnemonic in ("CppLink", "CppArchive"):
         outputs = sorted(Path(o).name for o in spawn.get("listedOutputs", []))
         return f"{mnemonic} {' '.join(outputs)}"
@@ -290,12 +316,7 @@ def describe(spawn: dict) -> str:
 
 
 def compiled(spawns: list[dict]) -> set[str]:
-    found = set()
-    for spawn in spawns:
-        args = spawn.get("commandArgs", [])
-        if spawn.get("mnemonic") == "CppCompile" and "-c" in args:
-            found.add(Path(args[args.index("-c") + 1]).name)
-    return found
+    return {source for spawn in spawns if (source := compiled_source(spawn))}
 
 
 def expected_compiles(before: dict[str, str], after: dict[str, str]) -> set[str]:

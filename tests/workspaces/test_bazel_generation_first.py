@@ -114,7 +114,7 @@ def test_every_compile_waits_for_its_generator(workspace: Path) -> None:
     the inputs of an action that makes one of them (a C++ compile's headers reach it through
     middlemen; a source that starts with a precompiled header waits for that header)."""
     query = (
-        "mnemonic('AtenCodegen|AtenPch|CppCompile|Middleman', "
+        "mnemonic('AtenCodegen|AtenPch|AtenKernelCompile|CppCompile|Middleman', "
         "deps(//:libmyops.so + //:libmyops_tuned.so))"
     )
     result = bazel(
@@ -141,7 +141,7 @@ def test_every_compile_waits_for_its_generator(workspace: Path) -> None:
             waits_for(generator_dir, i, seen) for i in made_by.get(path, ()) if i not in seen
         )
 
-    waiting = {"AtenPch": 0, "CppCompile": 0}
+    waiting = {"AtenPch": 0, "AtenKernelCompile": 0, "CppCompile": 0}
     for mnemonic, outs, inputs in actions:
         # (Tools of the build, such as Bazel's own launcher, are compiled for the host.)
         if mnemonic not in waiting or "/k8-fastbuild/" not in outs[0]:
@@ -152,10 +152,10 @@ def test_every_compile_waits_for_its_generator(workspace: Path) -> None:
         seen: set[str] = set()
         assert any(waits_for(generated[library], i, seen) for i in inputs), (mnemonic, outs)
         waiting[mnemonic] += 1
-    # full, light and (with srcs) kernels for myops; full and light for myops_tuned; the guard of
-    # each and the quickstart's kernels.cpp (the generated sources are compiled by templates over
-    # their trees, which aquery does not expand: they are inside the generator's outputs anyway).
-    assert waiting == {"AtenPch": 5, "CppCompile": 3}, waiting
+    # full and light for each library; the guard of each; the quickstart's kernels.cpp (by its
+    # worker). The generated sources are compiled by templates over their trees, which aquery
+    # does not expand: they are inside the generator's outputs anyway.
+    assert waiting == {"AtenPch": 4, "AtenKernelCompile": 1, "CppCompile": 2}, waiting
 
 
 def test_a_yaml_mistake_fails_before_any_compile(
@@ -177,7 +177,7 @@ def test_a_yaml_mistake_fails_before_any_compile(
     spawns = read_execution_log(log)
     mnemonics = sorted({s.get("mnemonic", "?") for s in spawns})
     assert "AtenCodegen" in mnemonics, mnemonics
-    assert "CppCompile" not in mnemonics and "AtenPch" not in mnemonics, mnemonics
+    assert not {"CppCompile", "AtenKernelCompile", "AtenPch"} & set(mnemonics), mnemonics
     assert elapsed < YAML_ERROR_WITHIN_S, f"the YAML mistake took {elapsed:.1f} s"
     summary.append(
         f"generation first: a YAML mistake reported {elapsed:.1f} s into a cold build, after {mnemonics}"

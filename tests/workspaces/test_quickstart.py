@@ -18,6 +18,7 @@ import os
 import re
 import shutil
 import subprocess
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -214,15 +215,22 @@ KERNEL_BODY, EDITED_BODY = "return self.mul(factor);", "return self.mul(factor).
 EDITED_OUTPUT = "tensor([1., 3., 5.])"
 
 
-def test_a_kernel_edit_recompiles_only_the_kernel_from_the_precompiled_header(
+def test_a_kernel_edit_recompiles_only_the_kernel_from_its_precompiled_header(
     quickstart_workspace: Path, summary: list[str]
 ) -> None:
     """The quickstart as written is the fast edit loop: after a first build, an edit of the
-    kernel's body compiles kernels.cpp alone, starting from the library's precompiled header of
-    what the kernel includes (pch.bzl, `kernels`), then archives and relinks."""
+    kernel's body compiles kernels.cpp alone, by its persistent worker, which starts from the
+    precompiled header of what the kernel includes that it made beside the first compile
+    (kernel_objects.bzl), then archives and relinks."""
     library = "libmyops.so"
     log = quickstart_workspace.parent / "edit_exec.json"
     quickstart_bazel(quickstart_workspace, "build", f"//:{library}")
+    output_base = Path(quickstart_bazel(quickstart_workspace, "info", "output_base").stdout.strip())
+    # Made in the background, at the lowest priority: a few seconds to a minute after the build.
+    store = output_base / "rules_aten_kernel_pch"
+    deadline = time.monotonic() + 300
+    while not list(store.glob("*/ready.json")) and time.monotonic() < deadline:
+        time.sleep(0.5)
     kernels = quickstart_workspace / "kernels.cpp"
     text = kernels.read_text()
     assert text.count(KERNEL_BODY) == 1, text
@@ -232,27 +240,28 @@ def test_a_kernel_edit_recompiles_only_the_kernel_from_the_precompiled_header(
     )
     spawns = bazel_helpers.read_execution_log(log)
     mnemonics = sorted(s.get("mnemonic", "?") for s in spawns)
-    # The kernel's leading includes read again (the same, so its precompiled header is not
-    # remade); the archive of the library's `srcs` objects and the shared library: both CppLink
-    # actions; then lib<name>.so's references to torch made weak (`atengen bound-link`).
+    # The archive of the library's `srcs` objects and the shared library (both CppLink), then
+    # lib<name>.so's references to torch made weak (`atengen bound-link`).
     assert mnemonics == [
-        "AtenPchHeader",
+        "AtenKernelCompile",
         "AtenReleaseBoundLink",
-        "CppCompile",
         "CppLink",
         "CppLink",
     ], mnemonics
     linked = sorted(
         Path(o).name for s in spawns if s.get("mnemonic") == "CppLink" for o in s["listedOutputs"]
     )
-    assert linked == sorted([library, "libmyops_srcs_objects.lo"]), linked
-    (compile_spawn,) = [s for s in spawns if s.get("mnemonic") == "CppCompile"]
-    args = compile_spawn["commandArgs"]
-    assert Path(args[args.index("-c") + 1]).name == "kernels.cpp", args
-    includes = [args[i + 1] for i, a in enumerate(args) if a == "-include"]
-    assert "myops_pch_kernels.h" in includes and "-Winvalid-pch" in args, args
-    # GCC says so (-Winvalid-pch) when it cannot use the .gch and parses the headers instead.
-    assert ".gch" not in result.stderr and "Winvalid-pch" not in result.stderr, result.stderr
+    assert linked == sorted([library, "libmyops_srcs_objects.a"]), linked
+    (compile_spawn,) = [s for s in spawns if s.get("mnemonic") == "AtenKernelCompile"]
+    assert compile_spawn.get("runner") == "worker", compile_spawn.get("runner")
+    # The worker's log says which header each compile had (GCC would print -Winvalid-pch's
+    # warning if it could not use the .gch and parsed the headers instead).
+    worker_log = "\n".join(
+        p.read_text() for p in (output_base / "bazel-workers").glob("*AtenKernelCompile*.log")
+    )
+    last = [line for line in worker_log.splitlines() if "compile-kernel: kernels.cpp:" in line][-1]
+    assert last.startswith(f"compile-kernel: kernels.cpp: with {store}/"), worker_log
+    assert "Winvalid-pch" not in result.stderr, result.stderr
     assert run_snippet(quickstart_workspace) == EDITED_OUTPUT
     summary.append("quickstart: a kernel edit ran " + ", ".join(mnemonics))
 
@@ -308,7 +317,8 @@ def test_a_missing_or_mistyped_kernel_fails_the_build(quickstart_workspace: Path
 def test_macro_arguments_tags_yaml_default_and_a_bad_name(quickstart_workspace: Path) -> None:
     """`tags_yaml` may be left out (the wheel's `@torch//:tags.yaml`), and a library name that
     lib<name>.so and the generated files cannot carry (a space, a non-ASCII letter) is refused by
-    the macro, with one line naming the characters allowed, before anything is built."""
+    the macro, with one line naming the characters allowed, before anything is built; so is a
+    C source among `srcs`, which the kernels' compile (C++) cannot take."""
     build = quickstart_workspace / "BUILD.bazel"
     text = build.read_text()
     line = '    tags_yaml = "@torch//:tags.yaml",\n'
@@ -345,5 +355,18 @@ def test_macro_arguments_tags_yaml_default_and_a_bad_name(quickstart_workspace: 
                 'letters, digits, "_", "-" and "." (and start with a letter, a digit or "_"): it '
                 "names lib<name>.so and the files generated for it"
             ), errors[0]
+        (quickstart_workspace / "helper.c").write_text("int helper(void) { return 1; }\n")
+        build.write_text(
+            text.replace('srcs = ["kernels.cpp"]', 'srcs = ["kernels.cpp", "helper.c"]')
+        )
+        result = analyse("//:libmyops.so")
+        assert result.returncode != 0
+        errors = [ln for ln in result.stderr.splitlines() if "Error in fail: rules_aten:" in ln]
+        assert len(errors) == 1, result.stderr[-4000:]
+        assert errors[0].split("Error in fail: ")[-1] == (
+            'rules_aten: aten_codegen(name = "myops"): srcs: helper.c is neither a C++ source '
+            "(.cc, .cpp, .cxx, .c++, .C) nor a header: compile it in a cc_library of deps"
+        ), errors[0]
     finally:
         build.write_text(text)
+        (quickstart_workspace / "helper.c").unlink(missing_ok=True)

@@ -33,12 +33,14 @@ Its layers (generated from tests/repo/test_layering.py by ./dev docs), lowest fi
   ``autograd/``.
 - ``linkcheck/``: the link steps of a library: the missing-kernel and stable-ABI checks, the
   references to torch made weak; imports ``facts/``.
+- ``kernel_compile/``: the kernel sources' compile, as Bazel's persistent worker, and the
+  precompiled headers it makes beside a first compile; imports nothing.
 - ``pipelines/``: one pure function per product, from an options object to the files to write;
   imports ``facts/``, ``yaml/``, ``model/``, ``render/``, ``api/``, ``aten/``, ``backend/``,
   ``autograd/``, ``stable/``, ``shipping/``, ``lazy/``, ``pymodule/``.
 - ``cli/``: the thin command line: flags into options, one pipeline (or a link step, or the
   wheel), the write; imports ``facts/``, ``render/``, ``shipping/``, ``linkcheck/``,
-  ``pipelines/``.
+  ``kernel_compile/``, ``pipelines/``.
 
 (end of the generated list)
 

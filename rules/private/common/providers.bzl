@@ -8,6 +8,9 @@ AtenCodegenInfo = provider(
         "cuda_srcs": "Tree artifact of the CUDA keys' sources, or None when CUDA is off.",
         "headers": "Tree artifact: `<ns>/ops/<root>_native.h` of custom namespaces.",
         "include_dir": "Execroot-relative include directory of `headers`.",
+        "signature_srcs": "Tree artifact: `KernelSignatures_<bucket>.cpp`, the registration " +
+                          "code of each kernel signature, which `cpu_srcs` need (None for the " +
+                          "stable ABI, whose `cpu_srcs` hold everything).",
     },
 )
 

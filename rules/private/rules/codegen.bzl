@@ -1,10 +1,12 @@
 """aten_codegen: registration sources from operator YAML, compiled into cc_library targets.
 
-One action runs `atengen generate` and writes three tree artifacts under
+One action runs `atengen generate` and writes four tree artifacts under
 `<package>/<name>_codegen/`:
 
   cpu.cc/   Register<Key>_<shard>.cpp for the CPU-side dispatch keys, and for custom namespaces
             RegisterSchema_<ns>_<shard>.cpp;
+  signatures.cc/  KernelSignatures_<bucket>.cpp, the registration code of each kernel signature:
+            compiled by a library of their own, which is the first to start (cc_targets.bzl);
   cuda.cc/  Register<Key>_<shard>.cpp for the CUDA keys (only with cuda = True and a toolkit);
   include/  <ns>/ops/<root>_native.h, the kernel declarations of custom namespaces;
   autograd.cc/  with `derivatives`: Autograd_<shard>.cpp, from a second action running
@@ -43,6 +45,7 @@ def _aten_codegen_impl(ctx):
     # it picks the flags of a tree's compile actions by the tree's name, and without a C++
     # extension it leaves out --cxxopt (so .bazelrc's -std=c++20). The files inside are .cpp.
     cpu = ctx.actions.declare_directory(prefix + "cpu.cc")
+    signatures = ctx.actions.declare_directory(prefix + "signatures.cc")
     headers = ctx.actions.declare_directory(prefix + "include")
     cuda = ctx.actions.declare_directory(prefix + "cuda.cc") if ctx.attr.cuda else None
 
@@ -57,6 +60,7 @@ def _aten_codegen_impl(ctx):
     if not ctx.attr.functionalize:
         args.add("--nofunctionalize")
     args.add("--output_dir=" + cpu.path)
+    args.add("--signatures_output_dir=" + signatures.path)
     args.add("--header_output_dir=" + headers.path)
     if cuda:
         args.add("--cuda_output_dir=" + cuda.path)
@@ -71,11 +75,11 @@ def _aten_codegen_impl(ctx):
         executable = ctx.executable.tool,
         arguments = [args],
         inputs = [ctx.file.op_yaml, ctx.file.tags_yaml] + facts_inputs + selection_inputs,
-        outputs = [cpu, headers] + ([cuda] if cuda else []),
+        outputs = [cpu, signatures, headers] + ([cuda] if cuda else []),
         mnemonic = "AtenCodegen",
         progress_message = "Generating ATen registrations %s" % ctx.label,
     )
-    srcs = [cpu] + ([cuda] if cuda else [])
+    srcs = [cpu, signatures] + ([cuda] if cuda else [])
 
     # Its own action: editing a formula re-runs this generator only, and recompiles only the
     # autograd shards whose bytes changed.
@@ -107,7 +111,7 @@ def _aten_codegen_impl(ctx):
     # for it, so that a mistake in the YAML is reported before any compile starts; as its bytes
     # change only when a kind crosses its threshold, a regeneration does not rebuild them.
     generated = ctx.actions.declare_file(prefix + "pch_plan.txt")
-    trees = [cpu] + ([autograd] if autograd else [])
+    trees = [cpu, signatures] + ([autograd] if autograd else [])
     ctx.actions.run(
         executable = ctx.executable._pch_plan,
         arguments = [generated.path] + [t.path for t in trees],
@@ -127,7 +131,9 @@ def _aten_codegen_impl(ctx):
     return [
         DefaultInfo(files = depset(srcs + [headers])),
         OutputGroupInfo(
-            cpu_srcs = depset([cpu] + ([autograd] if autograd else [])),
+            cpu_srcs = depset([cpu, signatures] + ([autograd] if autograd else [])),
+            registration_srcs = depset([cpu] + ([autograd] if autograd else [])),
+            signature_srcs = depset([signatures]),
             autograd_srcs = depset([autograd] if autograd else []),
             cuda_srcs = depset([cuda] if cuda else []),
             headers = depset([headers]),
@@ -140,6 +146,7 @@ def _aten_codegen_impl(ctx):
             cuda_srcs = cuda,
             headers = headers,
             include_dir = headers.path,
+            signature_srcs = signatures,
         ),
     ]
 
@@ -149,7 +156,8 @@ aten_codegen_sources = rule(
 generate` once, writing the trees that [`aten_codegen`](docs/rules.md#aten_codegen) lists. Its
 `shards` is a string (`"auto"`, `"0"`, `"N"`); the macro also takes a number.
 
-Returns DefaultInfo (all trees), output groups `cpu_srcs`, `cuda_srcs`, `headers` and
+Returns DefaultInfo (all trees), output groups `cpu_srcs` (every CPU-side tree), its parts
+`registration_srcs` (cpu.cc/ and autograd.cc/) and `signature_srcs`, `cuda_srcs`, `headers` and
 `generated` (the precompiled headers' plan, made after the generators ran: pch.bzl),
 AtenCodegenInfo, and a CcInfo whose compilation context puts the header tree on the include
 path. Use the aten_codegen macro rather than this rule.""",
@@ -392,12 +400,13 @@ def aten_codegen(
         visibility = visibility,
         tags = tags,
     )
-    codegen_outputs(name, codegen, ["cpu_srcs", "cuda_srcs", "generated", "headers"], visibility, tags)
+    codegen_outputs(name, codegen, ["cpu_srcs", "cuda_srcs", "generated", "headers", "registration_srcs", "signature_srcs"], visibility, tags)
 
     runtime_and_torch = library_deps()
     aten_archive_library(
         name = name,
-        generated_srcs = [":{}_cpu_srcs".format(codegen)],
+        generated_srcs = [":{}_registration_srcs".format(codegen)],
+        signature_srcs = [":{}_signature_srcs".format(codegen)],
         runtime_srcs = release_guard_srcs(),
         srcs = srcs,
         deps = runtime_and_torch + [":" + name + "_headers"] + deps,

@@ -7,21 +7,18 @@ other):
   full   <ATen/core/Tensor.h>, <torch/library.h>, "atengen/runtime.h": for the generated sources
          that need the dispatcher (Functionalize and BackendSelect kernels, typed handles, the
          kernel-signature and autograd sources);
-  light  <ATen/core/Tensor.h>, "atengen/runtime.h": for the other registration sources and the
-         schema sources. Loading
+  light  <ATen/core/Tensor.h>, "atengen/runtime.h": for the other registration sources. Loading
          the full one costs about 0.9 CPU s per source even when nothing of it is used (GCC
          instantiates the dispatcher headers' pending templates at the end of every translation
          unit); the light one about 0.2 s.
-  kernels  the torch and standard headers that every one of the library's `srcs` starts with
-         (`atengen kernel-pch-header`, atengen/render/leading_includes.py), for those `srcs`.
+
+(The hand-written kernel sources have theirs from their compile worker: kernel_objects.bzl.)
 
 Making a precompiled header costs about two and a half compiles of its headers (GCC writes its
 whole heap: 420 MB and 25 CPU s for <ATen/ATen.h>, against 10 s to compile a source that includes
 it). Full and light pay only over enough generated sources: the generator's plan (`plan`, made by
 programs/pch_plan.sh after the generator ran) lists the kinds that do, and a kind it does not list
 is made from an empty header, in a tenth of a second; the sources then parse their own includes.
-The kernels header is always made: it keeps a kernel edit at a second or two, and costs what the
-kernels include (seconds for <ATen/core/Tensor.h>).
 
 Each library has its own set, `<name>_pch_<kind>`, compiled with its copts. They wait for its
 generator's plan, so that on a cold build a mistake in the op or derivatives YAML fails the
@@ -29,7 +26,7 @@ generator's action, which takes seconds, before any of these compiles, which tak
 on a loaded machine, has taken a local slot. A set shared by every library without copts would
 wait for no generator: on a 2-core machine two of them took both slots first, and the YAML mistake
 surfaced after 20 s instead of 10. The plan's bytes change only when a kind crosses its threshold,
-and the kernels header's only when the kernels' includes do, so edits do not rebuild them.
+so edits do not rebuild them.
 
 For the flags to fit, a header is compiled with the command line of a C++ compile of the
 library that includes it: the toolchain's features and flags, --copt/--cxxopt, the library's
@@ -48,8 +45,7 @@ same .gch bytes twice, so a rebuilt .gch always recompiles the sources.)
 load("@bazel_tools//tools/build_defs/cc:action_names.bzl", "CPP_COMPILE_ACTION_NAME")
 load("//rules/private:common/cc_toolchain.bzl", "cc_toolchain_and_features")
 
-# What the generated sources' kinds hold, in the order the sources include them (the kernels
-# header is read from the kernel sources).
+# What the generated sources' kinds hold, in the order the sources include them.
 PCH_INCLUDES = {
     "full": [
         "<ATen/core/Tensor.h>",
@@ -82,18 +78,6 @@ def _stamp_name(name):
 def _name(label):
     return label.rpartition(":")[2]
 
-def pch_include_copts(label):
-    """The compiler options that make every source start with the precompiled header `label`.
-
-    Args:
-      label: the aten_pch target.
-
-    Returns:
-      copts for a library's compile actions.
-    """
-    name = _name(label)
-    return ["-include", pch_header_name(name), "-include", _stamp_name(name), "-Winvalid-pch"]
-
 def pch_defines(label, kind):
     """The compiler options that offer precompiled header `label` to the sources of its kind.
 
@@ -115,9 +99,6 @@ def pch_defines(label, kind):
         "-D{}_STAMP=\\\"{}\\\"".format(macro, _stamp_name(name)),
     ]
 
-# The kernel sources that are compiled (not headers among `srcs`).
-_SOURCE_EXTENSIONS = ["c", "cc", "cpp", "cxx", "c++", "C"]
-
 # buildifier: disable=native-cc-common
 # buildifier: disable=native-cc-info
 def _aten_pch_impl(ctx):
@@ -128,25 +109,9 @@ def _aten_pch_impl(ctx):
     gch = ctx.actions.declare_file(header.basename + ".gch", sibling = header)
     stamp = ctx.actions.declare_file(_stamp_name(ctx.label.name), sibling = header)
 
-    # What the header holds when its kind pays: the kernel sources' leading includes, or the
-    # fixed list of the generated sources' kind.
+    # What the header holds when its kind pays.
     text = ctx.actions.declare_file(ctx.label.name + "_includes.h")
-    if ctx.attr.kind == "kernels":
-        sources = [f for f in ctx.files.srcs if f.extension in _SOURCE_EXTENSIONS]
-        scan = ctx.actions.args()
-        scan.add("kernel-pch-header")
-        scan.add(text, format = "--output=%s")
-        scan.add_all(sources)
-        ctx.actions.run(
-            executable = ctx.executable._tool,
-            arguments = [scan],
-            inputs = sources,
-            outputs = [text],
-            mnemonic = "AtenPchHeader",
-            progress_message = "Reading the headers that %s's kernels start with" % ctx.label,
-        )
-    else:
-        ctx.actions.write(text, "".join(["#include {}\n".format(h) for h in PCH_INCLUDES[ctx.attr.kind]]))
+    ctx.actions.write(text, "".join(["#include {}\n".format(h) for h in PCH_INCLUDES[ctx.attr.kind]]))
 
     variables = cc_common.create_compile_variables(
         cc_toolchain = cc_toolchain,
@@ -206,7 +171,7 @@ aten_pch = rule(
         "copts": attr.string_list(doc = "The copts of the library that uses it."),
         "kind": attr.string(
             default = "full",
-            values = ["full", "light", "kernels"],
+            values = ["full", "light"],
             doc = "Which headers it holds (PCH_INCLUDES).",
         ),
         "deps": attr.label_list(
@@ -220,10 +185,6 @@ aten_pch = rule(
                   "themselves, one per line. The action waits for it, so that the generator's " +
                   "errors come before this compile (seconds to minutes) starts.",
         ),
-        "srcs": attr.label_list(
-            allow_files = True,
-            doc = "Kind `kernels`: the kernel sources, whose common leading includes it holds.",
-        ),
         "_cc_toolchain": attr.label(default = Label("@bazel_tools//tools/cpp:current_cc_toolchain")),
         "_compile_pch": attr.label(
             default = Label("//rules/private/programs:compile_pch.sh"),
@@ -231,7 +192,6 @@ aten_pch = rule(
             executable = True,
             cfg = "exec",
         ),
-        "_tool": attr.label(default = Label("//tool:atengen"), executable = True, cfg = "exec"),
     },
     fragments = ["cpp"],
     toolchains = ["@bazel_tools//tools/cpp:toolchain_type"],

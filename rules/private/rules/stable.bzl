@@ -161,6 +161,7 @@ def _aten_stable_sources_impl(ctx):
             cuda_srcs = cuda,
             headers = headers,
             include_dir = headers.path,
+            signature_srcs = None,
         ),
     ]
 

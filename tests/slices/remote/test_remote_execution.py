@@ -217,6 +217,9 @@ def quickstart(engine: Engine, scratch: Path, summary: list[str]) -> Path:
         ("//:libmyops.so",),
         "quickstart //:libmyops.so",
         summary,
+        # kernels.cpp's compile, whose worker a remote build does not use: the same command
+        # compiles it plainly on the engine's worker.
+        must_run=(*MUST_RUN_REMOTELY, "AtenKernelCompile"),
     )
     return ws
 

@@ -100,9 +100,9 @@ def test_unknown_command_is_one_line_with_the_commands():
     assert r.returncode == 2
     assert r.stderr == (
         "atengen: error: argument {check,dump,generate,backend,lazy,autograd,stable,"
-        "kernel-pch-header,stable-link-check,bound-link,wheel}: invalid choice: 'explode' "
+        "compile-kernel,stable-link-check,bound-link,wheel}: invalid choice: 'explode' "
         "(choose from 'check', 'dump', 'generate', 'backend', 'lazy', 'autograd', 'stable', "
-        "'kernel-pch-header', 'stable-link-check', 'bound-link', 'wheel') (see `atengen --help`)\n"
+        "'compile-kernel', 'stable-link-check', 'bound-link', 'wheel') (see `atengen --help`)\n"
     )
 
 

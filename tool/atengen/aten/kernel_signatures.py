@@ -28,6 +28,13 @@ from atengen.render.output import GeneratedFile
 from atengen.render.shards import AUTO_SIGNATURES_PER_BUCKET, Sharding, auto_bucket_count
 from atengen.render.templates import Templates
 
+_PREFIX = "KernelSignatures_"
+
+
+def is_signature_file(f: GeneratedFile) -> bool:
+    """Whether `f` is one of the files written here."""
+    return f.path.startswith(_PREFIX)
+
 
 def signature_files(
     signatures: Iterable[str], cuda: bool, templates: Templates, required: bool = False
@@ -45,7 +52,7 @@ def signature_files(
         by_bucket[sharding.shard_of("")] = []
     return [
         GeneratedFile(
-            f"KernelSignatures_{bucket}.cpp",
+            f"{_PREFIX}{bucket}.cpp",
             templates.render("kernel_signatures.cpp.j2", signatures=sigs),
             cuda,
         )

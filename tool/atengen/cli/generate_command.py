@@ -50,6 +50,10 @@ def add_generate_command(commands: Commands) -> None:
     p.add_argument(
         "--header_output_dir", help="Directory for custom namespaces' <ns>/ops/<root>_native.h."
     )
+    p.add_argument(
+        "--signatures_output_dir",
+        help="Directory for the CPU-side KernelSignatures_*.cpp (none: in --output_dir).",
+    )
     add_torch_facts_flag(
         p,
         "registrations of kernels it does not export are left out. Default: the list of the "
@@ -71,6 +75,7 @@ def _run(args: argparse.Namespace) -> Outputs:
             output_dir=args.output_dir,
             cuda_output_dir=args.cuda_output_dir,
             header_output_dir=args.header_output_dir,
+            signatures_output_dir=args.signatures_output_dir,
             jobs=args.jobs,
             templates=template_options(),
             wheel=wheel_facts(args.torch_facts, args.torch_version_py),

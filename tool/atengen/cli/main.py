@@ -9,8 +9,8 @@ Commands:
   lazy      a lazy-tensor backend's IR node classes, kernels and registrations
   autograd  autograd kernels for one operator namespace, from a derivatives YAML
   stable    stable-ABI registrations of custom namespaces, and a stable call API for aten
-  kernel-pch-header
-            the header precompiled for a library's kernel sources
+  compile-kernel
+            compile a library's kernel source (Bazel's persistent worker)
   stable-link-check
             the link check of a stable-ABI library, then its copy
   bound-link
@@ -55,7 +55,7 @@ _COMMANDS = {
     "lazy": ("lazy_command", "add_lazy_command"),
     "autograd": ("autograd_command", "add_autograd_command"),
     "stable": ("stable_command", "add_stable_command"),
-    "kernel-pch-header": ("pch_command", "add_kernel_pch_header_command"),
+    "compile-kernel": ("kernel_compile_command", "add_kernel_compile_command"),
     "stable-link-check": ("stable_link_check_command", "add_stable_link_check_command"),
     "bound-link": ("bound_link_command", "add_bound_link_command"),
     "wheel": ("wheel_command", "add_wheel_command"),

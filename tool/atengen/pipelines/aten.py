@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from atengen.aten.custom_ops import check_supported, native_headers, schema_files
+from atengen.aten.kernel_signatures import is_signature_file
 from atengen.aten.registration import registration_files
 from atengen.errors import AtengenError
 from atengen.facts import torch_facts, wheel_facts
@@ -31,6 +32,9 @@ class AtenOptions:
     output_dir: str
     cuda_output_dir: str | None  # None: no CUDA keys
     header_output_dir: str | None
+    # The kernel-signature sources apart from the other CPU-side ones (None: with them), so that
+    # the rules compile them first: the costliest sources of a small library.
+    signatures_output_dir: str | None = None
     jobs: int | None = None  # processes; None: automatic (render/parallel.py)
     templates: TemplateOptions = TemplateOptions()
     # What @torch read from the installed wheel (--torch_facts); None: torch_facts' fallback.
@@ -66,9 +70,14 @@ def aten_outputs(opts: AtenOptions) -> Outputs:
     headers = native_headers(model, functions, templates)
     if headers and opts.header_output_dir is None:
         raise AtengenError(None, "custom-namespace ops need --header_output_dir for their headers")
-    trees: list[tuple[str, list[GeneratedFile]]] = [
-        (opts.output_dir, [f for f in files if not f.cuda])
-    ]
+    cpu = [f for f in files if not f.cuda]
+    if opts.signatures_output_dir is None:
+        trees: list[tuple[str, list[GeneratedFile]]] = [(opts.output_dir, cpu)]
+    else:
+        trees = [
+            (opts.output_dir, [f for f in cpu if not is_signature_file(f)]),
+            (opts.signatures_output_dir, [f for f in cpu if is_signature_file(f)]),
+        ]
     if opts.cuda_output_dir is not None:
         trees.append((opts.cuda_output_dir, [f for f in files if f.cuda]))
     if opts.header_output_dir is not None:
