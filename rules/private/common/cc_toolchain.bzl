@@ -19,3 +19,30 @@ def cc_toolchain_and_features(ctx):
         requested_features = ctx.features,
         unsupported_features = ctx.disabled_features,
     )
+
+# buildifier: disable=native-cc-common
+def alwayslink_objects(ctx, cc_toolchain, feature_configuration, objects):
+    """The linking context of `objects` (PIC object files) archived, linked whole.
+
+    Args:
+      ctx: the rule context.
+      cc_toolchain: the rule's C++ toolchain.
+      feature_configuration: its features.
+      objects: the object files.
+
+    Returns:
+      A linking context with one alwayslink static library.
+    """
+    linking_context, _ = cc_common.create_linking_context_from_compilation_outputs(
+        actions = ctx.actions,
+        feature_configuration = feature_configuration,
+        cc_toolchain = cc_toolchain,
+        compilation_outputs = cc_common.create_compilation_outputs(
+            objects = depset(objects),
+            pic_objects = depset(objects),
+        ),
+        name = ctx.label.name,
+        alwayslink = True,
+        disallow_dynamic_library = True,
+    )
+    return linking_context

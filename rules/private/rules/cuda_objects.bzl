@@ -5,7 +5,7 @@
 its nvcc.
 """
 
-load("//rules/private:common/cc_toolchain.bzl", "cc_toolchain_and_features")
+load("//rules/private:common/cc_toolchain.bzl", "alwayslink_objects", "cc_toolchain_and_features")
 load("//rules/private:common/cuda_archs.bzl", "wheel_gencode_flags")
 load("//rules/private:common/providers.bzl", "CudaArchsInfo")
 
@@ -75,19 +75,7 @@ def _aten_cuda_objects_impl(ctx):
             progress_message = "Compiling CUDA %s" % src.short_path,
         )
         objects.append(out)
-    outputs = cc_common.create_compilation_outputs(
-        objects = depset(objects),
-        pic_objects = depset(objects),
-    )
-    linking_context, _ = cc_common.create_linking_context_from_compilation_outputs(
-        actions = ctx.actions,
-        feature_configuration = feature_configuration,
-        cc_toolchain = cc_toolchain,
-        compilation_outputs = outputs,
-        name = ctx.label.name,
-        alwayslink = True,
-        disallow_dynamic_library = True,
-    )
+    linking_context = alwayslink_objects(ctx, cc_toolchain, feature_configuration, objects)
     return [
         DefaultInfo(files = depset(objects)),
         CcInfo(linking_context = linking_context),

@@ -12,7 +12,7 @@ plainly, to the same object bytes.
 """
 
 load("@bazel_tools//tools/build_defs/cc:action_names.bzl", "CPP_COMPILE_ACTION_NAME")
-load("//rules/private:common/cc_toolchain.bzl", "cc_toolchain_and_features")
+load("//rules/private:common/cc_toolchain.bzl", "alwayslink_objects", "cc_toolchain_and_features")
 
 # The kernel sources that are compiled, and the headers they may include.
 CXX_SOURCE_EXTENSIONS = ["cc", "cpp", "cxx", "c++", "C"]
@@ -117,19 +117,7 @@ def _aten_kernel_objects_impl(ctx):
             progress_message = "Compiling %s" % src.short_path,
         )
 
-    compilation_outputs = cc_common.create_compilation_outputs(
-        objects = depset(objects),
-        pic_objects = depset(objects),
-    )
-    linking_context, _ = cc_common.create_linking_context_from_compilation_outputs(
-        actions = ctx.actions,
-        feature_configuration = feature_configuration,
-        cc_toolchain = cc_toolchain,
-        compilation_outputs = compilation_outputs,
-        name = ctx.label.name,
-        alwayslink = True,
-        disallow_dynamic_library = True,
-    )
+    linking_context = alwayslink_objects(ctx, cc_toolchain, feature_configuration, objects)
     return [
         DefaultInfo(files = depset(objects)),
         CcInfo(compilation_context = deps, linking_context = linking_context),

@@ -59,7 +59,16 @@ def _background_child() -> None:
     """In the precompile's process before it runs GCC: the lowest CPU priority, so that on a
     cold build the library's other compiles come first; and killed with the thread that waits
     for it, so that no compile outlives a worker that Bazel stopped. (It runs between fork and
-    exec, and takes no lock another thread could hold.)"""
+    exec, and takes no lock another thread could hold.)
+
+    Linux schedules each session's processes as one group against the others (autogroups,
+    on by default), and a process's nice value only counts within its group: the worker, which
+    Bazel starts in a session of its own, would get half the machine beside all of the build's
+    other compiles. So the precompile gets a session of its own, whose group has the lowest
+    priority too."""
+    os.setsid()
+    with contextlib.suppress(OSError), open("/proc/self/autogroup", "w") as autogroup:
+        autogroup.write("19")
     os.nice(19)
     _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
 
