@@ -149,13 +149,13 @@ def extension_build(source: Path, build_dir: Path, constant: int) -> dict[str, f
 
 def wait_for_precompiled_header(workspace: Path, since: float, timeout: float = 600) -> float:
     """Seconds from ``since`` until the worker's store holds a ready precompiled header
-    (kernel_objects.bzl), one made earlier included."""
+    (kernel_objects.bzl); negative for one made before ``since``."""
     output_base = Path(bazel(workspace, "info", "output_base").stdout.strip())
     store = output_base / "rules_aten_kernel_pch"
     while time.time() < since + timeout:
         ready = [p.stat().st_mtime for p in store.glob("*/ready.json")]
         if ready:
-            return max(0.0, min(ready) - since)
+            return min(ready) - since  # negative: made before ``since``
         time.sleep(0.2)
     raise SystemExit(f"no precompiled header in {store} {timeout:.0f} s after the first build")
 
@@ -194,9 +194,10 @@ def main(argv: list[str] | None = None) -> int:
         first_end = time.time()
         extension_build(source, build_dir, 0)
         ready = wait_for_precompiled_header(workspace, first_end)
+        when = f"{ready:.1f} s after it" if ready > 0 else "before it (an earlier build made it)"
         print(
             f"first builds done (rules_aten {first.wall:.1f} s); the kernel's precompiled header "
-            f"was ready {ready:.1f} s after it",
+            f"was ready {when}",
             file=sys.stderr,
         )
         ours: list[BazelBuild] = []
