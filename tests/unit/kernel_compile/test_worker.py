@@ -14,6 +14,7 @@ import pytest
 
 from atengen.kernel_compile.worker_protocol import encode_request, parse_response
 from tests.support.bazel_helpers import REPO
+from tests.support.compile_helpers import CXXFLAGS
 
 SOURCE = "#include <vector>\nint count(const std::vector<int>& v) { return int(v.size()); }\n"
 pytestmark = pytest.mark.slow  # g++ compiles and precompiles
@@ -107,3 +108,33 @@ def test_one_compile_from_a_parameter_file(tmp_path: Path) -> None:
     )  # fmt: skip
     assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
     assert "none: cannot read" in done.stderr
+
+
+def test_a_precompile_dies_with_its_worker(tmp_path: Path) -> None:
+    """No compile outlives a worker that Bazel stopped: GCC's driver and its cc1plus go with it."""
+    execroot = tmp_path / "output_base" / "execroot" / "_main"
+    execroot.mkdir(parents=True)
+    (execroot / "k.cpp").write_text("#include <ATen/core/Tensor.h>\nint f() { return 1; }\n")
+    flags = ("-std=c++20", *CXXFLAGS)
+    worker = subprocess.Popen(
+        [sys.executable, "-m", "atengen", "compile-kernel", "--persistent_worker"],
+        cwd=execroot, env=ENV, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    assert worker.stdin and worker.stdout
+    worker.stdin.write(encode_request(arguments("k.cpp", "k.o", *flags), ()))
+    worker.stdin.flush()
+    assert read_response(worker.stdout)[1] == 0  # type: ignore[arg-type]
+    store = str(tmp_path / "output_base" / "rules_aten_kernel_pch")
+
+    def precompiles() -> list[str]:
+        found = subprocess.run(["pgrep", "-f", store], capture_output=True, text=True)
+        return found.stdout.split()
+
+    assert precompiles()  # a precompile of ATen/core/Tensor.h takes seconds
+    worker.kill()
+    worker.wait()
+    deadline = time.monotonic() + 10
+    while precompiles() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert precompiles() == []

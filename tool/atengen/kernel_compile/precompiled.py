@@ -57,8 +57,8 @@ _prctl = ctypes.CDLL(None, use_errno=True).prctl
 
 def _background_child() -> None:
     """In the precompile's process before it runs GCC: the lowest CPU priority, so that on a
-    cold build the library's other compiles come first; and killed with the thread that waits
-    for it, so that no compile outlives a worker that Bazel stopped. (It runs between fork and
+    cold build the library's other compiles come first; and signalled when the thread that
+    waits for it dies, so that no compile outlives a worker that Bazel stopped. (It runs between fork and
     exec, and takes no lock another thread could hold.)
 
     Linux schedules each session's processes as one group against the others (autogroups,
@@ -70,7 +70,13 @@ def _background_child() -> None:
     with contextlib.suppress(OSError), open("/proc/self/autogroup", "w") as autogroup:
         autogroup.write("19")
     os.nice(19)
-    _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    _prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
+
+
+# The precompile under a shell that, sent SIGTERM when the worker's thread dies, kills its whole
+# process group: GCC's driver and the cc1plus it runs (a parent-death signal reaches only the
+# process it is set on, and cc1plus would run on).
+_KILLED_WITH_ITS_GROUP = ("/bin/sh", "-c", 'trap "kill -KILL 0" TERM; "$@" & wait $!', "sh")
 
 
 def _fingerprint(path: str, digests: Mapping[str, bytes]) -> list[object]:
@@ -191,7 +197,7 @@ class PrecompiledHeaders:
             argv = compile.precompiling(str(header), str(gch_tmp), str(depfile))
             try:
                 process = subprocess.Popen(
-                    argv,
+                    (*_KILLED_WITH_ITS_GROUP, *argv),
                     stdin=subprocess.DEVNULL,
                     stdout=subprocess.DEVNULL,
                     stderr=subprocess.PIPE,
