@@ -101,6 +101,12 @@ mount_chroot() {
   # /tmp, and Bazel writes its bazel-* links and MODULE.bazel.lock here.
   mkdir -p "$r$ROOT"
   mount --bind "$ROOT" "$r$ROOT"
+  # RULES_ATEN_BAZEL7_SHARE: a directory of the host's, read-write at the same path (the remote
+  # slice's workspaces and output bases, which it builds with the Bazel in here).
+  if [[ -n "${RULES_ATEN_BAZEL7_SHARE:-}" ]]; then
+    mkdir -p "$r$RULES_ATEN_BAZEL7_SHARE"
+    mount --bind "$RULES_ATEN_BAZEL7_SHARE" "$r$RULES_ATEN_BAZEL7_SHARE"
+  fi
   # The venv (.venv may be a link to another checkout's) and its base interpreter, read-only.
   venv_target="$(readlink -f "$ROOT/.venv")"
   base_python="$(readlink -f "$venv_target/bin/python")"

@@ -1,7 +1,8 @@
-"""A Remote Execution API engine on localhost for the tests: PostgreSQL, BuildGrid and test workers.
+"""A Remote Execution API engine for the tests: PostgreSQL, BuildGrid and buildbox's stock workers.
 
-Test infrastructure, not a deployment: everything listens on 127.0.0.1 only, PostgreSQL trusts
-every local connection, the CAS and the action cache are in memory and die with the server.
+Test infrastructure, not a deployment: the server listens on 127.0.0.1 and on the workers' veth
+only, PostgreSQL trusts every local connection, the CAS and the action cache are in memory and
+die with the server.
 
     python3 tests/remote/engine.py up      start it; prints the --remote_executor URL
     python3 tests/remote/engine.py down    stop what `up` started (and remove its state)
@@ -17,18 +18,21 @@ as a context manager (a session fixture), which stops everything even when a tes
   that user. The URL names psycopg2: with plain `postgresql://`, SQLAlchemy 2.1 picks psycopg 3,
   whose connections lack the `poll` that BuildGrid's LISTEN/NOTIFY uses, and every job then waits
   for the scheduler's periodic poll.
-- **Workers**: tests/remote/worker.py, WORKERS processes of one lease each, each action in a
-  bubblewrap sandbox.
+- **Workers**: buildbox (buildbox-casd, buildbox-worker, buildbox-run-bubblewrap), Debian's
+  packages in the worker image of devtools/remote/worker_image.sh (Debian sid, not this machine's
+  bookworm). WORKERS hosts of JOBS concurrent actions each, every host in a network namespace of
+  its own, reaching the server over a veth pair, with the image as its root file system
+  (tests/remote/buildbox_worker.sh). Each action runs under bubblewrap in the toolchain tree its
+  platform property `inject` names (TOOLCHAINS): nothing of this machine's file system.
 
 The server's `thread-pool-size` is also its limit of concurrent RPCs: Bazel 4.2.3 opens up to 100
 connections (--remote_max_connections) to upload the torch headers, and a pool of 40 answered
 RESOURCE_EXHAUSTED. The tests pass a small --remote_max_connections and the pool is larger.
-Stdlib only: any Python 3.11 runs it, without BuildGrid importable.
+Stdlib only: any Python 3.11 runs it, without BuildGrid importable. Needs root (namespaces).
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import shutil
@@ -44,20 +48,34 @@ from pathlib import Path
 CACHE = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "rules_aten"
 BUILDGRID_VENV = Path(os.environ.get("RULES_ATEN_BUILDGRID_VENV") or CACHE / "venv-buildgrid")
 PG_BIN = Path("/usr/lib/postgresql/15/bin")
-WORKER = Path(__file__).resolve().parent / "worker.py"
+WORKER_HOST = Path(__file__).resolve().parent / "buildbox_worker.sh"
+WORKER_IMAGE_SCRIPT = (
+    Path(__file__).resolve().parents[2] / "devtools" / "remote" / "worker_image.sh"
+)
+WORKER_IMAGE = CACHE / "remote-worker" / "image"
 # Where `up` keeps what `down` needs (the state directory and the processes).
 STATE_FILE = CACHE / "remote-engine.json"
-WORKERS = 2
+WORKERS = 1
+# Concurrent actions per worker host: this machine's two cores.
+JOBS = 2
+# --remote_default_exec_properties a client passes for the toolchain tree its C++ toolchain
+# names: Bazel 4.2.3 on this machine (Debian 12, gcc 12), Bazel 7.7.1 in the sid chroot (gcc 16).
+TOOLCHAINS = {"bookworm": "inject=bookworm", "sid": "inject=sid"}
 THREAD_POOL_SIZE = 200
 # How long a bot session lives without an UpdateBotSession: a worker reports only between two
 # actions, and a compile that declares the ~9,400 torch headers can run minutes on 2 loaded cores.
 KEEPALIVE_S = 900
 START_TIMEOUT_S = 120
+# What buildbox-worker logs once its runner's parameters are checked and it starts leasing.
+WORKER_STARTED = "Starting buildbox-worker with BotID"
 
 CONFIG = """\
 server:
   - !channel
     address: "127.0.0.1:{port}"
+    insecure-mode: true
+  - !channel
+    address: "{veth_address}:{port}"
     insecure-mode: true
 thread-pool-size: {pool}
 connections:
@@ -81,6 +99,8 @@ schedulers:
     action-cache: *ac
     bot-session-keepalive-timeout: {keepalive}
     poll-interval: 0.5
+    property-set: !dynamic-property-set
+      match-property-keys: [inject]
 instances:
   - name: ""
     services:
@@ -119,6 +139,18 @@ def wait_for_port(port: int, proc: subprocess.Popen[bytes], what: str, log: Path
     )
 
 
+def wait_for_line(line: str, proc: subprocess.Popen[bytes], what: str, log: Path) -> None:
+    """Waits until log has line (a worker that checked its runner and started), or fails."""
+    deadline = time.monotonic() + START_TIMEOUT_S
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise EngineError(f"{what} exited {proc.returncode}: {tail(log)}")
+        if line in log.read_text(errors="replace"):
+            return
+        time.sleep(0.2)
+    raise EngineError(f"{what} did not start in {START_TIMEOUT_S} s: {tail(log)}")
+
+
 def tail(log: Path, lines: int = 5) -> str:
     try:
         text = log.read_text(errors="replace").strip().splitlines()
@@ -138,23 +170,22 @@ def check_installed() -> None:
         missing.append(f"BuildGrid ({BUILDGRID_VENV}/bin/bgd)")
     if not (PG_BIN / "pg_ctl").is_file():
         missing.append(f"PostgreSQL 15 ({PG_BIN}/pg_ctl; apt-get install postgresql-15)")
-    if shutil.which("bwrap") is None:
-        missing.append("bubblewrap (bwrap; apt-get install bubblewrap)")
+    if not (WORKER_IMAGE / ".rules_aten_stamp").is_file():
+        missing.append(f"the worker image ({WORKER_IMAGE}; {WORKER_IMAGE_SCRIPT} setup)")
+    if os.geteuid() != 0:
+        missing.append("root (the workers' network and mount namespaces)")
     if missing:
         raise EngineError(f"remote engine: missing {', '.join(missing)}: run ./dev setup-remote")
 
 
 @dataclass
 class Engine:
-    """PostgreSQL, a BuildGrid server and WORKERS workers in a fresh state directory.
+    """PostgreSQL, a BuildGrid server and WORKERS buildbox worker hosts in a fresh state directory.
 
     `with Engine() as engine:` starts them and always stops them; engine.url is the value of
-    --remote_executor. worker_args go to every worker (worker.py --help); image_without names
-    files of the host the workers' base image leaves out (an image without the compiler)."""
+    --remote_executor."""
 
     workers: int = WORKERS
-    worker_args: tuple[str, ...] = ()
-    image_without: tuple[str, ...] = ()
     state: Path = field(default_factory=lambda: Path(tempfile.mkdtemp(prefix="rules_aten_remote_")))
     port: int = 0
     pg_port: int = 0
@@ -167,6 +198,10 @@ class Engine:
     @property
     def db_url(self) -> str:
         return f"postgresql+psycopg2://postgres@127.0.0.1:{self.pg_port}/postgres"
+
+    @property
+    def netns(self) -> str:
+        return f"rules_aten_{self.port}"
 
     def __enter__(self) -> Engine:
         try:
@@ -191,51 +226,64 @@ class Engine:
             last = (migrate.stderr.strip().splitlines() or ["?"])[-1]
             raise EngineError(f"bgd migrate apply exited {migrate.returncode}: {last}")
         self.port = free_port()
+        server_side, worker_side = veth_addresses(self.port)
+        self.make_network(server_side, worker_side)
         config = self.state / "buildgrid.yml"
         config.write_text(
             CONFIG.format(
-                port=self.port, pool=THREAD_POOL_SIZE, db_url=self.db_url, keepalive=KEEPALIVE_S
+                port=self.port,
+                veth_address=server_side,
+                pool=THREAD_POOL_SIZE,
+                db_url=self.db_url,
+                keepalive=KEEPALIVE_S,
             )
         )
         server_log = self.state / "buildgrid.log"
         server = self.spawn([bgd, "server", "start", str(config)], server_log)
         wait_for_port(self.port, server, "bgd server", server_log)
-        python = str(BUILDGRID_VENV / "bin" / "python")
-        # The workers' base image, made once here rather than by two workers at once.
-        image = CACHE / "remote-image"
-        without = [f"--image-without={path}" for path in self.image_without]
-        if without:  # another image, so that the usual one is not made again afterwards
-            key = hashlib.sha256("\0".join(sorted(self.image_without)).encode()).hexdigest()[:12]
-            image = CACHE / f"remote-image-without-{key}"
-        made = subprocess.run(
-            [python, str(WORKER), "--make-image", "--image", str(image), *without],
-            capture_output=True,
-            text=True,
-        )
-        if made.returncode != 0:
-            last = (made.stderr.strip().splitlines() or ["?"])[-1]
-            raise EngineError(f"worker.py --make-image exited {made.returncode}: {last}")
         for i in range(self.workers):
-            work = self.state / f"worker{i}"
-            self.spawn(
+            host = self.state / f"worker{i}"
+            host.mkdir()
+            worker = self.spawn(
                 [
-                    python,
-                    str(WORKER),
-                    "--server",
-                    self.url,
-                    "--bot-id",
-                    f"test-worker-{i}",
-                    "--work-dir",
-                    str(work),
-                    "--cache-dir",
-                    str(self.state / "blobs"),
-                    "--image",
-                    str(image),
-                    *without,
-                    *self.worker_args,
+                    "ip",
+                    "netns",
+                    "exec",
+                    self.netns,
+                    "unshare",
+                    "--mount",
+                    "--pid",
+                    "--fork",
+                    "--kill-child",
+                    "--propagation",
+                    "private",
+                    str(WORKER_HOST),
+                    str(WORKER_IMAGE),
+                    str(host),
+                    f"grpc://{server_side}:{self.port}",
+                    str(JOBS),
+                    f"buildbox-{i}",
                 ],
                 self.state / f"worker{i}.log",
             )
+            wait_for_line(WORKER_STARTED, worker, f"worker host {i}", self.state / f"worker{i}.log")
+
+    def make_network(self, server_side: str, worker_side: str) -> None:
+        """The workers' network namespace, and a veth pair from it to this one's."""
+        host_if, ns_if = f"ra{self.port}h", f"ra{self.port}w"
+        for command in (
+            ["ip", "netns", "add", self.netns],
+            ["ip", "link", "add", host_if, "type", "veth", "peer", "name", ns_if],
+            ["ip", "link", "set", ns_if, "netns", self.netns],
+            ["ip", "addr", "add", f"{server_side}/30", "dev", host_if],
+            ["ip", "link", "set", host_if, "up"],
+            ["ip", "-n", self.netns, "addr", "add", f"{worker_side}/30", "dev", ns_if],
+            ["ip", "-n", self.netns, "link", "set", ns_if, "up"],
+            ["ip", "-n", self.netns, "link", "set", "lo", "up"],
+        ):
+            done = subprocess.run(command, capture_output=True, text=True)
+            if done.returncode != 0:
+                raise EngineError(f"{' '.join(command)}: {done.stderr.strip()}")
 
     def start_postgres(self) -> None:
         data = self.state / "pgdata"
@@ -320,6 +368,10 @@ class Engine:
                 ),
                 capture_output=True,
             )
+        if self.port:
+            subprocess.run(["ip", "netns", "del", self.netns], capture_output=True)
+            subprocess.run(["ip", "link", "del", f"ra{self.port}h"], capture_output=True)
+        # (The worker hosts' mounts were in their own mount namespaces, gone with them.)
         shutil.rmtree(self.state, ignore_errors=True)
 
     def to_json(self) -> str:
@@ -336,6 +388,14 @@ class Engine:
     def from_json(cls, text: str) -> Engine:
         d = json.loads(text)
         return cls(state=Path(d["state"]), port=d["port"], pg_port=d["pg_port"], pids=d["pids"])
+
+
+def veth_addresses(port: int) -> tuple[str, str]:
+    """The server's and the workers' addresses on the veth pair of the engine at port: a /30 of
+    10.200.0.0/14 of its own (the port is unique while the engine runs)."""
+    block = port * 4
+    prefix = f"10.{200 + (block >> 16)}.{(block >> 8) & 255}"
+    return f"{prefix}.{(block & 255) + 1}", f"{prefix}.{(block & 255) + 2}"
 
 
 def wait_gone(pid: int, timeout: float = 10.0) -> None:

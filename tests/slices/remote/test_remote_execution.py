@@ -1,5 +1,6 @@
-"""Builds with every action on a Remote Execution API engine: BuildGrid on localhost, with the
-test workers of tests/remote/ (tests/remote/engine.py says what runs and how).
+"""Builds with every action on a Remote Execution API engine: BuildGrid on localhost with
+buildbox's stock workers in network namespaces and a root file system of their own
+(tests/remote/engine.py says what runs and how).
 
 Every build runs from a cold output base with `--spawn_strategy=remote` (no local fallback) and
 without the session's disk cache, so that each action either runs on a worker or comes from the
@@ -7,6 +8,7 @@ engine's action cache; Bazel's `INFO: N processes: ...` line must name no kind b
 (what Bazel does in its own process) and `remote` (or, for the second client, `remote cache
 hit`). Each build prints its counts in pytest's summary.
 
+On this machine's Bazel 4.2.3:
 - the README's quickstart library, loaded into torch and computing;
 - a second client, a fresh clone of this checkout at another path with its own output base,
   against the same engine: every action an action-cache hit, none executed;
@@ -14,18 +16,25 @@ hit`). Each build prints its counts in pytest's summary.
 - examples/privateuse1_backend's //:libhost_device.so in that clone: an external_backend_codegen
   backend with a derivatives YAML (generated AutogradPrivateUse1 kernels), its demo run on it;
 - an unreachable --remote_executor: Bazel's one line;
-- a worker image without the C++ compiler the toolchain names: the compile fails, naming it.
+- a client that names no toolchain tree for its actions: the compile fails, naming the compiler.
 
-The workers show no Python of the host (tests/remote/worker.py): the generator and the other
-Python actions (MUST_RUN_REMOTELY, checked in the execution log) run on @rules_aten_python's
-interpreter and standard library, which the build declares as inputs.
+On Bazel 7.7.1 (Bzlmod, WORKSPACE off) in the sid chroot of devtools/bazel7/chroot.sh, against the
+same engine: the README's Bzlmod quickstart and examples/stable_ops, each loaded and computing
+(in the chroot, whose C library the workers' sid toolchain matches), and the quickstart again from
+a second output base, every action from the cache.
 
-`./dev test-remote` runs this module (the `remote` slice, tests/support/slices.py; elsewhere it skips,
-saying so); it needs BuildGrid's venv, PostgreSQL 15 and bubblewrap (`./dev setup-remote`).
+The workers show no Python: the generator and the other Python actions (MUST_RUN_REMOTELY,
+checked in the execution log) run on @rules_aten_python's interpreter and standard library, which
+the build declares as inputs.
+
+`./dev test-remote` runs this module (the `remote` slice, tests/support/slices.py; elsewhere it
+skips, saying so); it needs BuildGrid's venv, PostgreSQL 15, the worker image and the Bazel 7
+chroot (`./dev setup-remote`, `./dev setup-bazel7`).
 """
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import subprocess
@@ -36,10 +45,26 @@ from pathlib import Path
 
 import pytest
 
-from tests.remote.engine import BUILDGRID_VENV, PG_BIN, Engine, EngineError, free_port
+from tests.remote.engine import (
+    BUILDGRID_VENV,
+    PG_BIN,
+    TOOLCHAINS,
+    WORKER_IMAGE,
+    Engine,
+    EngineError,
+    free_port,
+)
 from tests.support import slices
-from tests.support.bazel_helpers import REPO, bazel, own_output_base, read_execution_log, run_demo
+from tests.support.bazel_helpers import (
+    EXAMPLE_ENV,
+    REPO,
+    bazel,
+    own_output_base,
+    read_execution_log,
+    run_demo,
+)
 from tests.support.quickstart_helpers import (
+    MODULE_FILES,
     PYTHON_SNIPPET,
     VENV,
     WORKSPACE_FILES,
@@ -56,6 +81,18 @@ MUST_RUN_REMOTELY = ("AtenCodegen", "Genrule", "CppCompile", "CppLink")
 PROCESSES = re.compile(r"^INFO: (\d+) process(?:es)?(?:: (.*?))?\.?$", re.M)
 # BuildGrid answers RESOURCE_EXHAUSTED past its thread pool; Bazel 4.2.3 opens up to 100.
 MAX_CONNECTIONS = 4
+CHROOT_SH = REPO / "devtools" / "bazel7" / "chroot.sh"
+BAZEL7_CHROOT = (
+    Path(
+        os.environ.get("RULES_ATEN_BAZEL7_DIR")
+        or Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+        / "rules_aten"
+        / "bazel7"
+    )
+    / "root"
+)
+# Bazel 7 with Bzlmod only, as in tests/slices/bazel7/test_bazel7.py.
+BZLMOD = ("--noenable_workspace", "--enable_bzlmod")
 
 
 def _missing() -> str | None:
@@ -63,8 +100,10 @@ def _missing() -> str | None:
         return f"no BuildGrid venv at {BUILDGRID_VENV}"
     if not (PG_BIN / "pg_ctl").is_file():
         return f"no PostgreSQL 15 at {PG_BIN}"
-    if shutil.which("bwrap") is None:
-        return "no bubblewrap (bwrap)"
+    if not (WORKER_IMAGE / ".rules_aten_stamp").is_file():
+        return f"no worker image at {WORKER_IMAGE}"
+    if not (BAZEL7_CHROOT / ".rules_aten_stamp").is_file():
+        return f"no Bazel 7 chroot at {BAZEL7_CHROOT}: ./dev setup-bazel7 makes it"
     return None
 
 
@@ -78,9 +117,15 @@ if (_reason := _missing()) is not None:
     slices.missing("remote", f"{_reason}: ./dev setup-remote installs it")
 
 
-def remote_flags(url: str, log: Path) -> tuple[str, ...]:
+def remote_flags(url: str, log: Path, toolchain: str | None = "bookworm") -> tuple[str, ...]:
+    """Bazel's flags for a build on the engine at url; toolchain names the workers' toolchain
+    tree for the client's C++ toolchain (engine.TOOLCHAINS), None none."""
+    exec_properties = (
+        (f"--remote_default_exec_properties={TOOLCHAINS[toolchain]}",) if toolchain else ()
+    )
     return (
         f"--remote_executor={url}",
+        *exec_properties,
         "--spawn_strategy=remote",
         "--noremote_local_fallback",
         f"--remote_max_connections={MAX_CONNECTIONS}",
@@ -119,6 +164,30 @@ def build_once(workspace: Path, output_base: Path, *args: str) -> subprocess.Com
     return result
 
 
+def in_bazel7_chroot(share: Path, cwd: Path, *command: str) -> subprocess.CompletedProcess:
+    """command in cwd in the Bazel 7 chroot, which sees share (read-write, at its path) and this
+    checkout; every process it starts ends with it (a PID namespace), the Bazel server too. The
+    environment of the example workspaces (the dev venv's Python, no CUDA)."""
+    return subprocess.run(
+        [str(CHROOT_SH), "run", "bash", "-c", 'cd "$0" && exec "$@"', str(cwd), *command],
+        env={**EXAMPLE_ENV, "RULES_ATEN_BAZEL7_SHARE": str(share)},
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+    )
+
+
+def build_once_bazel7(
+    workspace: Path, output_base: Path, *args: str
+) -> subprocess.CompletedProcess:
+    """`bazel build args...` with Bazel 7.7.1 in its chroot; workspace and output base are under
+    one directory, which the chroot shares."""
+    share = Path(os.path.commonpath([workspace, output_base]))
+    return in_bazel7_chroot(
+        share, workspace, "bazel", f"--output_base={output_base}", "build", *args
+    )
+
+
 def error_lines(result: subprocess.CompletedProcess) -> list[str]:
     return [line for line in result.stderr.splitlines() if line.startswith("ERROR:")]
 
@@ -132,13 +201,19 @@ def remote_build(
     summary: list[str],
     executed: bool = True,
     must_run: tuple[str, ...] = MUST_RUN_REMOTELY,
+    bazel7: bool = False,
 ) -> tuple[dict[str, int], Path]:
     """A cold build of targets on the engine: its process kinds and execution log. When
-    `executed`, actions of each mnemonic of `must_run` ran on a worker (not from the cache)."""
+    `executed`, actions of each mnemonic of `must_run` ran on a worker (not from the cache).
+    With `bazel7`, Bazel 7.7.1 in its chroot builds it, with Bzlmod only."""
     shutil.rmtree(output_base, ignore_errors=True)
     log = output_base.parent / f"{output_base.name}.exec.json"
     start = time.monotonic()
-    result = build_once(workspace, output_base, *remote_flags(url, log), *targets)
+    if bazel7:
+        flags = remote_flags(url, log, toolchain="sid")
+        result = build_once_bazel7(workspace, output_base, *BZLMOD, *flags, *targets)
+    else:
+        result = build_once(workspace, output_base, *remote_flags(url, log), *targets)
     seconds = time.monotonic() - start
     assert result.returncode == 0, result.stderr[-6000:]
     kinds = processes(result.stderr)
@@ -319,13 +394,16 @@ def test_an_unreachable_executor_is_one_line(quickstart: Path, scratch: Path) ->
     ], result.stderr[-3000:]
 
 
-def test_a_worker_image_without_the_compiler_names_it(scratch: Path) -> None:
-    """The C++ toolchain is configured on the client (@local_config_cc: `which gcc`), and a
-    worker must have that compiler at that path. A plain cc_binary, so that no header upload
-    comes first."""
+def test_a_client_that_names_no_toolchain_tree_gets_the_compiler_named(
+    engine: Engine, scratch: Path
+) -> None:
+    """The C++ toolchain is configured on the client (@local_config_cc: `which gcc`), and the
+    workers give an action the toolchain tree its `inject` property names: without
+    --remote_default_exec_properties its sandbox has no compiler, and the compile fails naming
+    it. A plain cc_binary, so that no header upload comes first."""
     compiler = shutil.which("gcc")
     assert compiler, "no gcc on PATH"
-    ws = scratch / "no_compiler"
+    ws = scratch / "no_toolchain"
     ws.mkdir()
     (ws / "WORKSPACE").write_text(
         f'local_repository(name = "rules_aten", path = "{REPO}")\n\n'
@@ -334,11 +412,85 @@ def test_a_worker_image_without_the_compiler_names_it(scratch: Path) -> None:
     )
     (ws / "BUILD.bazel").write_text('cc_binary(name = "hello", srcs = ["hello.cc"])\n')
     (ws / "hello.cc").write_text('#include <cstdio>\nint main() { std::puts("hello"); }\n')
-    with Engine(image_without=(compiler,)) as no_compiler:
-        flags = remote_flags(no_compiler.url, scratch / "no_compiler.exec.json")
-        result = build_once(ws, scratch / "ob_no_compiler", *flags, "//:hello")
+    flags = remote_flags(engine.url, scratch / "no_toolchain.exec.json", toolchain=None)
+    result = build_once(ws, scratch / "ob_no_toolchain", *flags, "//:hello")
     assert result.returncode != 0
     errors = error_lines(result)
     assert len(errors) == 1, result.stderr[-3000:]
     assert "Compiling hello.cc failed" in errors[0] and compiler in errors[0], errors[0]
-    assert f"bwrap: execvp {compiler}: No such file or directory" in result.stderr.splitlines()
+    print(result.stderr[-1500:])
+
+
+# --- Bazel 7.7.1 (Bzlmod) in its chroot, on the same engine -----------------------------------
+
+
+def bazel7_snippet(share: Path, workspace: Path) -> str:
+    """The README's Python snippet in the chroot (the library links sid's C library)."""
+    run = in_bazel7_chroot(share, workspace, str(VENV / "bin" / "python"), PYTHON_SNIPPET)
+    assert run.returncode == 0, run.stderr[-4000:]
+    return run.stdout.strip().splitlines()[-1]
+
+
+@pytest.fixture(scope="module")
+def bazel7_quickstart(engine: Engine, scratch: Path, summary: list[str]) -> Path:
+    ws = write_workspace(scratch / "bazel7_quickstart", VENV, (*MODULE_FILES, PYTHON_SNIPPET))
+    remote_build(
+        ws,
+        scratch / "ob_bazel7_quickstart",
+        engine.url,
+        ("//:libmyops.so",),
+        "Bazel 7.7.1: quickstart //:libmyops.so",
+        summary,
+        must_run=(*MUST_RUN_REMOTELY, "AtenKernelCompile"),
+        bazel7=True,
+    )
+    return ws
+
+
+def test_bazel7_quickstart_builds_remotely_and_computes(
+    bazel7_quickstart: Path, scratch: Path
+) -> None:
+    assert bazel7_snippet(scratch, bazel7_quickstart) == "tensor([0., 2., 4.])"
+
+
+def test_bazel7_second_output_base_gets_every_action_from_the_cache(
+    bazel7_quickstart: Path, engine: Engine, scratch: Path, summary: list[str]
+) -> None:
+    kinds, log = remote_build(
+        bazel7_quickstart,
+        scratch / "ob_bazel7_quickstart_again",
+        engine.url,
+        ("//:libmyops.so",),
+        "Bazel 7.7.1: quickstart, a second output base",
+        summary,
+        executed=False,
+        bazel7=True,
+    )
+    assert "remote" not in kinds and kinds.get("remote cache hit", 0) > 0, kinds
+    missed = [s for s in read_execution_log(log) if not s.get("remoteCacheHit")]
+    assert not missed, [(s.get("mnemonic"), s.get("listedOutputs", [])[:1]) for s in missed]
+
+
+def test_bazel7_stable_example_builds_remotely_and_loads(
+    clone: Path, engine: Engine, scratch: Path, summary: list[str]
+) -> None:
+    examples = clone / "examples"  # one module; its MODULE.bazel names .. (the clone)
+    (examples / ".venv").symlink_to(VENV)
+    remote_build(
+        examples,
+        scratch / "ob_bazel7_stable",
+        engine.url,
+        # (the flags of the module's presubmit, .bcr/presubmit.yml)
+        ("--cxxopt=-std=c++20", "--host_cxxopt=-std=c++20", "//stable_ops:libstableops.so"),
+        "Bazel 7.7.1: examples //stable_ops:libstableops.so",
+        summary,
+        bazel7=True,
+    )
+    library = examples / "bazel-bin" / "stable_ops" / "libstableops.so"
+    check = (
+        f"import torch; torch.ops.load_library({str(library)!r}); "
+        "print(torch.ops.stableops.scaled_add(torch.ones(2), torch.ones(2), 2.0).tolist())"
+    )
+    run = in_bazel7_chroot(scratch, examples, str(VENV / "bin" / "python"), "-c", check)
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert run.stdout.strip() == "[3.0, 3.0]", run.stdout
