@@ -23,7 +23,9 @@ as a context manager (a session fixture), which stops everything even when a tes
   bookworm). WORKERS hosts of JOBS concurrent actions each, every host in a network namespace of
   its own, reaching the server over a veth pair, with the image as its root file system
   (tests/remote/buildbox_worker.sh). Each action runs under bubblewrap in the toolchain tree its
-  platform property `inject` names (TOOLCHAINS): nothing of this machine's file system.
+  platform property `inject` names (TOOLCHAINS): nothing of this machine's file system. The
+  scheduler matches `inject` between actions and workers and lets a property `salt` through
+  unmatched (benchmarks/bench_remote.py gives every action a new key with it).
 
 The server's `thread-pool-size` is also its limit of concurrent RPCs: Bazel 4.2.3 opens up to 100
 connections (--remote_max_connections) to upload the torch headers, and a pool of 40 answered
@@ -101,6 +103,7 @@ schedulers:
     poll-interval: 0.5
     property-set: !dynamic-property-set
       match-property-keys: [inject]
+      wildcard-property-keys: [salt]
 instances:
   - name: ""
     services:
@@ -164,7 +167,8 @@ def as_postgres(args: list[str]) -> list[str]:
     return ["runuser", "-u", "postgres", "--", *args] if os.geteuid() == 0 else args
 
 
-def check_installed() -> None:
+def missing_parts() -> list[str]:
+    """What the engine needs that this machine lacks, each named with how to get it."""
     missing = []
     if not (BUILDGRID_VENV / "bin" / "bgd").is_file():
         missing.append(f"BuildGrid ({BUILDGRID_VENV}/bin/bgd)")
@@ -174,7 +178,11 @@ def check_installed() -> None:
         missing.append(f"the worker image ({WORKER_IMAGE}; {WORKER_IMAGE_SCRIPT} setup)")
     if os.geteuid() != 0:
         missing.append("root (the workers' network and mount namespaces)")
-    if missing:
+    return missing
+
+
+def check_installed() -> None:
+    if missing := missing_parts():
         raise EngineError(f"remote engine: missing {', '.join(missing)}: run ./dev setup-remote")
 
 

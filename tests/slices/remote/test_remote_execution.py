@@ -45,15 +45,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.remote.engine import (
-    BUILDGRID_VENV,
-    PG_BIN,
-    TOOLCHAINS,
-    WORKER_IMAGE,
-    Engine,
-    EngineError,
-    free_port,
-)
+from tests.remote.engine import TOOLCHAINS, Engine, EngineError, free_port, missing_parts
 from tests.support import slices
 from tests.support.bazel_helpers import (
     EXAMPLE_ENV,
@@ -63,6 +55,7 @@ from tests.support.bazel_helpers import (
     read_execution_log,
     run_demo,
 )
+from tests.support.model_helpers import printed_ratio, run_benchmark_tiny
 from tests.support.quickstart_helpers import (
     MODULE_FILES,
     PYTHON_SNIPPET,
@@ -96,12 +89,8 @@ BZLMOD = ("--noenable_workspace", "--enable_bzlmod")
 
 
 def _missing() -> str | None:
-    if not (BUILDGRID_VENV / "bin" / "bgd").is_file():
-        return f"no BuildGrid venv at {BUILDGRID_VENV}"
-    if not (PG_BIN / "pg_ctl").is_file():
-        return f"no PostgreSQL 15 at {PG_BIN}"
-    if not (WORKER_IMAGE / ".rules_aten_stamp").is_file():
-        return f"no worker image at {WORKER_IMAGE}"
+    if parts := missing_parts():
+        return f"no {', '.join(parts)}"
     if not (BAZEL7_CHROOT / ".rules_aten_stamp").is_file():
         return f"no Bazel 7 chroot at {BAZEL7_CHROOT}: ./dev setup-bazel7 makes it"
     return None
@@ -494,3 +483,29 @@ def test_bazel7_stable_example_builds_remotely_and_loads(
     run = in_bazel7_chroot(scratch, examples, str(VENV / "bin" / "python"), "-c", check)
     assert run.returncode == 0, run.stderr[-3000:]
     assert run.stdout.strip() == "[3.0, 3.0]", run.stdout
+
+
+# --- benchmarks/bench_remote.py --------------------------------------------------------------
+
+BENCH_ROW = re.compile(
+    r"^\| (local|remote, fresh engine|remote, warm engine), median of 1 \(s\) \| ([\d.]+) \|", re.M
+)
+PHASE_ROW = re.compile(
+    r"^\| (fresh|warm) engine: (compile|link) \(1 actions\) \| ([\d.]+) \|", re.M
+)
+
+
+def test_bench_remote_tiny_mode(summary: list[str]) -> None:
+    """The tiny mode runs: a one-source cc_binary local, on a fresh engine of its own and on it
+    again warm, with the per-action phases of Bazel's profile."""
+    stdout = run_benchmark_tiny("bench_remote.py", timeout=900)
+    walls = {label: float(wall) for label, wall in BENCH_ROW.findall(stdout)}
+    assert set(walls) == {"local", "remote, fresh engine", "remote, warm engine"}, stdout
+    assert all(wall > 0 for wall in walls.values()), stdout
+    # Each engine's compile and link, with the local run of the same action beside them.
+    assert {(engine, kind) for engine, kind, _ in PHASE_ROW.findall(stdout)} == {
+        (engine, kind) for engine in ("fresh", "warm") for kind in ("compile", "link")
+    }, stdout
+    ratio = walls["remote, warm engine"] / walls["local"]
+    assert printed_ratio(stdout, "P14") == pytest.approx(ratio, rel=0.02)
+    summary.append(f"bench_remote --tiny: local {walls['local']:.1f} s, warm engine {ratio:.2f}x")

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import pytest
 
 from atengen.errors import AtengenError
 from atengen.kernel_compile.command_line import KernelCompile
+from tests.support.bazel_helpers import REPO
 
 ARGUMENTS = (
     "--source=k.cpp", "--output=out/k.pic.o", "--",
@@ -47,3 +51,20 @@ def test_a_bad_command_line_is_one_error(arguments: tuple[str, ...], message: st
     with pytest.raises(AtengenError) as e:
         KernelCompile.parse(arguments)
     assert message in e.value.format_all() and "\n" not in e.value.format_all()
+
+
+def test_a_plain_compile_needs_no_ctypes() -> None:
+    """A remote action runs `compile-kernel` plainly, with the build's interpreter on a worker
+    that may lack the system's libffi, which ctypes loads: the compile path must not import it
+    (only a precompile, which runs in a local worker, does)."""
+    blocked = (
+        "import sys; sys.modules['ctypes'] = None; sys.modules['_ctypes'] = None; "
+        "import atengen.cli.kernel_compile_command, atengen.kernel_compile.worker"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", blocked],
+        cwd=REPO / "tool",
+        capture_output=True,
+        text=True,
+    )
+    assert result.returncode == 0, result.stderr[-2000:]

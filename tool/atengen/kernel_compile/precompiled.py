@@ -19,8 +19,8 @@ Entries live under the output base (`bazel clean --expunge` removes them); the s
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import fcntl
+import functools
 import hashlib
 import json
 import os
@@ -28,7 +28,7 @@ import shutil
 import signal
 import subprocess
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -52,10 +52,19 @@ def store_root(cwd: Path) -> Path | None:
 
 
 _PR_SET_PDEATHSIG = 1
-_prctl = ctypes.CDLL(None, use_errno=True).prctl
 
 
-def _background_child() -> None:
+def _libc_prctl() -> Callable[..., int]:
+    """libc's prctl, looked up where a precompile starts and not at import: ctypes needs the
+    system's libffi, which a remote worker's toolchain may lack, and a remote action imports
+    this module but only compiles."""
+    import ctypes  # noqa: PLC0415
+
+    prctl: Callable[..., int] = ctypes.CDLL(None, use_errno=True).prctl
+    return prctl
+
+
+def _background_child(prctl: Callable[..., int]) -> None:
     """In the precompile's process before it runs GCC: the lowest CPU priority, so that on a
     cold build the library's other compiles come first; and signalled when the thread that
     waits for it dies, so that no compile outlives a worker that Bazel stopped. (It runs between fork and
@@ -70,7 +79,7 @@ def _background_child() -> None:
     with contextlib.suppress(OSError), open("/proc/self/autogroup", "w") as autogroup:
         autogroup.write("19")
     os.nice(19)
-    _prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
+    prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
 
 
 # The precompile under a shell that, sent SIGTERM when the worker's thread dies, kills its whole
@@ -201,7 +210,7 @@ class PrecompiledHeaders:
                     stdin=subprocess.DEVNULL,
                     stdout=subprocess.DEVNULL,
                     stderr=subprocess.PIPE,
-                    preexec_fn=_background_child,
+                    preexec_fn=functools.partial(_background_child, _libc_prctl()),
                 )
             except OSError as e:
                 self._fail(entry, digests, str(e).encode())
