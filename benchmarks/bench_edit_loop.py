@@ -29,7 +29,6 @@ from __future__ import annotations
 import argparse
 import gzip
 import json
-import os
 import statistics
 import subprocess
 import sys
@@ -45,6 +44,7 @@ from common import (
     print_ratio,
     reject_tiny_write,
     run_bazel,
+    user_env,
 )
 
 sys.path.insert(0, str(REPO))
@@ -98,8 +98,7 @@ def body(i: int) -> str:
 
 
 def bazel(workspace: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("RULES_ATEN_")}
-    return run_bazel(workspace, quickstart_startup(), env, *args)
+    return run_bazel(workspace, quickstart_startup(), user_env(), *args)
 
 
 def profile_parts(path: Path) -> tuple[float, float, float, list[str]]:

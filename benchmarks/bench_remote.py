@@ -39,7 +39,15 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from common import REPO, TINY_HELP, append_results, print_ratio, reject_tiny_write, run_bazel
+from common import (
+    REPO,
+    TINY_HELP,
+    append_results,
+    print_ratio,
+    reject_tiny_write,
+    run_bazel,
+    user_env,
+)
 
 sys.path.insert(0, str(REPO))
 from tests.remote.engine import TOOLCHAINS, Engine  # noqa: E402
@@ -178,8 +186,7 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     reject_tiny_write(p, args)
     reps = 1 if args.tiny else args.reps
-    env = {k: v for k, v in os.environ.items() if not k.startswith("RULES_ATEN_")}
-    env["RULES_ATEN_CUDA_DIR"] = "none"
+    env = user_env(RULES_ATEN_CUDA_DIR="none")
     local: list[Build] = []
     fresh: list[Build] = []
     warm: list[Build] = []

@@ -34,6 +34,13 @@ def run_bazel(
     return result
 
 
+def user_env(**overrides: str) -> dict[str, str]:
+    """The environment of a user's shell for the Bazel builds a benchmark times: without this
+    project's RULES_ATEN_ variables (a test session's), with ``overrides``."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("RULES_ATEN_")}
+    return {**env, **overrides}
+
+
 def child_env(python: str = sys.executable, **overrides: str) -> dict[str, str]:
     """The environment of the processes a benchmark times, after compiling the generator's
     bytecode with ``python``: torchgen's ships compiled in the wheel, and a build's generator

@@ -19,6 +19,8 @@
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+# shellcheck source=devtools/lib/debian_root.sh
+source "$ROOT/devtools/lib/debian_root.sh"
 CACHE="${RULES_ATEN_BAZEL7_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/rules_aten/bazel7}"
 # Debian sid's versions when this was written; `apt-get install pkg=version` refuses others, so a
 # sid that has moved on fails the set-up with one line instead of testing another Bazel.
@@ -46,14 +48,6 @@ STUBS=/usr/local/share/rules_aten_bazel7/modules
 
 log() { echo "bazel7: $*" >&2; }
 die() { echo "bazel7: $*" >&2; exit 1; }
-
-# The Debian mirror this machine's apt uses (a sid suite on it is what debootstrap fetches).
-debian_mirror() {
-  local uri
-  uri="$(grep -hsE '^(URIs:|deb )' /etc/apt/sources.list /etc/apt/sources.list.d/* |
-    grep -oE 'https?://[^ ]*/debian/?' | grep -v security | head -n1 || true)"
-  echo "${uri:-http://deb.debian.org/debian}"
-}
 
 # The four modules bazel_tools' MODULE.bazel depends on that Debian does not package (buildozer,
 # protobuf, zlib, apple_support): without them every Bzlmod build looks for them in the Bazel
@@ -153,34 +147,10 @@ cmd_setup() {
 }
 
 make_tarball() {
-  local start=$SECONDS build="$CACHE/build.tmp" mirror
-  mirror="$(debian_mirror)"
-  if ! command -v debootstrap >/dev/null 2>&1; then
-    log "installing debootstrap"
-    # (dev's apt lock file: .ci/run sets up the remote slice at the same time)
-    DEBIAN_FRONTEND=noninteractive flock "${TMPDIR:-/tmp}/rules_aten-apt.lock" \
-      apt-get -o DPkg::Lock::Timeout=900 install -y -qq debootstrap >/dev/null 2>&1 ||
-      die "cannot install debootstrap, and no $TARBALL is cached: the Bazel 7 slice cannot run"
-  fi
-  rm -rf "$build"
-  log "debootstrap --variant=minbase sid from $mirror"
-  debootstrap --variant=minbase sid "$build" "$mirror" >"$CACHE/debootstrap.log" 2>&1 ||
-    die "debootstrap of sid from $mirror failed ($CACHE/debootstrap.log), and no usable $TARBALL is cached"
-  # sid's Release file is valid for a week; a machine whose clock or mirror snapshot is older
-  # reads it as expired.
-  echo 'Acquire::Check-Valid-Until "false";' >"$build/etc/apt/apt.conf.d/99rules-aten"
-  log "apt-get install ${PACKAGES[*]}"
-  if ! unshare --mount --pid --fork --propagation private bash -c '
-      set -e
-      mount -t proc proc "$1/proc"
-      mount --rbind /dev "$1/dev"
-      cp /etc/resolv.conf "$1/etc/resolv.conf" 2>/dev/null || true
-      chroot "$1" apt-get update -qq
-      shift
-      DEBIAN_FRONTEND=noninteractive chroot "$0" apt-get install -y -qq --no-install-recommends "$@"
-      chroot "$0" apt-get clean' "$build" "$build" "${PACKAGES[@]}" >"$CACHE/apt.log" 2>&1; then
-    die "apt-get install of the pinned packages failed ($(grep -m1 -E '^E:' "$CACHE/apt.log" || tail -n1 "$CACHE/apt.log")); no usable $TARBALL is cached"
-  fi
+  local start=$SECONDS build="$CACHE/build.tmp"
+  log "debootstrap sid and apt-get install ${PACKAGES[*]}"
+  make_debian_root sid "$build" "$CACHE/debootstrap.log" "${PACKAGES[@]}" ||
+    die "the chroot could not be made ($CACHE/debootstrap.log), and no usable $TARBALL is cached"
   write_stub_modules "$build"
   tar -C "$build" -cf "$TARBALL.tmp" .
   mv "$TARBALL.tmp" "$TARBALL"
