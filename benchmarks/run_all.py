@@ -63,6 +63,8 @@ TARGETS = {
 }
 
 # In run order, with the targets each prints (the full-compile ones are left out by --tiny).
+# Not bench_remote (P14): it needs the remote-execution engine and root, and the remote slice
+# (`./dev test-remote`) runs its tiny mode.
 BENCHMARKS = {
     "bench_model": ["model_load", "model_load_grouped"],
     "bench_codegen": ["P1", "P1_cpu"],

@@ -198,6 +198,8 @@ class Engine:
     port: int = 0
     pg_port: int = 0
     pids: list[int] = field(default_factory=list)
+    # The worker hosts' `unshare` processes, whose child runs buildbox-worker.
+    host_pids: list[int] = field(default_factory=list)
 
     @property
     def url(self) -> str:
@@ -275,6 +277,7 @@ class Engine:
                 self.state / f"worker{i}.log",
             )
             wait_for_line(WORKER_STARTED, worker, f"worker host {i}", self.state / f"worker{i}.log")
+            self.host_pids.append(worker.pid)
 
     def make_network(self, server_side: str, worker_side: str) -> None:
         """The workers' network namespace, and a veth pair from it to this one's."""

@@ -36,6 +36,7 @@ chroot (`./dev setup-remote`, `./dev setup-bazel7`).
 
 from __future__ import annotations
 
+import ipaddress
 import os
 import re
 import shutil
@@ -47,7 +48,14 @@ from pathlib import Path
 
 import pytest
 
-from tests.remote.engine import TOOLCHAINS, Engine, EngineError, free_port, missing_parts
+from tests.remote.engine import (
+    TOOLCHAINS,
+    Engine,
+    EngineError,
+    free_port,
+    missing_parts,
+    veth_addresses,
+)
 from tests.support import slices
 from tests.support.bazel_helpers import (
     EXAMPLE_ENV,
@@ -371,6 +379,43 @@ def test_a_backend_with_derivatives_builds_remotely(
     # them: a training step through tanh's AutogradPrivateUse1 kernel, from derivatives.yaml.
     report = run_demo(example / "demo.py", example / "bazel-bin" / "libhost_device.so")
     assert report["checks"]["train_generated_autograd"], report
+
+
+def worker_processes(engine: Engine) -> list[int]:
+    """The buildbox-worker processes of the engine's worker hosts (each the child of a host's
+    `unshare`, which runs it as its namespace's first process)."""
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+            comm = stat.read_text().split("(", 1)[1].rsplit(")", 1)[0]
+        except OSError:
+            continue
+        if int(fields[1]) in engine.host_pids and comm.startswith("buildbox-worke"):
+            found.append(int(stat.parent.name))
+    return found
+
+
+def test_the_worker_is_another_host(quickstart: Path, engine: Engine) -> None:
+    """The worker that ran the quickstart's actions is not on the client's network or file
+    system: its own network namespace, and the worker image (Debian sid, no Python) as its root."""
+    (pid,) = worker_processes(engine)
+    proc = Path(f"/proc/{pid}")
+    assert os.readlink(proc / "ns" / "net") != os.readlink("/proc/self/ns/net")
+    assert os.readlink(proc / "ns" / "mnt") != os.readlink("/proc/self/ns/mnt")
+    os_release = (proc / "root" / "etc" / "os-release").read_text()
+    assert "sid" in os_release and "sid" not in Path("/etc/os-release").read_text(), os_release
+    assert not list((proc / "root" / "usr" / "bin").glob("python*"))
+    # Its network has none of the client's addresses: only the loopback and its veth.
+    theirs, ours = (
+        set(re.findall(r"\d+\.\d+\.\d+\.\d+", (root / "net" / "fib_trie").read_text()))
+        for root in (proc, Path("/proc/self"))
+    )
+    veth = ipaddress.ip_network(f"{veth_addresses(engine.port)[0]}/30", strict=False)
+    shared = {
+        a for a in theirs & ours if not ipaddress.ip_address(a).is_loopback and a != "0.0.0.0"
+    }
+    assert {a for a in shared if ipaddress.ip_address(a) not in veth} == set(), (theirs, ours)
 
 
 def test_an_unreachable_executor_is_one_line(quickstart: Path, scratch: Path) -> None:
