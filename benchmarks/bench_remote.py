@@ -183,6 +183,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--reps", type=int, default=3)
     p.add_argument("--write", action="store_true", help="append the result to RESULTS.md")
     p.add_argument("--tiny", action="store_true", help=TINY_HELP)
+    p.add_argument(
+        "--staging",
+        default="copy-or-link",
+        choices=("copy-or-link", "fuse"),
+        help="how the worker stages input roots (buildbox-casd's staging mode)",
+    )
     args = p.parse_args(argv)
     reject_tiny_write(p, args)
     reps = 1 if args.tiny else args.reps
@@ -196,7 +202,7 @@ def main(argv: list[str] | None = None) -> int:
         for i in range(reps):
             local.append(build(ws, work / "ob_local", env))
             print(f"local: {local[-1].wall:.1f} s", file=sys.stderr)
-            with Engine() as engine:
+            with Engine(staging=args.staging) as engine:
                 fresh.append(build(ws, work / "ob_fresh", env, *remote_flags(engine, f"{i}a")))
                 print(f"remote, fresh engine: {fresh[-1].wall:.1f} s", file=sys.stderr)
                 warm.append(build(ws, work / "ob_warm", env, *remote_flags(engine, f"{i}b")))
@@ -225,7 +231,8 @@ def main(argv: list[str] | None = None) -> int:
             "bench_remote.py",
             table,
             note="Bazel 4.2.3, the README quickstart, fresh output bases, no disk cache; "
-            "BuildGrid 0.4.4 and one buildbox 1.4.30 worker host (2 jobs) on the same 2 cores",
+            "BuildGrid 0.4.4 and one buildbox 1.4.30 worker host (2 jobs, staging "
+            f"{args.staging}) on the same 2 cores",
         )
     return 0
 

@@ -2,7 +2,7 @@
 # One stock worker host for tests/remote/engine.py: buildbox-casd and buildbox-worker, with
 # buildbox-run-bubblewrap as the runner, in the worker image of devtools/remote/worker_image.sh.
 #
-#   buildbox_worker.sh IMAGE STATE URL JOBS BOT_ID
+#   buildbox_worker.sh IMAGE STATE URL JOBS BOT_ID [STAGING]
 #
 # The engine runs it as `ip netns exec NETNS unshare --mount --pid --fork --kill-child ...`: in
 # a network namespace of its own (a veth to the engine: URL is the engine's address on it) and a
@@ -22,6 +22,9 @@
 # no compiler and no shell.
 set -eu
 image="$1" state="$2" url="$3" jobs="$4" bot="$5"
+# How buildbox-casd makes an action's input root: copy-or-link (hard links into its blob cache,
+# a file at a time) or fuse (buildbox-fuse, which shows the tree without making it).
+staging="${6:-copy-or-link}"
 new="$state/root"
 mkdir -p "$new" "$state/var"
 mount --bind "$image" "$new"
@@ -68,7 +71,7 @@ exec buildbox-worker \
   --bots-remote="$url" \
   --cas-remote="unix:$var/casd.sock" \
   --buildbox-run=/opt/rules_aten/output_paths_runner.pl \
-  --runner-arg=--staging-mode=copy-or-link \
+  --runner-arg=--staging-mode="$staging" \
   $(tree_args bookworm /opt/toolchains/bookworm) \
   $(tree_args sid "") \
   --platform OSFamily=linux \

@@ -194,6 +194,8 @@ class Engine:
     --remote_executor."""
 
     workers: int = WORKERS
+    # How the worker stages an action's input root (buildbox_worker.sh's STAGING).
+    staging: str = "copy-or-link"
     state: Path = field(default_factory=lambda: Path(tempfile.mkdtemp(prefix="rules_aten_remote_")))
     port: int = 0
     pg_port: int = 0
@@ -273,6 +275,7 @@ class Engine:
                     f"grpc://{server_side}:{self.port}",
                     str(JOBS),
                     f"buildbox-{i}",
+                    self.staging,
                 ],
                 self.state / f"worker{i}.log",
             )
