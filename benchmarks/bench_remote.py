@@ -1,6 +1,6 @@
 """P14: a cold build on a remote-execution engine against the same build local, on one machine.
 
-    .venv/bin/python benchmarks/bench_remote.py [--reps 3] [--write] [--tiny]
+    .venv/bin/python benchmarks/bench_remote.py [--reps 3] [--staging MODES] [--write] [--tiny]
 
 The README quickstart (`//:libmyops.so`, Bazel 4.2.3), each build from a fresh output base with
 no disk cache, three ways in turn:
@@ -19,6 +19,9 @@ remote actions of each kind): the client's set-up of the action's input tree, it
 missing inputs, the time the action was remote (queued, its inputs staged by the worker, run, its
 outputs stored), and the download of its outputs; beside it the same action's local run. RATIO
 P14 is the median warm-engine build over the median local one; the goal is 1.2x or less.
+
+`--staging copy-or-link,fuse` measures the remote builds with each of buildbox-casd's ways of
+making an action's input root (hard links, or a FUSE view of the tree), in turn in each rep.
 
 `--tiny` (what CI runs): a one-source cc_binary instead of the quickstart, one rep, nothing
 written.
@@ -186,45 +189,65 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument(
         "--staging",
         default="copy-or-link",
-        choices=("copy-or-link", "fuse"),
-        help="how the worker stages input roots (buildbox-casd's staging mode)",
+        help="how the worker stages input roots (buildbox-casd's staging mode): copy-or-link, "
+        "fuse, or both comma-separated, each on an engine of its own in turn (the first one's "
+        "warm build gives RATIO P14)",
     )
     args = p.parse_args(argv)
     reject_tiny_write(p, args)
+    modes = args.staging.split(",")
+    if not set(modes) <= {"copy-or-link", "fuse"} or len(set(modes)) != len(modes):
+        p.error(f"--staging: {args.staging!r}: give copy-or-link, fuse, or both")
     reps = 1 if args.tiny else args.reps
     env = user_env(RULES_ATEN_CUDA_DIR="none")
     local: list[Build] = []
-    fresh: list[Build] = []
-    warm: list[Build] = []
+    # {(mode, "fresh" or "warm"): builds}
+    remote: dict[tuple[str, str], list[Build]] = defaultdict(list)
     work = Path(tempfile.mkdtemp(prefix="rules_aten_bench_remote_"))
     try:
         ws = workspace_for(work / "workspace", args.tiny)
         for i in range(reps):
             local.append(build(ws, work / "ob_local", env))
             print(f"local: {local[-1].wall:.1f} s", file=sys.stderr)
-            with Engine(staging=args.staging) as engine:
-                fresh.append(build(ws, work / "ob_fresh", env, *remote_flags(engine, f"{i}a")))
-                print(f"remote, fresh engine: {fresh[-1].wall:.1f} s", file=sys.stderr)
-                warm.append(build(ws, work / "ob_warm", env, *remote_flags(engine, f"{i}b")))
-                print(f"remote, warm engine: {warm[-1].wall:.1f} s", file=sys.stderr)
+            for mode in modes:
+                with Engine(staging=mode) as engine:
+                    for engine_state in ("fresh", "warm"):
+                        salt = f"{i}-{mode}-{engine_state}"
+                        flags = remote_flags(engine, salt)
+                        done = build(ws, work / f"ob_{engine_state}", env, *flags)
+                        remote[mode, engine_state].append(done)
+                        print(
+                            f"remote ({mode}), {engine_state}: {done.wall:.1f} s", file=sys.stderr
+                        )
     finally:
         shutil.rmtree(work, ignore_errors=True)
+
+    def label(mode: str) -> str:
+        return "remote" if len(modes) == 1 else f"remote ({mode} staging)"
+
     m = statistics.median
     table = [
         "| cold build | wall | against local | load average before |",
         "|---|---|---|---|",
         f"| local, median of {len(local)} (s) | {m(b.wall for b in local):.1f} | 1.00x | "
         f"{', '.join(f'{b.load:.1f}' for b in local)} |",
-        row("remote, fresh engine", fresh, local),
-        row("remote, warm engine", warm, local),
+        *[
+            row(f"{label(mode)}, {state} engine", remote[mode, state], local)
+            for mode in modes
+            for state in ("fresh", "warm")
+        ],
         "",
         "| per action, median (s) | local run | set-up | upload | remote | download |",
         "|---|---|---|---|---|---|",
-        *phase_rows(local, fresh, "fresh engine"),
-        *phase_rows(local, warm, "warm engine"),
+        *[
+            line
+            for mode in modes
+            for state in ("fresh", "warm")
+            for line in phase_rows(local, remote[mode, state], f"{label(mode)}, {state} engine")
+        ],
     ]
     print("\n".join(table))
-    print_ratio("P14", m(b.wall for b in warm) / m(b.wall for b in local))
+    print_ratio("P14", m(b.wall for b in remote[modes[0], "warm"]) / m(b.wall for b in local))
     if args.write:
         append_results(
             "P14 cold build on a remote-execution engine against local",
@@ -232,7 +255,7 @@ def main(argv: list[str] | None = None) -> int:
             table,
             note="Bazel 4.2.3, the README quickstart, fresh output bases, no disk cache; "
             "BuildGrid 0.4.4 and one buildbox 1.4.30 worker host (2 jobs, staging "
-            f"{args.staging}) on the same 2 cores",
+            f"{' and '.join(modes)}) on the same 2 cores",
         )
     return 0
 

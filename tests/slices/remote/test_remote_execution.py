@@ -545,7 +545,7 @@ BENCH_ROW = re.compile(
     r"^\| (local|remote, fresh engine|remote, warm engine), median of 1 \(s\) \| ([\d.]+) \|", re.M
 )
 PHASE_ROW = re.compile(
-    r"^\| (fresh|warm) engine: (compile|link) \(1 actions\) \| ([\d.]+) \|", re.M
+    r"^\| remote, (fresh|warm) engine: (compile|link) \(1 actions\) \| ([\d.]+) \|", re.M
 )
 
 
