@@ -54,7 +54,10 @@ WORKER_HOST = Path(__file__).resolve().parent / "buildbox_worker.sh"
 WORKER_IMAGE_SCRIPT = (
     Path(__file__).resolve().parents[2] / "devtools" / "remote" / "worker_image.sh"
 )
-WORKER_IMAGE = CACHE / "remote-worker" / "image"
+# (devtools/remote/worker_image.sh reads the same variable.)
+WORKER_IMAGE = (
+    Path(os.environ.get("RULES_ATEN_REMOTE_WORKER_DIR") or CACHE / "remote-worker") / "image"
+)
 # Where `up` keeps what `down` needs (the state directory and the processes).
 STATE_FILE = CACHE / "remote-engine.json"
 WORKERS = 1
