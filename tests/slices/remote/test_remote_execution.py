@@ -387,11 +387,13 @@ def worker_processes(engine: Engine) -> list[int]:
     found = []
     for stat in Path("/proc").glob("[0-9]*/stat"):
         try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-            comm = stat.read_text().split("(", 1)[1].rsplit(")", 1)[0]
-        except OSError:
+            text = stat.read_text()
+        except OSError:  # gone meanwhile
             continue
-        if int(fields[1]) in engine.host_pids and comm.startswith("buildbox-worke"):
+        comm, rest = text.split("(", 1)[1].rsplit(")", 1)
+        parent = int(rest.split()[1])
+        # (/proc's command names are cut at 15 characters.)
+        if parent in engine.host_pids and comm.startswith("buildbox-worke"):
             found.append(int(stat.parent.name))
     return found
 
