@@ -23,7 +23,7 @@ MODULES = {
     "tests/workspaces/test_gpu_bundle_build.py": ("releases", "$RULES_ATEN_GPU_BUNDLE_PYTHON="),
     "tests/slices/releases/test_releases.py": ("releases", "$RULES_ATEN_RELEASES names "),
     "tests/slices/cuda/test_cuda_wheel.py": ("cuda", "needs a CUDA build of torch"),
-    "tests/slices/remote/test_remote_execution.py": ("remote", "no BuildGrid venv at "),
+    "tests/slices/remote/test_remote_execution.py": ("remote", "no BuildGrid ("),
 }
 # The fast tests take the one module that imports neither torch nor the generator (a second of
 # CPU); the slow one all three.
