@@ -112,12 +112,13 @@ def action_phases(profile: Path) -> dict[str, dict[str, list[float]]]:
     return {k: dict(v) for k, v in phases.items()}
 
 
-def build(workspace: Path, output_base: Path, env: dict[str, str], *flags: str) -> Build:
+def build(
+    workspace: Path, target: str, output_base: Path, env: dict[str, str], *flags: str
+) -> Build:
     """`bazel build` of the workspace's target from a fresh output base, then a shutdown."""
     shutil.rmtree(output_base, ignore_errors=True)
     startup = (f"--output_base={output_base}", "--max_idle_secs=60")
     profile = output_base.parent / f"{output_base.name}.profile.gz"
-    target = (workspace / ".target").read_text().strip()
     load = os.getloadavg()[0]
     start = time.perf_counter()
     run_bazel(
@@ -140,7 +141,8 @@ def remote_flags(engine: Engine, salt: str) -> tuple[str, ...]:
     )
 
 
-def workspace_for(root: Path, tiny: bool) -> Path:
+def workspace_for(root: Path, tiny: bool) -> tuple[Path, str]:
+    """The workspace built, and its target."""
     if tiny:
         root.mkdir(parents=True)
         # (Debian's Bazel has rules_cc only through rules_aten's Debian dependencies.)
@@ -151,11 +153,9 @@ def workspace_for(root: Path, tiny: bool) -> Path:
         )
         (root / "BUILD.bazel").write_text(TINY_BUILD)
         (root / "hello.cc").write_text(TINY_SOURCE)
-        (root / ".target").write_text("//:hello\n")
-        return root
+        return root, "//:hello"
     ws = write_workspace(root, VENV)
-    (ws / ".target").write_text("//:libmyops.so\n")
-    return ws
+    return ws, "//:libmyops.so"
 
 
 def row(label: str, builds: list[Build], local: list[Build]) -> str:
@@ -205,16 +205,16 @@ def main(argv: list[str] | None = None) -> int:
     remote: dict[tuple[str, str], list[Build]] = defaultdict(list)
     work = Path(tempfile.mkdtemp(prefix="rules_aten_bench_remote_"))
     try:
-        ws = workspace_for(work / "workspace", args.tiny)
+        ws, target = workspace_for(work / "workspace", args.tiny)
         for i in range(reps):
-            local.append(build(ws, work / "ob_local", env))
+            local.append(build(ws, target, work / "ob_local", env))
             print(f"local: {local[-1].wall:.1f} s", file=sys.stderr)
             for mode in modes:
                 with Engine(staging=mode) as engine:
                     for engine_state in ("fresh", "warm"):
                         salt = f"{i}-{mode}-{engine_state}"
                         flags = remote_flags(engine, salt)
-                        done = build(ws, work / f"ob_{engine_state}", env, *flags)
+                        done = build(ws, target, work / f"ob_{engine_state}", env, *flags)
                         remote[mode, engine_state].append(done)
                         print(
                             f"remote ({mode}), {engine_state}: {done.wall:.1f} s", file=sys.stderr

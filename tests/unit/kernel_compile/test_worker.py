@@ -47,16 +47,21 @@ def read_response(stream: io.BufferedReader) -> tuple[int, int, str]:
     return parse_response(stream.read(size))
 
 
-def test_the_worker_answers_each_request_and_keeps_a_header(tmp_path: Path) -> None:
+def start_worker(tmp_path: Path, source: str, stderr: int) -> tuple[Path, subprocess.Popen[bytes]]:
+    """A persistent worker in an execroot of tmp_path's output base, which holds k.cpp."""
     execroot = tmp_path / "output_base" / "execroot" / "_main"
     execroot.mkdir(parents=True)
-    (execroot / "k.cpp").write_text(SOURCE)
+    (execroot / "k.cpp").write_text(source)
     worker = subprocess.Popen(
         [sys.executable, "-m", "atengen", "compile-kernel", "--persistent_worker"],
-        cwd=execroot, env=ENV, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
+        cwd=execroot, env=ENV, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr,
     )  # fmt: skip
     assert worker.stdin and worker.stdout
+    return execroot, worker
+
+
+def test_the_worker_answers_each_request_and_keeps_a_header(tmp_path: Path) -> None:
+    execroot, worker = start_worker(tmp_path, SOURCE, subprocess.PIPE)
 
     def ask(args: tuple[str, ...], inputs: tuple[tuple[str, bytes], ...] = ()) -> tuple[int, str]:
         assert worker.stdin and worker.stdout
@@ -112,16 +117,10 @@ def test_one_compile_from_a_parameter_file(tmp_path: Path) -> None:
 
 def test_a_precompile_dies_with_its_worker(tmp_path: Path) -> None:
     """No compile outlives a worker that Bazel stopped: GCC's driver and its cc1plus go with it."""
-    execroot = tmp_path / "output_base" / "execroot" / "_main"
-    execroot.mkdir(parents=True)
-    (execroot / "k.cpp").write_text("#include <ATen/core/Tensor.h>\nint f() { return 1; }\n")
-    flags = ("-std=c++20", *CXXFLAGS)
-    worker = subprocess.Popen(
-        [sys.executable, "-m", "atengen", "compile-kernel", "--persistent_worker"],
-        cwd=execroot, env=ENV, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-    )  # fmt: skip
+    source = "#include <ATen/core/Tensor.h>\nint f() { return 1; }\n"
+    _, worker = start_worker(tmp_path, source, subprocess.DEVNULL)
     assert worker.stdin and worker.stdout
+    flags = ("-std=c++20", *CXXFLAGS)
     worker.stdin.write(encode_request(arguments("k.cpp", "k.o", *flags), ()))
     worker.stdin.flush()
     assert read_response(worker.stdout)[1] == 0  # type: ignore[arg-type]
