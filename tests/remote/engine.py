@@ -184,6 +184,17 @@ def missing_parts() -> list[str]:
     return missing
 
 
+def default_staging() -> str:
+    """`fuse` where this machine's kernel serves FUSE (buildbox-fuse shows an action's input
+    root without making it: a fifth off a warm build, and none of the system time of hard-linking
+    torch's 9,450 headers per compile), `copy-or-link` elsewhere."""
+    try:
+        os.close(os.open("/dev/fuse", os.O_RDWR))
+    except OSError:
+        return "copy-or-link"
+    return "fuse"
+
+
 def check_installed() -> None:
     if missing := missing_parts():
         raise EngineError(f"remote engine: missing {', '.join(missing)}: run ./dev setup-remote")
@@ -198,7 +209,7 @@ class Engine:
 
     workers: int = WORKERS
     # How the worker stages an action's input root (buildbox_worker.sh's STAGING).
-    staging: str = "copy-or-link"
+    staging: str = field(default_factory=default_staging)
     state: Path = field(default_factory=lambda: Path(tempfile.mkdtemp(prefix="rules_aten_remote_")))
     port: int = 0
     pg_port: int = 0
@@ -217,6 +228,27 @@ class Engine:
     @property
     def netns(self) -> str:
         return f"rules_aten_{self.port}"
+
+    def bot_id(self, host: int) -> str:
+        """The name worker host `host` gives the engine, which records it with each action it
+        runs: it names the host's network namespace."""
+        return f"{self.netns}/worker{host}"
+
+    def workers_by_action(self) -> dict[str, str]:
+        """Where each action the engine executed ran, from BuildGrid's job table: {the action's
+        digest (its hash): the bot ID of the worker host that ran it}."""
+        query = "SELECT action_digest, worker_name FROM jobs WHERE worker_name IS NOT NULL"
+        psql = [str(PG_BIN / "psql"), "-h", "127.0.0.1", "-p", str(self.pg_port)]
+        done = subprocess.run(
+            as_postgres([*psql, "-U", "postgres", "-At", "-F", "\t", "-c", query]),
+            capture_output=True,
+            text=True,
+        )
+        if done.returncode != 0:
+            raise EngineError(f"psql exited {done.returncode}: {done.stderr.strip()}")
+        rows = (line.split("\t") for line in done.stdout.splitlines() if line)
+        # (BuildGrid writes a digest as HASH/SIZE.)
+        return {digest.split("/")[0]: worker for digest, worker in rows}
 
     def __enter__(self) -> Engine:
         try:
@@ -277,7 +309,7 @@ class Engine:
                     str(host),
                     f"grpc://{server_side}:{self.port}",
                     str(JOBS),
-                    f"buildbox-{i}",
+                    self.bot_id(i),
                     self.staging,
                 ],
                 self.state / f"worker{i}.log",

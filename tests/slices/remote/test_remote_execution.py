@@ -21,7 +21,8 @@ On this machine's Bazel 4.2.3:
 On Bazel 7.7.1 (Bzlmod, WORKSPACE off) in the sid chroot of devtools/bazel7/chroot.sh, against the
 same engine: the README's Bzlmod quickstart and examples/stable_ops, each loaded and computing
 (in the chroot, whose C library the workers' sid toolchain matches), and the quickstart again from
-a second output base, every action from the cache.
+a second output base, every action from the cache. Bazel 7's execution log gives each action's
+digest: the engine's job table says which worker host ran it.
 
 And the tiny mode of benchmarks/bench_remote.py (a one-source cc_binary, local against remote).
 
@@ -512,6 +513,45 @@ def test_bazel7_second_output_base_gets_every_action_from_the_cache(
     assert "remote" not in kinds and kinds.get("remote cache hit", 0) > 0, kinds
     missed = [s for s in read_execution_log(log) if not cache_hit(s)]
     assert not missed, [(s.get("mnemonic"), s.get("listedOutputs", [])[:1]) for s in missed]
+
+
+def seconds(duration: str) -> float:
+    """A protobuf Duration as JSON ("2.454s") in seconds."""
+    assert duration.endswith("s"), duration
+    return float(duration[:-1])
+
+
+def test_the_execution_log_says_where_each_action_ran(
+    bazel7_quickstart: Path, engine: Engine, scratch: Path, summary: list[str]
+) -> None:
+    """Bazel 7's execution log gives each remote action's digest, and the engine's job table the
+    worker host that ran it: every action the quickstart executed ran on the engine's worker
+    host, whose name says its network namespace. The log's metrics also give the worker's time
+    per action: staging its inputs (setupTime) against running it (executionWallTime)."""
+    executed = [
+        s
+        for s in read_execution_log(scratch / "ob_bazel7_quickstart.exec.json")
+        if not cache_hit(s)
+    ]
+    assert executed
+    where = engine.workers_by_action()
+    ran_on = Counter(where.get(s["digest"]["hash"], "(not in the job table)") for s in executed)
+    assert ran_on == {engine.bot_id(0): len(executed)}, ran_on
+    phases: dict[str, list[tuple[float, float]]] = {}
+    for spawn in executed:
+        metrics = spawn["metrics"]
+        phases.setdefault(spawn["mnemonic"], []).append(
+            (seconds(metrics.get("setupTime", "0s")), seconds(metrics["executionWallTime"]))
+        )
+    per_mnemonic = "; ".join(
+        f"{mnemonic} x{len(runs)} {sum(s for s, _ in runs):.1f} s staging, "
+        f"{sum(e for _, e in runs):.1f} s running"
+        for mnemonic, runs in sorted(phases.items())
+    )
+    summary.append(
+        f"Bazel 7.7.1 quickstart's execution log: {len(executed)} actions, all on "
+        f"{engine.bot_id(0)} ({engine.staging} staging); on the worker: {per_mnemonic}"
+    )
 
 
 def test_bazel7_stable_example_builds_remotely_and_loads(
