@@ -53,7 +53,7 @@ from common import (
 )
 
 sys.path.insert(0, str(REPO))
-from tests.remote.engine import TOOLCHAINS, Engine  # noqa: E402
+from tests.remote.engine import TOOLCHAINS, Engine, default_staging  # noqa: E402
 from tests.support.quickstart_helpers import VENV, write_workspace  # noqa: E402
 
 # Bazel's profile events of a remote spawn, client side, and what the table calls them.
@@ -188,10 +188,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--tiny", action="store_true", help=TINY_HELP)
     p.add_argument(
         "--staging",
-        default="copy-or-link",
+        default=default_staging(),
         help="how the worker stages input roots (buildbox-casd's staging mode): copy-or-link, "
         "fuse, or both comma-separated, each on an engine of its own in turn (the first one's "
-        "warm build gives RATIO P14)",
+        "warm build gives RATIO P14); default: the remote tests' (fuse where /dev/fuse opens)",
     )
     args = p.parse_args(argv)
     reject_tiny_write(p, args)
