@@ -130,8 +130,8 @@ mount_chroot() {
 
 cmd_setup() {
   mkdir -p "$CACHE"
-  # One setup at a time (.ci/run's remote slice makes sure of the chroot while
-  # `./dev setup-bazel7` may be making it): the second waits, then finds it made.
+  # One setup at a time: `./dev test-bazel7` and `./dev test-remote` both make sure of the chroot,
+  # and .ci/run runs them side by side. The second waits, then finds it made.
   exec 9>"$CACHE/setup.lock"
   flock 9
   if [[ ! -f "$TARBALL" || "$(cat "$TARBALL.stamp" 2>/dev/null)" != "$STAMP" ]]; then
