@@ -1,10 +1,13 @@
 """Describes an installed torch wheel as one JSON object on stdout: what the generator and the
 rules read from the wheel itself instead of keeping by hand.
 
-    python tool/torch_probe.py [TORCH_DIR]
+    python tool/torch_probe.py [--link_interfaces=DIR] [TORCH_DIR]
 
 TORCH_DIR is the `torch` package directory to describe; without it, the one the interpreter would
-import (found without importing it, which takes seconds). Everything is read from the wheel's
+import (found without importing it, which takes seconds). With --link_interfaces, it also writes
+into DIR the link interface of each library of LINKED_LIBRARIES the wheel has (what a linker reads
+of it, atengen/facts/wheel_symbols.py's link_interface), under the library's name: what a
+library of rules_aten links against in place of the wheel's. Everything is read from the wheel's
 files; only a CUDA wheel is imported, for what only the running module knows: its CUDA
 architectures (torch.cuda.get_arch_list()). The @torch repository
 rule (rules/private/repositories/torch.bzl) runs it with the interpreter it found and writes the result to
@@ -21,7 +24,7 @@ Fields:
   native_kernels ({"libtorch_cpu": [...], "libtorch_cuda": [...]}, the at::native function names
   each exports), structured_meta_classes (the `at::meta::structured_<name>` classes whose meta()
   libtorch_cpu exports, which an external backend's structured ops reuse),
-  autograd_helpers_exported (the names libtorch_cpu exports in torch::autograd::generated::details,
+  link_interfaces (the libraries --link_interfaces wrote), autograd_helpers_exported (the names libtorch_cpu exports in torch::autograd::generated::details,
   the namespace of torch/csrc/autograd/FunctionsManual.h), autograd_helpers_declared and
   autograd_helpers_defined (the functions and variables that header declares there, and the ones
   it defines inline), aten_operators (the operator names of torchgen's packaged
@@ -51,6 +54,7 @@ from atengen.facts.wheel_symbols import (
     defined_dynamic_symbols,
     exported_names,
     functions_manual_names,
+    link_interface,
     native_function_names,
 )
 
@@ -66,6 +70,8 @@ LIBRARIES = (
     "libc10_cuda.so",
     "libtorch_cuda.so",
 )
+# What rules_aten's libraries link by path (@torch//:cpu_libraries, :cuda_libraries).
+LINKED_LIBRARIES = ("libc10.so", "libtorch_cpu.so", "libc10_cuda.so", "libtorch_cuda.so")
 FUNCTIONS_MANUAL = "torch/csrc/autograd/FunctionsManual.h"
 
 
@@ -203,6 +209,37 @@ def wheel_exports(torch_dir: str) -> dict[str, object]:
     return found
 
 
+def write_link_interfaces(torch_dir: str, out_dir: str) -> list[str]:
+    """Writes the link interface of each of LINKED_LIBRARIES the wheel has into ``out_dir``;
+    returns their names. ValueError with one line for a library that cannot be read."""
+    written = []
+    for name in LINKED_LIBRARIES:
+        path = os.path.join(torch_dir, "lib", name)
+        if os.path.exists(path):
+            interface = link_interface(path)
+            os.makedirs(out_dir, exist_ok=True)
+            try:
+                with open(os.path.join(out_dir, name), "wb") as f:
+                    f.write(interface)
+            except OSError as e:
+                raise ValueError(f"{out_dir}/{name}: cannot write: {e.strerror}") from None
+            written.append(name)
+    return written
+
+
+def main(argv: list[str]) -> None:
+    flag = "--link_interfaces="
+    link_dir = next((a[len(flag) :] for a in argv if a.startswith(flag)), "")
+    positional = [a for a in argv if not a.startswith(flag)]
+    info = probe(positional[0] if positional else "")
+    if link_dir:
+        try:
+            info["link_interfaces"] = write_link_interfaces(str(info["torch_dir"]), link_dir)
+        except ValueError as e:
+            sys.exit(str(e))
+    print_json(info)
+
+
 def print_json(value: object) -> None:
     """Prints ``value`` as JSON for rules/private/repositories/torch.bzl, paths as their bytes.
 
@@ -218,4 +255,4 @@ def print_json(value: object) -> None:
 
 
 if __name__ == "__main__":
-    print_json(probe(sys.argv[1] if len(sys.argv) > 1 else ""))
+    main(sys.argv[1:])

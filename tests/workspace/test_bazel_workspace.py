@@ -187,26 +187,39 @@ def test_bzl_library_holds_every_loaded_file(name: str) -> None:
     assert expected <= set(files), sorted(expected - set(files))
 
 
-def test_the_generator_takes_its_templates_from_the_build_action(bazel_bin: Path) -> None:
-    """//tool:atengen_template_code compiles the templates once per build; the generator in its
-    runfiles finds that code (atengen/cli/common.py) and compiles nothing itself."""
+def test_the_generator_in_its_runfiles_keeps_no_template_code(
+    bazel_bin: Path, tmp_path: Path
+) -> None:
+    """Under Bazel the generator compiles the templates it renders and writes no cache: an
+    action writes only its declared outputs (atengen/cli/common.py). Outside Bazel, with the
+    same home, the user cache fills."""
     bazel("build", "//tool:atengen")
     runfiles = bazel_bin / "tool" / "atengen_bin.runfiles"
     code = (
-        "import sys; from atengen.cli.common import template_options;"
+        "from atengen.cli.common import template_options;"
         "from atengen.render.templates import Templates;"
         "o = template_options(); t = Templates(o);"
         "[t._env.get_template(n) for n in t.names()];"
-        "print(o.write_dir, len(t.stats.cached), t.stats.compiled)"
-    )
-    result = subprocess.run(
-        [str(runfiles / "rules_aten_python" / "bin" / "python3"), "-S", "-c", code],
-        env={
-            "PYTHONPATH": f"{runfiles / 'rules_aten' / 'tool'}:{runfiles / 'rules_aten_pip' / 'site'}"
-        },
-        capture_output=True,
-        text=True,
-        check=True,
+        "print(o.write_dir, o.code_dirs, len(t.stats.compiled))"
     )
     templates = len(list((REPO / "tool" / "atengen" / "templates").glob("*.j2")))
-    assert result.stdout.split() == ["None", str(templates), "[]"], result.stdout
+    home = tmp_path / "home"
+    cache = home / ".cache" / "atengen" / "template_code"
+    for tree, expected in (
+        (runfiles / "rules_aten" / "tool", ["None", "()", str(templates)]),
+        (REPO / "tool", [str(cache), f"('{cache}',)", str(templates)]),
+    ):
+        result = subprocess.run(
+            [str(runfiles / "rules_aten_python" / "bin" / "python3"), "-S", "-c", code],
+            env={
+                "HOME": str(home),
+                "PYTHONPATH": f"{tree}:{runfiles / 'rules_aten_pip' / 'site'}",
+            },
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        assert result.stdout.split() == expected, result.stdout
+        # Nothing written from the runfiles; the cache filled from the source tree.
+        written = list(cache.iterdir()) if cache.exists() else []
+        assert len(written) == (templates if tree == REPO / "tool" else 0), written

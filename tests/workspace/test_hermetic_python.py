@@ -1,8 +1,7 @@
 """Python build actions run on @rules_aten_python's files alone, not on the host's Python.
 
-The generator's build (//:aten_generated_codegen: `atengen generate` on torch's YAML, after
-//tool:atengen_template_code compiled the templates) and a probe of the interpreter
-(//tests/bazel:python_probe) are built in a fresh output base, every action in Bazel's Linux
+The generator's build (//:aten_generated_codegen: `atengen generate` on torch's YAML) and a
+probe of the interpreter (//tests/bazel:python_probe) are built in a fresh output base, every action in Bazel's Linux
 sandbox, with every Python installation of this machine hidden from the actions by
 `--sandbox_block_path` (an empty directory or file mounted over each): the installation of the
 interpreter the build found (its pyenv tree, if it is one), the venv, Debian's /usr/lib/python3*
@@ -236,6 +235,9 @@ def test_the_interpreter_reads_only_its_runfiles(
     assert ".".join(map(str, found["version"])) == version
     stdlib = "/lib/python{}.{}/".format(*found["version"][:2])
     assert any(m.endswith(python_home + stdlib + "os.py") for m in modules), modules
+    # The standard library's compiled modules, from its zip in the runfiles.
+    zipped = python_home + "/lib/python{}{}.zip/".format(*found["version"][:2])
+    assert any(m.endswith(zipped + "json/__init__.pyc") for m in modules), modules
     # The mapped file is the declared copy's real file, in the output base's repository.
     repository = hidden_build.output_base / "external" / "rules_aten_python" / "lib"
     assert found["libpython"] == [str(p) for p in repository.glob("libpython*.so*")]

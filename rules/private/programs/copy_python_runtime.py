@@ -10,24 +10,28 @@ Copies, not symlinks: a symlink into the installation would make every action re
 installation's files, which a sandbox or a remote worker without them cannot, and the copied
 binary would still find its libpython and standard library by their absolute installed paths (its
 RUNPATH, its compiled-in prefix). The launcher (templates/python_launcher.sh.tpl) points the copy
-at its runfiles instead. The standard library goes where the interpreter looks for it under a
-PYTHONHOME (its path under the installation's prefix), without the parts the tools never import.
-Its modules are compiled here into checked-hash .pyc files, with relative paths and a fixed hash
-seed (set order in constants), so that the repository is the same bytes on every machine with the
-same interpreter and no action compiles the standard library itself.
+at its runfiles instead. The standard library, without the parts the tools never import, goes
+into one zip where the interpreter looks first under a PYTHONHOME (lib/pythonXY.zip), its modules
+compiled here into .pyc files, with relative paths and a fixed hash seed (set order in
+constants), so that the repository is the same bytes on every machine with the same interpreter
+and no action compiles the standard library itself. One file, not some 1,300: a cold build
+digests each of them, and links each into every runfiles tree and sandbox of a tool. Only the
+compiled extension modules (lib-dynload), which load from files alone, stay files, under the
+standard library's path below the installation's prefix.
 
 Standard library only: it runs with whichever interpreter the repository rule found.
 """
 
 from __future__ import annotations
 
-import compileall
 import json
 import os
 import py_compile
 import shutil
 import sys
 import sysconfig
+import tempfile
+import zipfile
 from typing import NoReturn
 
 
@@ -60,15 +64,58 @@ def left_out(directory: str, names: list[str]) -> list[str]:
     ]
 
 
+def zipped_stdlib(zip_path: str, dynload: str) -> None:
+    """Writes the standard library's modules, compiled, and its other files into one zip at
+    ``zip_path``, in a fixed order with fixed times, without ``dynload`` (the extension modules'
+    directory, or "")."""
+    entries: dict[str, bytes] = {}
+    with tempfile.TemporaryDirectory() as scratch:
+        for directory, dirs, files in os.walk(stdlib, followlinks=True):  # as copytree did
+            dirs[:] = sorted(
+                d
+                for d in dirs
+                if d not in left_out(directory, [d])
+                and not (dynload and os.path.samefile(os.path.join(directory, d), dynload))
+            )
+            for name in sorted(set(files) - set(left_out(directory, files))):
+                path = os.path.join(directory, name)
+                rel = os.path.relpath(path, stdlib)
+                if name.endswith(".py"):
+                    pyc = os.path.join(scratch, "module.pyc")
+                    # Relative paths in the code objects, and a hash-based .pyc that is never
+                    # checked against its source (which the zip leaves out): the same bytes on
+                    # every machine.
+                    py_compile.compile(
+                        path,
+                        cfile=pyc,
+                        dfile=os.path.join(dest, rel),
+                        doraise=True,
+                        invalidation_mode=py_compile.PycInvalidationMode.UNCHECKED_HASH,
+                    )
+                    with open(pyc, "rb") as f:
+                        entries[rel[: -len(".py")] + ".pyc"] = f.read()
+                elif os.path.isfile(path):
+                    with open(path, "rb") as f:
+                        entries[rel] = f.read()
+    with zipfile.ZipFile(zip_path, "w", zipfile.ZIP_STORED) as archive:
+        for rel in sorted(entries):
+            info = zipfile.ZipInfo(rel, date_time=(1980, 1, 1, 0, 0, 0))
+            info.external_attr = 0o644 << 16
+            archive.writestr(info, entries[rel])
+
+
 prefix = os.path.realpath(sys.base_prefix)
 stdlib = os.path.realpath(sysconfig.get_paths()["stdlib"])
 dest = under(stdlib, prefix)
-shutil.copytree(stdlib, dest, ignore=left_out, ignore_dangling_symlinks=True)
+dynload_dir = ""
 for entry in sys.path:
     if os.path.basename(entry) == "lib-dynload" and os.path.isdir(entry):
-        dynload = os.path.realpath(entry)
-        if os.path.relpath(dynload, stdlib).startswith(os.pardir):
-            shutil.copytree(dynload, under(dynload, os.path.realpath(sys.base_exec_prefix)))
+        dynload_dir = os.path.realpath(entry)
+        shutil.copytree(dynload_dir, under(dynload_dir, os.path.realpath(sys.base_exec_prefix)))
+os.makedirs(dest, exist_ok=True)
+zip_rel = os.path.join(sys.platlibdir, "python{}{}.zip".format(*sys.version_info[:2]))
+os.makedirs(sys.platlibdir, exist_ok=True)
+zipped_stdlib(zip_rel, dynload_dir)
 os.makedirs("bin")
 shutil.copy2(os.path.realpath(sys.executable), "bin/python3")
 libpython = ""
@@ -79,7 +126,6 @@ if sysconfig.get_config_var("Py_ENABLE_SHARED"):
         libpython = "lib/" + os.path.basename(name)
         os.makedirs("lib", exist_ok=True)
         shutil.copy2(os.path.realpath(path), libpython)
-compileall.compile_dir(dest, quiet=2, invalidation_mode=py_compile.PycInvalidationMode.CHECKED_HASH)
 # Paths as their bytes, not JSON's \u escapes: Bazel reads the output, and holds paths, as
 # Latin-1, one character per byte (tool/torch_probe.py's print_json).
 line = json.dumps(
@@ -87,6 +133,7 @@ line = json.dumps(
         "executable": os.path.realpath(sys.executable),
         "libpython": libpython,
         "stdlib": dest,
+        "stdlib_zip": zip_rel,
     },
     ensure_ascii=False,
 )

@@ -168,8 +168,11 @@ def _runtime_environment(root):
 # Its runfiles are found as Bazel's own stub finds them: <launcher>.runfiles, or the runfiles
 # tree the launcher is in, or $RUNFILES_DIR. It sets _runtime_environment's variables for the
 # interpreter's repository in those runfiles, by an absolute path (Bazel's stub may change the
-# directory); the program the stub then starts with the same interpreter inherits them. Its
-# {repo} is the repository's name (a plain replacement: the shell's own braces stay as they are).
+# directory); the program the stub then starts with the same interpreter inherits them. It puts
+# the repository's bin/ first on PYTHONPATH: Bazel's stub deletes sys.path[0], the script's
+# directory, which PYTHONSAFEPATH keeps off already, and would otherwise delete the standard
+# library's zip (bin/ holds no module). Its {repo} is the repository's name (a plain
+# replacement: the shell's own braces stay as they are).
 _STUB_SHEBANG = Label("//rules/private/templates:python_launcher.sh.tpl")
 
 # The toolchain repository's BUILD file, with {placeholders} for format(); and the toolchain an
@@ -244,6 +247,7 @@ def _python_toolchain_repo_impl(rctx):
         libpython = repr(libpython),
         source = python.source,
         stdlib = runtime["stdlib"],
+        stdlib_zip = runtime["stdlib_zip"],
         stub_shebang = repr(rctx.read(rctx.path(_STUB_SHEBANG)).replace("{repo}", rctx.name)),
         version = python.version,
     ), executable = False)

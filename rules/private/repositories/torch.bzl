@@ -277,7 +277,10 @@ def _set_up(rctx, python, override):
 
     # -B: the probe imports tool/atengen from rules_aten's own tree (a user's clone, or the
     # unpacked release archive), where Python would otherwise write __pycache__ directories.
-    result = rctx.execute([python.path, "-B", rctx.path(_PROBE), override])
+    # link/: the link interfaces of torch's libraries (what a linker reads of each), which
+    # cpu_libraries and cuda_libraries name instead of the wheel's files: Bazel digests every file
+    # an action reads, and libtorch_cpu.so's 434 MB took a cold build's thread for over 3 s.
+    result = rctx.execute([python.path, "-B", rctx.path(_PROBE), "--link_interfaces=" + str(rctx.path("link")), override])
     if result.return_code != 0:
         return "rules_aten: cannot locate torch with {} ({}): {}; install torch there, {}or set {} (or {}), then run `bazel sync --configure`".format(
             python.path,

@@ -33,7 +33,7 @@ def shipping_action(ctx, what, flags, mnemonic, progress_message):
     """The action of `atengen wheel` (aten_wheel, aten_kernel_hub) for ctx.attr.library.
 
     Args:
-      ctx: the rule's context: `library`, `py_srcs`, `_template_code` and `_tool` (SHIPPING_ATTRS).
+      ctx: the rule's context: `library`, `py_srcs` and `_tool` (SHIPPING_ATTRS).
       what: the rule's name, for the error of a library of no op YAML.
       flags: the rule's own flags, `--name=value` strings, put after the library's.
       mnemonic: the action's mnemonic.
@@ -67,15 +67,11 @@ def shipping_action(ctx, what, flags, mnemonic, progress_message):
         args.add("--py_src=" + src.path)
         args.add("--py_src_label=" + src.short_path)
 
-    # The templates' compiled code (//tool:atengen_template_code), as the generator reads it.
-    code = ctx.files._template_code
-    if code:
-        args.add("--template_code_dir=" + code[0].dirname)
     args.add("--output_dir=" + output.path)
     ctx.actions.run(
         executable = ctx.executable._tool,
         arguments = [args],
-        inputs = [info.library, info.op_yaml, info.tags_yaml] + generated + ctx.files.py_srcs + code,
+        inputs = [info.library, info.op_yaml, info.tags_yaml] + generated + ctx.files.py_srcs,
         outputs = [output],
         mnemonic = mnemonic,
         progress_message = progress_message,
@@ -84,7 +80,6 @@ def shipping_action(ctx, what, flags, mnemonic, progress_message):
 
 # The attributes shipping_action reads besides `library` and `py_srcs`.
 SHIPPING_ATTRS = {
-    "_template_code": attr.label(default = Label("//tool:atengen_template_code")),
     "_tool": attr.label(
         default = Label("//tool:atengen"),
         executable = True,

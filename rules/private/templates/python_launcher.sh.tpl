@@ -7,7 +7,8 @@ for d in "$0.runfiles" "${0%%.runfiles/*}.runfiles" "${RUNFILES_DIR:-.}"; do
     LD_LIBRARY_PATH="$d/{repo}/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
     PYTHONNOUSERSITE=1
     PYTHONSAFEPATH=1
-    export PYTHONHOME LD_LIBRARY_PATH PYTHONNOUSERSITE PYTHONSAFEPATH
+    PYTHONPATH="$d/{repo}/bin${PYTHONPATH:+:$PYTHONPATH}"
+    export PYTHONHOME LD_LIBRARY_PATH PYTHONNOUSERSITE PYTHONSAFEPATH PYTHONPATH
     exec "$d/{repo}/bin/python3" "$0" "$@"
   fi
 done

@@ -83,11 +83,13 @@ cc_library(
 # it (import torch), so the library needs no RUNPATH to find them, and loads from wherever it is
 # copied. A cc_import would give it a RUNPATH into Bazel's output tree. torch_cpu and c10 above
 # are for programs, which must find them at run time.
+# link/ holds their link interfaces (tool/torch_probe.py --link_interfaces): what a linker reads
+# of each library, a small part of it, which links the same library byte for byte.
 filegroup(
     name = "cpu_libraries",
     srcs = [
-        "lib/libc10.so",
-        "lib/libtorch_cpu.so",
+        "link/libc10.so",
+        "link/libtorch_cpu.so",
     ],
 )
 
@@ -96,6 +98,6 @@ filegroup(
 # such a library may use.
 filegroup(
     name = "shim_library",
-    srcs = ["lib/libtorch_cpu.so"],
+    srcs = ["link/libtorch_cpu.so"],
 )
 {cuda}

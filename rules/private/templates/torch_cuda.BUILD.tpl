@@ -56,7 +56,7 @@ filegroup(
     name = "cuda_libraries",
     srcs = [
         "cuda_runtime/libcudart.so",
-        "lib/libc10_cuda.so",
-        "lib/libtorch_cuda.so",
+        "link/libc10_cuda.so",
+        "link/libtorch_cuda.so",
     ],
 )

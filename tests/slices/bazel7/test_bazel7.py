@@ -55,7 +55,7 @@ QUICKSTART_OUTPUT = "tensor([0., 2., 4.])"
 # Never copied into the checkout's copy: build outputs, venvs, caches, version control.
 COPY_IGNORE = shutil.ignore_patterns(
     ".git", ".venv", "node_modules", "bazel-*", "__pycache__", ".mypy_cache", ".ruff_cache",
-    ".pytest_cache", "dist", "MODULE.bazel.lock", "atengen_template_code",
+    ".pytest_cache", "dist", "MODULE.bazel.lock",
 )  # fmt: skip
 
 

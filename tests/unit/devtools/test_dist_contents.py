@@ -125,7 +125,7 @@ def test_the_archive_holds_what_a_build_reads_and_nothing_else(release: tuple[Pa
         or (p.split("/")[0] in ("rules", "tool", "third_party") and p.endswith("BUILD.bazel"))
     }
     needed |= {"BUILD.bazel", "WORKSPACE", "MODULE.bazel", "LICENSE", "NOTICE", "README.md"}
-    needed |= {"aten_ops.txt", "tool/atengen_main.py", "tool/compile_templates.py"}
+    needed |= {"aten_ops.txt", "tool/atengen_main.py"}
     # The files the .bzl files name by Label (the lock, the patch, torch_probe.py, ...).
     labelled = set()
     for bzl in (REPO / "rules").rglob("*.bzl"):

@@ -19,12 +19,9 @@ if TYPE_CHECKING:
     from atengen.render.templates import TemplateOptions
 
 
-# Where //tool:atengen_template_code puts the compiled templates, beside the package in the
-# generator's runfiles. The source tree has no such directory.
-BUILT_TEMPLATE_CODE = os.path.join(
-    os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
-    "atengen_template_code",
-)
+# What the package's path holds when it runs from a Bazel runfiles tree (an action, a worker,
+# `bazel run`).
+RUNFILES_PART = ".runfiles" + os.sep
 CACHE_DIR_ENV = "ATENGEN_CACHE_DIR"
 
 
@@ -111,14 +108,14 @@ def input_files(args: argparse.Namespace) -> list[tuple[str, str]]:
 
 
 def template_options() -> TemplateOptions:
-    """Under Bazel, the template code its build action compiled (read-only: actions write only
-    their declared outputs). Elsewhere a user cache, ``$ATENGEN_CACHE_DIR`` (empty: none) or
+    """Under Bazel none: an action writes only its declared outputs. Elsewhere a user cache of
+    the templates' compiled code, ``$ATENGEN_CACHE_DIR`` (empty: none) or
     ``${XDG_CACHE_HOME:-~/.cache}/atengen``; a stale or foreign file there is never used (see
     atengen.render.templates)."""
     from atengen.render.templates import TemplateOptions
 
-    if os.path.isdir(BUILT_TEMPLATE_CODE):
-        return TemplateOptions(code_dirs=(BUILT_TEMPLATE_CODE,))
+    if RUNFILES_PART in os.path.abspath(__file__):
+        return TemplateOptions()
     root = os.environ.get(CACHE_DIR_ENV)
     if root is None:
         xdg = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")

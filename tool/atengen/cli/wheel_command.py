@@ -42,7 +42,6 @@ def add_wheel_command(commands: Commands) -> None:
     p.add_argument("--py_src", action="append", default=[], help="A module of py_srcs.")
     p.add_argument("--py_src_label", action="append", default=[], help="Its SHORT_PATH.")
     p.add_argument("--requires", action="append", default=[])
-    p.add_argument("--template_code_dir", action="append", default=[])
     p.set_defaults(run=_wheel)
 
 
@@ -72,7 +71,6 @@ def _wheel(args: argparse.Namespace) -> int:
         py_src=tuple(args.py_src),
         py_src_label=tuple(args.py_src_label),
         requires=tuple(args.requires),
-        template_code_dir=tuple(args.template_code_dir),
     )
     label = printable(options.label)
     try:

@@ -49,6 +49,17 @@ _SHT_STRTAB = 3
 _SHN_UNDEF = 0
 _SHT_GNU_VERSYM, _SHT_GNU_VERNEED = 0x6FFFFFFF, 0x6FFFFFFE
 _SHT_GNU_HASH = 0x6FFFFFF6
+_SHT_HASH, _SHT_DYNAMIC, _SHT_NOBITS, _SHT_GNU_VERDEF = 5, 6, 8, 0x6FFFFFFD
+_ET_DYN = 3
+_MAX_ALIGNMENT = 1 << 16  # a page of any size Linux has; more is a corrupt header
+_SHN_XINDEX = 0xFFFF
+# The sections a linker reads of a shared library it links against (GNU ld, gold and lld alike):
+# the dynamic symbols, their hash tables and versions, and the dynamic section (DT_SONAME, which
+# the library linked against it records as DT_NEEDED). Their string tables are kept with them.
+_LINK_VIEW = frozenset(
+    {_SHT_DYNSYM, _SHT_DYNAMIC, _SHT_HASH, _SHT_GNU_HASH}
+    | {_SHT_GNU_VERSYM, _SHT_GNU_VERDEF, _SHT_GNU_VERNEED}
+)
 _GNU_HASH_HEADER = struct.Struct("<IIII")  # nbuckets, symoffset, bloom words, bloom shift
 _VERNEED = struct.Struct("<HHIII")  # Elf64_Verneed
 _VERNAUX = struct.Struct("<IHHII")  # Elf64_Vernaux
@@ -184,6 +195,52 @@ def with_weak_references(path: str, names: frozenset[bytes]) -> tuple[bytes, int
         return bytes(edited), count
 
     return _read(path, weaken)
+
+
+def link_interface(path: str) -> bytes:
+    """What a linker reads of ``path`` (a shared library) to link against it, as an ELF file of
+    its own: the sections of _LINK_VIEW, with their string tables and the section names, at new
+    offsets; every other section keeps its header (name, address, size, flags) as SHT_NOBITS,
+    without contents; no program headers, so that nothing can load it.
+
+    A library linked against it is byte for byte the one linked against ``path``, and it is a
+    small part of it (libtorch_cpu.so's: 7.8 of 434 MB): Bazel digests every file an action
+    reads, the link's libraries too, once per output base and on one of its few threads."""
+
+    def build(data: mmap.mmap) -> bytes:
+        table = _dynamic_table(data, path)  # a readable ELF64 file with a .dynsym
+        header = list(_EHDR.unpack_from(data, 0))
+        if header[1] != _ET_DYN:
+            raise ValueError(f"{path}: not a shared library (ELF type {header[1]})")
+        sections = [
+            list(_SHDR.unpack_from(data, table.shoff + i * _SHDR.size)) for i in range(table.shnum)
+        ]
+        names = header[13] if header[13] != _SHN_XINDEX else sections[0][6]
+        kept = {i for i, s in enumerate(sections) if i and s[1] in _LINK_VIEW}
+        kept |= {sections[i][6] for i in kept} | {names}
+        out = bytearray(_EHDR.size)
+        for i in sorted(kept - {0}):
+            if i >= table.shnum:
+                raise ValueError(f"{path}: a section names section {i} of {table.shnum}")
+            section = sections[i]
+            offset, size, align = section[4], section[5], max(section[8], 1)
+            _within(data, path, offset, size, f"section {i}")
+            if align & (align - 1) or align > _MAX_ALIGNMENT:
+                raise ValueError(f"{path}: section {i} is aligned to {align} bytes")
+            out += bytes(-len(out) % align)
+            section[4] = len(out)
+            out += data[offset : offset + size]
+        out += bytes(-len(out) % 8)
+        for i, section in enumerate(sections):
+            if i and i not in kept:
+                section[1], section[4] = _SHT_NOBITS, len(out)
+        header[5], header[6], header[9], header[10] = 0, len(out), 0, 0  # phoff, shoff, phdrs
+        out[: _EHDR.size] = _EHDR.pack(*header)
+        for section in sections:
+            out += _SHDR.pack(*section)
+        return bytes(out)
+
+    return _read(path, build)
 
 
 def _read(path: str, parse: Callable[[mmap.mmap], T]) -> T:

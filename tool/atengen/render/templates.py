@@ -2,12 +2,11 @@
 
 Jinja compiles a template to Python before it renders it, and that is most of what loading a
 template costs: about 60 ms for the templates a whole ``generate`` run renders, paid by
-every generator process, i.e. every Bazel action. So a ``Templates`` object looks for each
-template's compiled code (a marshalled Python code object) in ``TemplateOptions.code_dirs`` first:
-
-- under Bazel, ``//tool:atengen_template_code`` compiles every template in a build action, and
-  the generator finds the result in its runfiles (read-only);
-- outside Bazel, the command line names a user cache directory, which is filled on first use.
+every generator process. So outside Bazel a ``Templates`` object looks for each template's
+compiled code (a marshalled Python code object) in ``TemplateOptions.code_dirs`` first, a user
+cache directory that is filled on first use. Under Bazel there is none (an action writes only its
+declared outputs): each generator action compiles what it renders, which costs less than a build
+action that compiled every template would, a tool of its own that a cold build waited for.
 
 A code file is used only when its key matches: the SHA-256 of the template's name and text, the
 Jinja release, the environment's options and the Python release (a code object is specific to
@@ -142,13 +141,12 @@ class _CodeCachingLoader(jinja2.FileSystemLoader):
     def _write(self, name: str, key: str, code: CodeType) -> None:
         if self._options.write_dir is None:
             return
-        write_code_file(self._options.write_dir, name, key, code, ignore_errors=True)
+        write_code_file(self._options.write_dir, name, key, code)
 
 
-def write_code_file(
-    directory: str, name: str, key: str, code: CodeType, *, ignore_errors: bool
-) -> None:
-    """Writes one code file atomically (a reader never sees half of one)."""
+def write_code_file(directory: str, name: str, key: str, code: CodeType) -> None:
+    """Writes one code file atomically (a reader never sees half of one); a cache that cannot be
+    written is no error."""
     try:
         os.makedirs(directory, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=directory, prefix=".tmp-")
@@ -160,8 +158,7 @@ def write_code_file(
             os.unlink(tmp)
             raise
     except OSError:
-        if not ignore_errors:
-            raise
+        pass
 
 
 class Templates:
@@ -179,15 +176,3 @@ class Templates:
 
     def names(self) -> list[str]:
         return self._env.list_templates(filter_func=lambda n: n.endswith(".j2"))
-
-
-def compile_all(output_dir: str, directory: str = TEMPLATE_DIR) -> list[str]:
-    """Compiles every template into ``output_dir`` (the Bazel action's job); returns the names."""
-    loader = jinja2.FileSystemLoader(directory)
-    env = _environment(loader)
-    names = env.list_templates(filter_func=lambda n: n.endswith(".j2"))
-    for name in names:
-        source, _, _ = loader.get_source(env, name)
-        code = env.compile(source, name, _code_filename(name))
-        write_code_file(output_dir, name, code_key(name, source), code, ignore_errors=False)
-    return names

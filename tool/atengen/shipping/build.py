@@ -83,7 +83,6 @@ class ShippingOptions:
     py_src: tuple[str, ...] = ()
     py_src_label: tuple[str, ...] = ()
     requires: tuple[str, ...] = ()
-    template_code_dir: tuple[str, ...] = ()
 
 
 def _torch_requirement(options: ShippingOptions) -> tuple[str, str]:
@@ -189,7 +188,7 @@ def build(options: ShippingOptions) -> Path:
     sources = _python_sources(options, names.package, requires, _GENERATED)
     library = Path(options.library)
     facts, library_bytes = _library_facts(library)
-    templates = Templates(TemplateOptions(code_dirs=tuple(options.template_code_dir)))
+    templates = Templates(TemplateOptions())
     model = load_model(options.op_yaml, options.tags_yaml)
     stub = ops_stub(select_functions(model, "all"), templates, f"the op YAML of {library.name}")
     cuda_major = options.cuda.split(".")[0] if options.cuda and options.abi != "stable" else ""
@@ -250,7 +249,7 @@ def build_kernel_hub(options: ShippingOptions) -> Path:
     sources = _python_sources(options, package, ["torch"], _HUB_GENERATED)
     library = Path(options.library)
     facts, library_bytes = _library_facts(library)
-    templates = Templates(TemplateOptions(code_dirs=tuple(options.template_code_dir)))
+    templates = Templates(TemplateOptions())
     model = load_model(options.op_yaml, options.tags_yaml)
     functions = select_functions(model, "all")
     stub = ops_stub(functions, templates, f"the op YAML of {library.name}")
