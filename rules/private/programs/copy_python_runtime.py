@@ -24,7 +24,9 @@ Standard library only: it runs with whichever interpreter the repository rule fo
 
 from __future__ import annotations
 
+import concurrent.futures
 import json
+import multiprocessing
 import os
 import py_compile
 import shutil
@@ -64,39 +66,56 @@ def left_out(directory: str, names: list[str]) -> list[str]:
     ]
 
 
+def compiled_module(module: tuple[str, str, str]) -> tuple[str, bytes]:
+    """A module's zip entry: its .pyc, with the path ``dfile`` (relative) in its code and a hash
+    that is never checked against its source (which the zip leaves out), the same bytes on every
+    machine; or its source, where it does not compile (importing it fails as it would have)."""
+    path, rel, dfile = module
+    fd, pyc = tempfile.mkstemp(suffix=".pyc")
+    os.close(fd)
+    try:
+        py_compile.compile(
+            path,
+            cfile=pyc,
+            dfile=dfile,
+            doraise=True,
+            invalidation_mode=py_compile.PycInvalidationMode.UNCHECKED_HASH,
+        )
+        with open(pyc, "rb") as f:
+            return rel[: -len(".py")] + ".pyc", f.read()
+    except py_compile.PyCompileError:
+        with open(path, "rb") as f:
+            return rel, f.read()
+    finally:
+        os.unlink(pyc)
+
+
 def zipped_stdlib(zip_path: str, dynload: str) -> None:
     """Writes the standard library's modules, compiled, and its other files into one zip at
     ``zip_path``, in a fixed order with fixed times, without ``dynload`` (the extension modules'
     directory, or "")."""
     entries: dict[str, bytes] = {}
-    with tempfile.TemporaryDirectory() as scratch:
-        for directory, dirs, files in os.walk(stdlib, followlinks=True):  # as copytree did
-            dirs[:] = sorted(
-                d
-                for d in dirs
-                if d not in left_out(directory, [d])
-                and not (dynload and os.path.samefile(os.path.join(directory, d), dynload))
-            )
-            for name in sorted(set(files) - set(left_out(directory, files))):
-                path = os.path.join(directory, name)
-                rel = os.path.relpath(path, stdlib)
-                if name.endswith(".py"):
-                    pyc = os.path.join(scratch, "module.pyc")
-                    # Relative paths in the code objects, and a hash-based .pyc that is never
-                    # checked against its source (which the zip leaves out): the same bytes on
-                    # every machine.
-                    py_compile.compile(
-                        path,
-                        cfile=pyc,
-                        dfile=os.path.join(dest, rel),
-                        doraise=True,
-                        invalidation_mode=py_compile.PycInvalidationMode.UNCHECKED_HASH,
-                    )
-                    with open(pyc, "rb") as f:
-                        entries[rel[: -len(".py")] + ".pyc"] = f.read()
-                elif os.path.isfile(path):
-                    with open(path, "rb") as f:
-                        entries[rel] = f.read()
+    modules = []
+    for directory, dirs, files in os.walk(stdlib, followlinks=True):  # as copytree did
+        dirs[:] = sorted(
+            d
+            for d in dirs
+            if d not in left_out(directory, [d])
+            and not (dynload and os.path.samefile(os.path.join(directory, d), dynload))
+        )
+        for name in sorted(set(files) - set(left_out(directory, files))):
+            path = os.path.join(directory, name)
+            rel = os.path.relpath(path, stdlib)
+            if name.endswith(".py"):
+                modules.append((path, rel, os.path.join(dest, rel)))
+            elif os.path.isfile(path):
+                with open(path, "rb") as f:
+                    entries[rel] = f.read()
+    # Compiled side by side: the compile is most of the repository's set-up, which a cold build
+    # waits for. Forked, so that no worker runs this script again.
+    context = multiprocessing.get_context("fork")
+    with concurrent.futures.ProcessPoolExecutor(mp_context=context) as pool:
+        entries.update(pool.map(compiled_module, modules, chunksize=16))
     with zipfile.ZipFile(zip_path, "w", zipfile.ZIP_STORED) as archive:
         for rel in sorted(entries):
             info = zipfile.ZipInfo(rel, date_time=(1980, 1, 1, 0, 0, 0))
