@@ -23,10 +23,10 @@ Fields:
   include directories beside the wheel), cuda_runtime (the CUDA runtime library there, or ""),
   native_kernels ({"libtorch_cpu": [...], "libtorch_cuda": [...]}, the at::native function names
   each exports), structured_meta_classes (the `at::meta::structured_<name>` classes whose meta()
-  libtorch_cpu exports, which an external backend's structured ops reuse),
-  link_interfaces (the libraries --link_interfaces wrote), autograd_helpers_exported (the names libtorch_cpu exports in torch::autograd::generated::details,
-  the namespace of torch/csrc/autograd/FunctionsManual.h), autograd_helpers_declared and
-  autograd_helpers_defined (the functions and variables that header declares there, and the ones
+  libtorch_cpu exports, which an external backend's structured ops reuse), link_interfaces (the
+  libraries --link_interfaces wrote), autograd_helpers_exported (the names libtorch_cpu exports in
+  torch::autograd::generated::details, the namespace of torch/csrc/autograd/FunctionsManual.h),
+  autograd_helpers_declared and autograd_helpers_defined (the functions and variables that header declares there, and the ones
   it defines inline), aten_operators (the operator names of torchgen's packaged
   native_functions.yaml, which derivative formulas call unqualified), abi_source, import_error, and release_support: how rules_aten treats the
   release (atengen/facts/torch_facts.py's policy, which the @torch rule applies from here instead of
@@ -217,8 +217,8 @@ def write_link_interfaces(torch_dir: str, out_dir: str) -> list[str]:
         path = os.path.join(torch_dir, "lib", name)
         if os.path.exists(path):
             interface = link_interface(path)
-            os.makedirs(out_dir, exist_ok=True)
             try:
+                os.makedirs(out_dir, exist_ok=True)
                 with open(os.path.join(out_dir, name), "wb") as f:
                     f.write(interface)
             except OSError as e:

@@ -258,3 +258,34 @@ def test_the_interpreter_started_without_its_runfiles_environment_fails_there(
     assert "error while loading shared libraries" in hermetic and "libpython" in hermetic
     ordinary = direct(checkout_build)
     assert ordinary.endswith("exit status 0\n"), ordinary
+
+
+def test_the_standard_librarys_zip_is_the_same_bytes_from_any_copy(tmp_path: Path) -> None:
+    """Two copies of the interpreter made apart (the repository rule's program, as it runs it)
+    hold the same zip, and the copy imports its modules from it, from that directory alone."""
+    program = Path(__file__).resolve().parents[2] / "rules/private/programs/copy_python_runtime.py"
+    python = os.path.realpath(shutil.which("python3") or "")
+    zips = []
+    for name in ("a", "b"):
+        root = tmp_path / name
+        root.mkdir()
+        out = subprocess.run(
+            [python, "-B", str(program)],
+            cwd=root,
+            env=dict(os.environ, PYTHONHASHSEED="0"),
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        zips.append((root / json.loads(out)["stdlib_zip"]).read_bytes())
+    assert zips[0] == zips[1]
+    root = tmp_path / "a"
+    env = {"PYTHONHOME": str(root), "LD_LIBRARY_PATH": str(root / "lib"), "PYTHONPATH": ""}
+    found = subprocess.run(
+        [str(root / "bin" / "python3"), "-c", "import json, email.message; print(json.__file__)"],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    assert found.startswith(str(root / "lib")) and ".zip/json/__init__.pyc" in found, found

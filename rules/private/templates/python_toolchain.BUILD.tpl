@@ -6,8 +6,9 @@ package(default_visibility = ["//visibility:public"])
 exports_files(["interpreter.txt"])
 
 # bin/python3, its shared libpython and its standard library (its modules compiled, in one zip;
-# the extension modules as files) are copies of the interpreter's files, and declared: every action that runs a py_binary has their
-# contents in its key, and reads them, by relative paths, from its runfiles alone.
+# the extension modules as files) are copies of the interpreter's files, and declared: every
+# action that runs a py_binary has their contents in its key, and reads them, by relative paths,
+# from its runfiles alone.
 filegroup(
     name = "runtime_files",
     srcs = {libpython} + ["{stdlib_zip}"] + glob(["{stdlib}/**"]),
