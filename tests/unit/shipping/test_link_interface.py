@@ -4,7 +4,8 @@
 --link_interfaces), which libN.so links in place of the wheel's files. The oracles are binutils
 and the linkers themselves: `nm -D` lists the same dynamic symbols, and a library linked against
 the interfaces is byte for byte the one linked against the wheel's libraries, with GNU ld and
-gold. Hypothesis feeds it truncated, corrupted and random files: a result or one ValueError line.
+gold. tests/unit/shipping/test_wheel_symbols.py fuzzes it with the other readers: a result or
+one ValueError line.
 """
 
 from __future__ import annotations
@@ -18,8 +19,6 @@ from pathlib import Path
 
 import pytest
 import torch
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
 from atengen.facts.wheel_symbols import link_interface
 from tests.unit.shipping.test_wheel_symbols import elf
@@ -126,39 +125,3 @@ def test_the_interface_of_a_minimal_library_keeps_its_symbols(tmp_path):
     interface.write_bytes(link_interface(str(lib)))
     assert _nm(interface) == _nm(lib)
     assert link_interface(str(interface)) == interface.read_bytes()  # a fixed point
-
-
-def _outcome(tmp_path: Path, data: bytes) -> None:
-    lib = tmp_path / "fuzz.so"
-    lib.write_bytes(data)
-    try:
-        link_interface(str(lib))
-    except ValueError as e:
-        text = str(e)
-        assert text.startswith(f"{lib}: ") and "\n" not in text and len(text) < 300, text
-
-
-_FUZZ = settings(
-    max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
-)
-
-
-@_FUZZ
-@given(st.integers(min_value=0, max_value=len(elf())))
-def test_fuzz_truncated_files(tmp_path, length):
-    _outcome(tmp_path, elf()[:length])
-
-
-@_FUZZ
-@given(st.lists(st.tuples(st.integers(0, len(elf()) - 1), st.integers(0, 255)), max_size=8))
-def test_fuzz_corrupted_bytes(tmp_path, changes):
-    data = bytearray(elf())
-    for at, value in changes:
-        data[at] = value
-    _outcome(tmp_path, bytes(data))
-
-
-@_FUZZ
-@given(st.binary(max_size=600))
-def test_fuzz_random_files(tmp_path, data):
-    _outcome(tmp_path, data)

@@ -24,6 +24,7 @@ from atengen.facts.wheel_facts import parse_wheel_facts
 from atengen.facts.wheel_symbols import (
     exported_names,
     functions_manual_names,
+    link_interface,
     native_function_names,
 )
 
@@ -145,11 +146,17 @@ def test_a_library_without_dynamic_symbols_is_one_error_line(tmp_path):
         exported_names(str(lib))
 
 
-def _outcome(tmp_path: Path, data: bytes) -> None:
+# The readers of a whole library (tests/unit/shipping/test_link_interface.py has the interface's).
+READERS = pytest.mark.parametrize(
+    "read", [exported_names, link_interface], ids=lambda f: f.__name__
+)
+
+
+def _outcome(tmp_path: Path, data: bytes, read) -> None:
     lib = tmp_path / "fuzz.so"
     lib.write_bytes(data)
     try:
-        exported_names(str(lib))
+        read(str(lib))
     except ValueError as e:
         text = str(e)
         assert text.startswith(f"{lib}: ") and "\n" not in text and len(text) < 300, text
@@ -160,31 +167,35 @@ _FUZZ = settings(
 )
 
 
+@READERS
 @_FUZZ
 @given(st.integers(min_value=0, max_value=len(elf())))
-def test_fuzz_truncated_files(tmp_path, length):
-    _outcome(tmp_path, elf()[:length])
+def test_fuzz_truncated_files(tmp_path, read, length):
+    _outcome(tmp_path, elf()[:length], read)
 
 
+@READERS
 @_FUZZ
 @given(st.lists(st.tuples(st.integers(0, len(elf()) - 1), st.integers(0, 255)), max_size=8))
-def test_fuzz_corrupted_bytes(tmp_path, changes):
+def test_fuzz_corrupted_bytes(tmp_path, read, changes):
     data = bytearray(elf())
     for at, value in changes:
         data[at] = value
-    _outcome(tmp_path, bytes(data))
+    _outcome(tmp_path, bytes(data), read)
 
 
+@READERS
 @_FUZZ
 @given(st.binary(max_size=600))
-def test_fuzz_random_files(tmp_path, data):
-    _outcome(tmp_path, data)
+def test_fuzz_random_files(tmp_path, read, data):
+    _outcome(tmp_path, data, read)
 
 
+@READERS
 @_FUZZ
 @given(st.binary(min_size=0, max_size=400))
-def test_fuzz_random_bytes_after_an_elf_header(tmp_path, tail):
-    _outcome(tmp_path, elf()[:64] + tail)
+def test_fuzz_random_bytes_after_an_elf_header(tmp_path, read, tail):
+    _outcome(tmp_path, elf()[:64] + tail, read)
 
 
 HEADER = """\
