@@ -10,6 +10,7 @@ import os
 import re
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -104,10 +105,15 @@ def test_atengen_launcher_names_no_interpreter_path(model_check: str, bazel_bin:
         assert local not in launcher, local
     runfiles = bazel_bin / "tool" / "atengen_bin.runfiles" / "rules_aten_python"
     assert (runfiles / "bin" / "python3").is_file()
-    # The standard library where the interpreter looks under its PYTHONHOME (lib/python3.X).
-    stdlibs = [p.parent for p in (runfiles / "lib").glob("python3.*/os.py")]
-    assert len(stdlibs) == 1, stdlibs
-    assert not (stdlibs[0] / "site-packages").exists()
+    # The standard library where the interpreter looks under its PYTHONHOME: its modules
+    # compiled in lib/python3X.zip, its extension modules in lib/python3.X/lib-dynload.
+    zips = list((runfiles / "lib").glob("python3*.zip"))
+    assert len(zips) == 1, zips
+    with zipfile.ZipFile(zips[0]) as archive:
+        names = set(archive.namelist())
+    assert {"os.pyc", "json/__init__.pyc"} <= names
+    assert not [n for n in names if n.startswith(("site-packages/", "test/"))]
+    assert list((runfiles / "lib").glob("python3.*/lib-dynload/*.so"))
 
 
 def test_torch_repository_targets() -> None:
