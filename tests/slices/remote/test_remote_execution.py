@@ -78,7 +78,7 @@ from tests.support.quickstart_helpers import (
 
 pytestmark = pytest.mark.bazel
 
-# Mnemonics of actions that run Python (the generator, the template compiler) and C++, each of
+# Mnemonics of actions that run Python (the generator) and C++, each of
 # which a remote build must have run on a worker.
 MUST_RUN_REMOTELY = ("AtenCodegen", "CppCompile", "CppLink")
 # "INFO: 19 processes: 7 internal, 12 remote."
