@@ -41,6 +41,7 @@ cannot be read stops the probe with one line.
 
 from __future__ import annotations
 
+import argparse
 import glob
 import importlib.util
 import json
@@ -228,13 +229,16 @@ def write_link_interfaces(torch_dir: str, out_dir: str) -> list[str]:
 
 
 def main(argv: list[str]) -> None:
-    flag = "--link_interfaces="
-    link_dir = next((a[len(flag) :] for a in argv if a.startswith(flag)), "")
-    positional = [a for a in argv if not a.startswith(flag)]
-    info = probe(positional[0] if positional else "")
-    if link_dir:
+    parser = argparse.ArgumentParser(prog="torch_probe.py")
+    parser.add_argument("torch_dir", nargs="?", default="")
+    parser.add_argument("--link_interfaces", default="")
+    args = parser.parse_args(argv)
+    info = probe(args.torch_dir)
+    if args.link_interfaces:
         try:
-            info["link_interfaces"] = write_link_interfaces(str(info["torch_dir"]), link_dir)
+            info["link_interfaces"] = write_link_interfaces(
+                str(info["torch_dir"]), args.link_interfaces
+            )
         except ValueError as e:
             sys.exit(str(e))
     print_json(info)
