@@ -105,9 +105,8 @@ def dependency_files(bin_dir: Path, library: str) -> dict[str, list[str]]:
 
 
 def test_sources_compile_with_the_precompiled_header(aten_generated: AtenGenerated) -> None:
-    """GCC used one of the library's precompiled headers, //:aten_generated_pch_full and
-    //:aten_generated_pch_light, for every generated source,
-    the one the source names: their .d files name no header it holds (a source
+    """GCC used one of the library's precompiled headers (//:aten_generated_pch's full and
+    light) for every generated source, the one the source names: their .d files name no header it holds (a source
     that parsed ATen/core/Tensor.h itself would), and name its stamp, which makes them recompile
     when the .gch changes (pch.bzl). Registration sources that need no dispatcher take the light
     one."""

@@ -154,7 +154,7 @@ def aten_archive_library(name, srcs, deps, copts, visibility, tags, generated_sr
       runtime_srcs: sources of rules_aten's runtime (release_guard_srcs()), compiled with the
         generated ones and without a precompiled header.
       pch_deps: if given, `generated_srcs` start with precompiled headers (pch.bzl), full and
-        light (each source names its kind): `<name>_pch_<kind>`, built with the copts against
+        light (each source names its kind): `<name>_pch`, built with the copts against
         these deps: those of the headers they hold (torch's and the runtime's), not the
         library's generated headers or kernels, which change with every operator edit and
         would rebuild them, and with them every source. `srcs` are then compiled by
@@ -173,8 +173,8 @@ def aten_archive_library(name, srcs, deps, copts, visibility, tags, generated_sr
         libraries = [_objects_library(
             name + "_signature_objects",
             signature_srcs,
-            deps + [pch["full"]],
-            copts + pch_defines(pch["full"], "full") + ["-Winvalid-pch"],
+            deps + [pch],
+            copts + pch_defines(pch, ["full"]) + ["-Winvalid-pch"],
             tags,
         )] if signature_srcs else []
         after_kernels = []
@@ -200,9 +200,8 @@ def aten_archive_library(name, srcs, deps, copts, visibility, tags, generated_sr
         libraries.append(_objects_library(
             name + "_objects",
             generated_srcs + runtime_srcs,
-            deps + [pch["full"], pch["light"]] + after_kernels,
-            copts + pch_defines(pch["full"], "full") + pch_defines(pch["light"], "light") +
-            ["-Winvalid-pch"],
+            deps + [pch] + after_kernels,
+            copts + pch_defines(pch, ["full", "light"]) + ["-Winvalid-pch"],
             tags,
         ))
     _aten_archive(
@@ -262,26 +261,21 @@ def aten_cuda_library(name, codegen, deps, kernel_deps, cuda_srcs, cuda_gencode,
     )
 
 def _precompiled_headers(name, copts, deps, plan, tags):
-    """The library's own aten_pch targets, `<name>_pch_<kind>`, by kind.
+    """The library's own aten_pch target, `<name>_pch`; returns its label.
 
-    Its own even without copts, so that they can wait for its generator (`plan`): a set shared
-    by several libraries waits for none, and on a cold build took both local slots of a 2-core
+    Its own even without copts, so that it can wait for its generator (`plan`): a set shared by
+    several libraries waits for none, and on a cold build took both local slots of a 2-core
     machine before the generator could report a YAML mistake (pch.bzl).
     """
-    own = {}
-    for kind in ["full", "light"]:
-        target = "{}_pch_{}".format(name, kind)
-        own[kind] = ":" + target
-        aten_pch(
-            name = target,
-            kind = kind,
-            deps = deps,
-            plan = plan,
-            copts = copts,
-            visibility = ["//visibility:private"],
-            tags = tags,
-        )
-    return own
+    aten_pch(
+        name = name + "_pch",
+        deps = deps,
+        plan = plan,
+        copts = copts,
+        visibility = ["//visibility:private"],
+        tags = tags,
+    )
+    return ":" + name + "_pch"
 
 def _objects_library(name, srcs, deps, copts, tags):
     """A private cc_library of sources for _aten_archive; returns its label."""

@@ -1,8 +1,8 @@
 """aten_pch: GCC precompiled headers of the headers a library's sources start with.
 
 Parsing torch's headers costs more than most generated sources' own code, so aten_codegen
-compiles them once per library, each by its own action (cached, and remote-cacheable, like any
-other):
+compiles them once per library, in one action (cached, and remote-cacheable, like any other) that
+makes two kinds side by side:
 
   full   <ATen/core/Tensor.h>, <torch/library.h>, "atengen/runtime.h": for the generated sources
          that need the dispatcher (Functionalize and BackendSelect kernels, typed handles, the
@@ -19,8 +19,11 @@ whole heap: 420 MB and 25 CPU s for <ATen/ATen.h>, against 10 s to compile a sou
 it). Full and light pay only over enough generated sources: the generator's plan (`plan`, made by
 programs/pch_plan.sh after the generator ran) lists the kinds that do, and a kind it does not list
 is made from an empty header, in a tenth of a second; the sources then parse their own includes.
+One action for both, not one each: a small library's cold build waits for them, both empty, and
+each action of its own costs a sandbox of torch's 9,000 headers, made and deleted (twice 0.27 s
+on a 2-core machine, one after the other when the first kernel compile holds the other slot).
 
-Each library has its own set, `<name>_pch_<kind>`, compiled with its copts. They wait for its
+Each library has its own set, `<name>_pch`, compiled with its copts. It waits for its
 generator's plan, so that on a cold build a mistake in the op or derivatives YAML fails the
 generator's action, which takes seconds, before any of these compiles, which take up to a minute
 on a loaded machine, has taken a local slot. A set shared by every library without copts would
@@ -36,8 +39,8 @@ change with every operator edit, and would rebuild the .gch, and with it every s
 
 GCC's dependency file (.d) does not name the .gch, nor any header inside it, and Bazel's action
 cache only looks at the inputs a compile's .d names: a new torch wheel would rebuild the .gch but
-not the sources compiled with the old one. So the action also writes `<name>_stamp.h`, a comment
-with the .gch's SHA-256, which the sources include right after it (read as text, so named in
+not the sources compiled with the old one. So the action also writes a stamp per kind, `<name>_<kind>_stamp.h`, a
+comment with the .gch's SHA-256, which the sources include right after it (read as text, so named in
 their .d): when the .gch changes, so does the stamp, and they recompile. (GCC does not write the
 same .gch bytes twice, so a rebuilt .gch always recompiles the sources.)
 """
@@ -58,46 +61,38 @@ PCH_INCLUDES = {
     ],
 }
 
-def pch_header_name(name):
-    """The header that `name`'s aten_pch target makes.
+def _header_stem(name, kind):
+    """The stem of the files of `name`'s aten_pch target for `kind`.
 
     It is unique per target, so that a library whose deps include other generated libraries still
     finds its own.
-
-    Args:
-      name: the aten_pch target's name.
-
-    Returns:
-      The header's file name.
     """
-    return name + ".h"
+    return "{}_{}".format(name, kind)
 
-def _stamp_name(name):
-    return name + "_stamp.h"
-
-def _name(label):
-    return label.rpartition(":")[2]
-
-def pch_defines(label, kind):
-    """The compiler options that offer precompiled header `label` to the sources of its kind.
+def pch_defines(label, kinds):
+    """The compiler options that offer precompiled headers of `label` to the sources of `kinds`.
 
     A generated source asks for a kind by name (see the file's doc).
 
     Args:
       label: the aten_pch target.
-      kind: its `kind`.
+      kinds: the kinds offered ("full", "light").
 
     Returns:
       copts for the generated sources' compile actions.
     """
-    macro = "ATENGEN_PCH_" + kind.upper()
-    name = _name(label)
+    name = label.rpartition(":")[2]
+    copts = []
+    for kind in kinds:
+        macro = "ATENGEN_PCH_" + kind.upper()
+        stem = _header_stem(name, kind)
 
-    # copts are split like a shell command line: the escaped quotes reach GCC as quotes.
-    return [
-        "-D{}=\\\"{}\\\"".format(macro, pch_header_name(name)),
-        "-D{}_STAMP=\\\"{}\\\"".format(macro, _stamp_name(name)),
-    ]
+        # copts are split like a shell command line: the escaped quotes reach GCC as quotes.
+        copts += [
+            "-D{}=\\\"{}.h\\\"".format(macro, stem),
+            "-D{}_STAMP=\\\"{}_stamp.h\\\"".format(macro, stem),
+        ]
+    return copts
 
 # buildifier: disable=native-cc-common
 # buildifier: disable=native-cc-info
@@ -105,75 +100,84 @@ def _aten_pch_impl(ctx):
     cc_toolchain, feature_configuration = cc_toolchain_and_features(ctx)
     deps = cc_common.merge_cc_infos(cc_infos = [d[CcInfo] for d in ctx.attr.deps]).compilation_context
 
-    header = ctx.actions.declare_file("{}_pch/{}".format(ctx.label.name, pch_header_name(ctx.label.name)))
-    gch = ctx.actions.declare_file(header.basename + ".gch", sibling = header)
-    stamp = ctx.actions.declare_file(_stamp_name(ctx.label.name), sibling = header)
-
-    # What the header holds when its kind pays.
-    text = ctx.actions.declare_file(ctx.label.name + "_includes.h")
-    ctx.actions.write(text, "".join(["#include {}\n".format(h) for h in PCH_INCLUDES[ctx.attr.kind]]))
-
-    variables = cc_common.create_compile_variables(
-        cc_toolchain = cc_toolchain,
-        feature_configuration = feature_configuration,
-        source_file = header.path,
-        output_file = gch.path,
-        # Compile actions put --copt, then --cxxopt, then the rule's copts after the toolchain's
-        # flags; "-x c++-header" makes the output a precompiled header.
-        user_compile_flags = ctx.fragments.cpp.copts + ctx.fragments.cpp.cxxopts + ctx.attr.copts +
-                             ["-x", "c++-header"],
-        include_directories = deps.includes,
-        quote_include_directories = deps.quote_includes,
-        system_include_directories = deps.system_includes,
-        preprocessor_defines = deps.defines,
-        # The library is linked into a shared object: its sources compile with -fPIC.
-        use_pic = True,
-        add_legacy_cxx_options = True,
-    )
     compiler = cc_common.get_tool_for_action(
         feature_configuration = feature_configuration,
         action_name = CPP_COMPILE_ACTION_NAME,
     )
     args = ctx.actions.args()
-    args.add_all([compiler, gch, stamp, header, text, ctx.file.plan, ctx.attr.kind])
-    args.add_all(cc_common.get_memory_inefficient_command_line(
-        feature_configuration = feature_configuration,
-        action_name = CPP_COMPILE_ACTION_NAME,
-        variables = variables,
-    ))
-    ctx.actions.run(
-        executable = ctx.executable._compile_pch,
-        arguments = [args],
-        env = cc_common.get_environment_variables(
+    args.add(ctx.file.plan)
+    texts = []
+    outputs = []
+    header_dirs = []
+    env = None
+    for kind in PCH_INCLUDES:
+        stem = _header_stem(ctx.label.name, kind)
+        header = ctx.actions.declare_file("{}_pch/{}.h".format(stem, stem))
+        gch = ctx.actions.declare_file(header.basename + ".gch", sibling = header)
+        stamp = ctx.actions.declare_file(stem + "_stamp.h", sibling = header)
+        outputs += [header, gch, stamp]
+        header_dirs.append(header.dirname)
+
+        # What the header holds when its kind pays.
+        text = ctx.actions.declare_file(stem + "_includes.h")
+        ctx.actions.write(text, "".join(["#include {}\n".format(h) for h in PCH_INCLUDES[kind]]))
+        texts.append(text)
+
+        variables = cc_common.create_compile_variables(
+            cc_toolchain = cc_toolchain,
+            feature_configuration = feature_configuration,
+            source_file = header.path,
+            output_file = gch.path,
+            # Compile actions put --copt, then --cxxopt, then the rule's copts after the
+            # toolchain's flags; "-x c++-header" makes the output a precompiled header.
+            user_compile_flags = ctx.fragments.cpp.copts + ctx.fragments.cpp.cxxopts + ctx.attr.copts +
+                                 ["-x", "c++-header"],
+            include_directories = deps.includes,
+            quote_include_directories = deps.quote_includes,
+            system_include_directories = deps.system_includes,
+            preprocessor_defines = deps.defines,
+            # The library is linked into a shared object: its sources compile with -fPIC.
+            use_pic = True,
+            add_legacy_cxx_options = True,
+        )
+        command = cc_common.get_memory_inefficient_command_line(
             feature_configuration = feature_configuration,
             action_name = CPP_COMPILE_ACTION_NAME,
             variables = variables,
-        ),
-        inputs = depset([text, ctx.file.plan], transitive = [deps.headers, cc_toolchain.all_files]),
-        outputs = [header, gch, stamp],
+        )
+        args.add_all([kind, gch, stamp, header, text, len(command) + 1, compiler])
+        args.add_all(command)
+
+        # The same for both kinds: only the source and output differ.
+        env = env or cc_common.get_environment_variables(
+            feature_configuration = feature_configuration,
+            action_name = CPP_COMPILE_ACTION_NAME,
+            variables = variables,
+        )
+    ctx.actions.run(
+        executable = ctx.executable._compile_pch,
+        arguments = [args],
+        env = env,
+        inputs = depset(texts + [ctx.file.plan], transitive = [deps.headers, cc_toolchain.all_files]),
+        outputs = outputs,
         mnemonic = "AtenPch",
         # The label formatted here: Bazel 4.2.3 prints a `%{label}` placeholder as it is (later
         # Bazels expand it).
-        progress_message = "Precompiling the generated sources' headers (%s) for %s" % (ctx.attr.kind, ctx.label),
+        progress_message = "Precompiling the generated sources' headers for %s" % ctx.label,
     )
     return [
-        DefaultInfo(files = depset([header, gch, stamp])),
+        DefaultInfo(files = depset(outputs)),
         CcInfo(compilation_context = cc_common.create_compilation_context(
-            headers = depset([header, gch, stamp]),
-            includes = depset([header.dirname]),
+            headers = depset(outputs),
+            includes = depset(header_dirs),
         )),
     ]
 
 aten_pch = rule(
     implementation = _aten_pch_impl,
-    doc = "A precompiled header of the generated sources' common headers (see pch.bzl).",
+    doc = "The precompiled headers of the generated sources' common headers, of each kind (see pch.bzl).",
     attrs = {
         "copts": attr.string_list(doc = "The copts of the library that uses it."),
-        "kind": attr.string(
-            default = "full",
-            values = ["full", "light"],
-            doc = "Which headers it holds (PCH_INCLUDES).",
-        ),
         "deps": attr.label_list(
             providers = [CcInfo],  # buildifier: disable=native-cc-info
             doc = "The targets of the headers it holds (their include paths and defines).",
