@@ -19,10 +19,6 @@ digests each of them, and links each into every runfiles tree and sandbox of a t
 compiled extension modules (lib-dynload), which load from files alone, stay files, under the
 standard library's path below the installation's prefix.
 
-The copied binaries lose their debug sections (binutils' objcopy, where there is one): an
-interpreter built from source (pyenv's) carries about 25 MB of them, which a cold build would
-digest before its first action and a remote build upload, and nothing here reads them.
-
 Standard library only: it runs with whichever interpreter the repository rule found.
 """
 
@@ -34,7 +30,6 @@ import multiprocessing
 import os
 import py_compile
 import shutil
-import subprocess
 import sys
 import sysconfig
 import tempfile
@@ -128,20 +123,6 @@ def zipped_stdlib(zip_path: str, dynload: str) -> None:
             archive.writestr(info, entries[rel])
 
 
-def without_debug_sections(paths: list[str]) -> None:
-    """Strips the debug sections of the ELF files at ``paths`` in place, side by side; a file
-    objcopy cannot rewrite stays as it was (objcopy writes a new file and renames it)."""
-    objcopy = shutil.which("objcopy")
-    if not objcopy:
-        return
-
-    def strip(path: str) -> None:
-        subprocess.run([objcopy, "--strip-debug", path], capture_output=True)
-
-    with concurrent.futures.ThreadPoolExecutor() as pool:
-        list(pool.map(strip, paths))
-
-
 prefix = os.path.realpath(sys.base_prefix)
 stdlib = os.path.realpath(sysconfig.get_paths()["stdlib"])
 dest = under(stdlib, prefix)
@@ -164,10 +145,6 @@ if sysconfig.get_config_var("Py_ENABLE_SHARED"):
         libpython = "lib/" + os.path.basename(name)
         os.makedirs("lib", exist_ok=True)
         shutil.copy2(os.path.realpath(path), libpython)
-binaries = ["bin/python3"] + ([libpython] if libpython else [])
-for directory, _, files in os.walk(dest):
-    binaries += sorted(os.path.join(directory, f) for f in files if f.endswith(".so"))
-without_debug_sections(binaries)
 # Paths as their bytes, not JSON's \u escapes: Bazel reads the output, and holds paths, as
 # Latin-1, one character per byte (tool/torch_probe.py's print_json).
 line = json.dumps(
