@@ -71,8 +71,9 @@ LIBRARIES = (
     "libc10_cuda.so",
     "libtorch_cuda.so",
 )
-# What rules_aten's libraries link by path (@torch//:cpu_libraries, :cuda_libraries).
-LINKED_LIBRARIES = ("libc10.so", "libtorch_cpu.so", "libc10_cuda.so", "libtorch_cuda.so")
+# What rules_aten's libraries link by path (@torch//:cpu_libraries, :cuda_libraries): all but
+# libtorch.so.
+LINKED_LIBRARIES = tuple(name for name in LIBRARIES if name != "libtorch.so")
 FUNCTIONS_MANUAL = "torch/csrc/autograd/FunctionsManual.h"
 
 
