@@ -37,7 +37,7 @@ CUSTOM_OPS = REPO / "tests" / "data" / "custom_ops"
 IMPL_BLOCK = re.compile(
     r"^(?:TORCH|ATENGEN)_LIBRARY_IMPL\((\w+), (\w+), m\) \{\n(.*?)^\}", re.M | re.S
 )
-IMPL_LINE = re.compile(r'm\.impl\("([^"]+)"')
+IMPL_LINE = re.compile(r'm\.impl(?:_boxed)?\("([^"]+)"')
 QUOTED_INCLUDE = re.compile(r'^#include "([^"]+)"', re.M)
 
 

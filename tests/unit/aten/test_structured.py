@@ -87,7 +87,7 @@ def test_every_variant_gets_kernels(tmp_path: Path, tags_yaml: Path) -> None:
     for path in out.glob("Register*.cpp"):
         key = re.match(r"Register(\w+?)_structured_ops_", path.name).group(1)
         registered.setdefault(key, set()).update(
-            re.findall(r'm\.impl\("([\w.]+)"', path.read_text())
+            re.findall(r'm\.impl(?:_boxed)?\("([\w.]+)"', path.read_text())
         )
     every = {"muladd", "muladd_", "muladd.out", "sumsq.dim", "sumsq.dim_out"}
     assert registered["CPU"] == every

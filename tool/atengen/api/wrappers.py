@@ -59,6 +59,8 @@ class Wrapper:
     # direct kernels of custom namespaces that the wrapper would only call, with its very
     # parameters: the kernel (`at::native::scale_cpu`), registered in the wrapper's place
     registers: str = ""
+    # registered boxed, through torch's C shim (aten/kernel_signatures.py's registers_boxed)
+    boxed: bool = False
     structured: StructuredCall | None = None
     generated: GeneratedCall | None = None
     fz: MutationCall | ViewCall | ViewCopyCall | None = None

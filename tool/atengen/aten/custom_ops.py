@@ -122,9 +122,21 @@ def schema_files(
     return files
 
 
+def defines_with_tags(
+    functions: list[NativeFunction], c10_tags: frozenset[str] = torch_facts.C10_TAGS
+) -> bool:
+    """Whether a schema source defines one of `functions` with tags (through torch/library.h,
+    which the kernel-signature sources then include: see kernel_signatures.py)."""
+    return any(_c10_tags(f, c10_tags) for f in functions if f.namespace != "aten")
+
+
+def _c10_tags(f: NativeFunction, c10_tags: frozenset[str]) -> list[str]:
+    return sorted(t for t in f.tags if t in c10_tags)
+
+
 def _schema_def(f: NativeFunction, c10_tags: frozenset[str]) -> str:
     schema = json.dumps(f"{f.namespace}::{f.registered_schema}")
-    tags = sorted(t for t in f.tags if t in c10_tags)
+    tags = _c10_tags(f, c10_tags)
     if not tags:
         return schema
     return f"{schema}, {{{', '.join(f'at::Tag::{t}' for t in tags)}}}"

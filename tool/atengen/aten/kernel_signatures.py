@@ -15,6 +15,15 @@ these. The schema sources' ``ATENGEN_LIBRARY_FRAGMENT`` is compiled here too
 (``LibraryRef::def``, ``LibraryFragmentT``, in every one of these files), so a
 library with schemas gets one of these even when it registers no kernel.
 
+A custom operator whose schema types torch's C shim carries in every supported
+release (registers_boxed) has its kernels registered boxed, through the shim
+(``m.impl_boxed``): its signature's code here is atengen::call_boxed, which
+needs ATen/core/Tensor.h and torch's stable conversions, not torch/library.h
+(4 s of a small library's 5 s source; atengen/library.h says what it costs a
+call). A file includes torch/library.h only for the typed signatures it
+instantiates, and, on the CPU side, for schema definitions with tags, which
+not every release's shim takes.
+
 A signature goes to a bucket by a stable hash of its text, so a file depends
 only on the signatures in it; the bucket count is the fewest power of two that
 holds at most AUTO_SIGNATURES_PER_BUCKET signatures on average.
@@ -24,11 +33,51 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from atengen.model.native_function import NativeFunction
+from atengen.model.schema_types import BaseType, ListType, OptionalType, Type
 from atengen.render.output import GeneratedFile
 from atengen.render.shards import AUTO_SIGNATURES_PER_BUCKET, Sharding, auto_bucket_count
 from atengen.render.templates import Templates
 
 _PREFIX = "KernelSignatures_"
+
+
+# The schema types atengen/boxed_kernels.h converts, in their C++ spellings of
+# api/cpp_types.py: base types, the optionals of some, and lists (any size) of some.
+# SymInt is not among them: its kernels take c10::SymInt, which the shim cannot carry.
+_BOXED_BASES = frozenset({"Tensor", "int", "float", "bool", "str", "ScalarType"})
+_BOXED_OPTIONALS = frozenset({"Tensor", "int", "float", "bool", "ScalarType"})
+_BOXED_LISTS = frozenset({"Tensor", "int", "float"})
+_BOXED_RESULTS = frozenset({"Tensor", "int", "float", "bool"})
+
+
+def registers_boxed(f: NativeFunction) -> bool:
+    """Whether `f`'s kernels are registered boxed: an operator of a custom namespace (aten's
+    have C++ callers, whose typed calls would box their arguments) whose argument and result
+    types atengen/boxed_kernels.h converts."""
+    return (
+        f.namespace != "aten"
+        and all(_boxed_argument(a.type) for a in f.func.arguments.flat_all)
+        and all(_boxed_result(r.type) for r in f.func.returns)
+    )
+
+
+def _named(t: Type, names: frozenset[str]) -> bool:
+    return isinstance(t, BaseType) and t.name in names
+
+
+def _boxed_argument(t: Type) -> bool:
+    if isinstance(t, OptionalType):
+        return _named(t.elem, _BOXED_OPTIONALS)
+    if isinstance(t, ListType):
+        return _named(t.elem, _BOXED_LISTS)
+    return _named(t, _BOXED_BASES)
+
+
+def _boxed_result(t: Type) -> bool:
+    if isinstance(t, ListType):
+        return _named(t.elem, frozenset({"Tensor"}))
+    return _named(t, _BOXED_RESULTS)
 
 
 def is_signature_file(f: GeneratedFile) -> bool:
@@ -37,23 +86,34 @@ def is_signature_file(f: GeneratedFile) -> bool:
 
 
 def signature_files(
-    signatures: Iterable[str], cuda: bool, templates: Templates, required: bool = False
+    typed: Iterable[str],
+    boxed: Iterable[str],
+    cuda: bool,
+    templates: Templates,
+    required: bool = False,
+    tagged: bool = False,
 ) -> list[GeneratedFile]:
-    """`KernelSignatures_b<i>.cpp` files instantiating LibraryRef::impl for `signatures`
-    (for the CUDA library's tree when `cuda`). None for no signatures, unless `required`:
-    then one without signatures, for the library's other weak symbols (LibraryRef::def and
-    LibraryFragmentT, that its schema sources need)."""
-    unique = sorted(set(signatures))
+    """`KernelSignatures_b<i>.cpp` files instantiating LibraryRef::impl for the `typed`
+    signatures and atengen::call_boxed for the `boxed` ones (for the CUDA library's tree when
+    `cuda`). None for no signatures, unless `required`: then one without signatures, for the
+    library's other weak symbols (LibraryRef::def and LibraryFragmentT, that its schema sources
+    need). `tagged`: the schema sources define operators with tags."""
+    unique = sorted({(s, False) for s in typed} | {(s, True) for s in boxed})
     sharding = Sharding(auto_bucket_count(len(unique), AUTO_SIGNATURES_PER_BUCKET))
-    by_bucket: dict[str, list[str]] = {}
-    for s in unique:
-        by_bucket.setdefault(sharding.shard_of(s), []).append(s)
+    by_bucket: dict[str, list[tuple[str, bool]]] = {}
+    for s, is_boxed in unique:
+        by_bucket.setdefault(sharding.shard_of(s), []).append((s, is_boxed))
     if required and not by_bucket:
         by_bucket[sharding.shard_of("")] = []
     return [
         GeneratedFile(
             f"{_PREFIX}{bucket}.cpp",
-            templates.render("kernel_signatures.cpp.j2", signatures=sigs),
+            templates.render(
+                "kernel_signatures.cpp.j2",
+                signatures=[s for s, is_boxed in sigs if not is_boxed],
+                boxed=[s for s, is_boxed in sigs if is_boxed],
+                tagged=tagged,
+            ),
             cuda,
         )
         for bucket, sigs in sorted(by_bucket.items())

@@ -13,6 +13,7 @@ Which wrapper an (op, key) pair gets:
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 from atengen.api.functionalization import mutation_call, view_call, view_copy_call
 from atengen.api.structured import class_declarations
@@ -26,7 +27,7 @@ from atengen.api.wrappers import (
     needs_backend_select,
     structured_wrapper,
 )
-from atengen.aten.kernel_signatures import signature_files
+from atengen.aten.kernel_signatures import registers_boxed, signature_files
 from atengen.errors import AtengenError, CannotGenerate
 from atengen.facts import torch_facts as tf
 from atengen.facts.wheel_facts import WheelFacts, set_output_takes_names
@@ -149,11 +150,13 @@ def registration_files(
     wheel: WheelFacts | None = None,
     left_out: list[str] | None = None,
     schemas: bool = False,
+    tagged_schemas: bool = False,
 ) -> list[GeneratedFile]:
     """One file per (key, namespace, shard) that registers at least one kernel (none for a key
     no function has a kernel for), and the kernel-signature files of the CPU-side and of the
     CUDA library (see kernel_signatures); at least one for the CPU side when ``schemas`` (the
-    CPU-side library has schema sources, which need the code those files compile).
+    CPU-side library has schema sources, which need the code those files compile;
+    ``tagged_schemas``: some define their operator with tags).
 
     The keys are independent, so with ``jobs`` > 1 they are shared out between forked
     processes (render/parallel.py); the files are the same bytes with any ``jobs``.
@@ -169,7 +172,7 @@ def registration_files(
         for key in keys
     }
 
-    def key_files(key: str) -> tuple[list[GeneratedFile], set[str], list[str]]:
+    def key_files(key: str) -> tuple[list[GeneratedFile], set[tuple[str, bool]], list[str]]:
         return _key_files(model, candidates[key], key, sharding, templates, wheel)
 
     # Largest first: no process is left with a large key at the end.
@@ -179,7 +182,7 @@ def registration_files(
         done = [key_files(key) for key in order]
     by_key = dict(zip(order, done, strict=True))
     files = []
-    signatures: dict[bool, set[str]] = {False: set(), True: set()}
+    signatures: dict[bool, set[tuple[str, bool]]] = {False: set(), True: set()}
     for key in keys:
         key_shards, key_signatures, key_left_out = by_key[key]
         files += key_shards
@@ -187,7 +190,12 @@ def registration_files(
             left_out += key_left_out
         signatures[key in tf.CUDA_KEYS].update(key_signatures)
     for cuda in (False, True):
-        files += signature_files(signatures[cuda], cuda, templates, schemas and not cuda)
+        typed = [s for s, boxed in signatures[cuda] if not boxed]
+        boxed = [s for s, boxed in signatures[cuda] if boxed]
+        required = schemas and not cuda
+        files += signature_files(
+            typed, boxed, cuda, templates, required, tagged_schemas and required
+        )
     return files
 
 
@@ -198,10 +206,15 @@ def _key_files(
     sharding: ShardSetting,
     templates: Templates,
     wheel: WheelFacts | None,
-) -> tuple[list[GeneratedFile], set[str], list[str]]:
-    """The shards of one key, the C++ signatures of the wrappers they register, and a line for
-    each registration left out because the wheel does not export its kernel."""
-    wrapped = {id(f): w for f in candidates if (w := _wrapper(model, f, key, wheel)) is not None}
+) -> tuple[list[GeneratedFile], set[tuple[str, bool]], list[str]]:
+    """The shards of one key, the C++ signatures of the wrappers they register (each with
+    whether it is registered boxed), and a line for each registration left out because the
+    wheel does not export its kernel."""
+    wrapped = {
+        id(f): replace(w, boxed=True) if registers_boxed(f) else w
+        for f in candidates
+        if (w := _wrapper(model, f, key, wheel)) is not None
+    }
     left_out = [
         f"left out: {f.namespace}::{f.name} {key}: {reason}"
         for f in candidates
@@ -216,7 +229,8 @@ def _key_files(
         text = _shard_text(key, namespace, [(f, wrapped[id(f)]) for f in fns], templates)
         stem = shard if namespace == "aten" else f"{namespace}_{shard}"
         files.append(GeneratedFile(f"Register{key}_{stem}.cpp", text, key in tf.CUDA_KEYS))
-    return files, {wrapped[id(f)].signature for f in key_functions}, left_out
+    signatures = {(wrapped[id(f)].signature, wrapped[id(f)].boxed) for f in key_functions}
+    return files, signatures, left_out
 
 
 def _work_estimate(key: str, candidates: list[NativeFunction]) -> int:

@@ -5,7 +5,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from atengen.aten.custom_ops import check_supported, native_headers, schema_files
+from atengen.aten.custom_ops import (
+    check_supported,
+    defines_with_tags,
+    native_headers,
+    schema_files,
+)
 from atengen.aten.kernel_signatures import is_signature_file
 from atengen.aten.registration import registration_files
 from atengen.errors import AtengenError
@@ -62,9 +67,19 @@ def aten_outputs(opts: AtenOptions) -> Outputs:
         jobs = auto_jobs() if len(functions) >= PARALLEL_MIN_FUNCTIONS else 1
     templates = Templates(opts.templates)
     left_out: list[str] = []
-    schemas = schema_files(functions, opts.shards, templates, wheel_facts.c10_tags(opts.wheel))
+    c10_tags = wheel_facts.c10_tags(opts.wheel)
+    schemas = schema_files(functions, opts.shards, templates, c10_tags)
     files = registration_files(
-        model, functions, keys, opts.shards, templates, jobs, opts.wheel, left_out, bool(schemas)
+        model,
+        functions,
+        keys,
+        opts.shards,
+        templates,
+        jobs,
+        opts.wheel,
+        left_out,
+        bool(schemas),
+        defines_with_tags(functions, c10_tags),
     )
     files += schemas
     headers = native_headers(model, functions, templates)

@@ -9,10 +9,12 @@
 #include <torch/library.h>
 #include "atengen/runtime.h"
 #include "atengen/kernel_signatures.h"
+#include "atengen/shim_library.h"
 
 template class atengen::LibraryImplT<void>;
 template class atengen::LibraryFragmentT<void>;
-template void atengen::LibraryRef::def<void>(const char*, std::initializer_list<at::Tag>);
+template void atengen::LibraryRef::def<void>(const char*);
+template void atengen::LibraryRef::impl_boxed<void>(const char*, atengen::BoxedKernel*);
 
 using atg_signature_0 = at::Tensor & (at::Tensor &);
 template void atengen::LibraryRef::impl<atg_signature_0>(const char*, atg_signature_0*);

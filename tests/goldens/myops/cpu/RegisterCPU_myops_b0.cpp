@@ -11,7 +11,7 @@ at::Tensor shift_cpu_symint(const at::Tensor & self, const at::Scalar & amount, 
 }  // namespace at::native
 
 ATENGEN_LIBRARY_IMPL(myops, CPU, m) {
-  m.impl("scale", &at::native::scale_cpu);
-  m.impl("scale_", &at::native::scale_cpu_);
+  m.impl_boxed("scale", &::atengen::boxed<&at::native::scale_cpu>);
+  m.impl_boxed("scale_", &::atengen::boxed<&at::native::scale_cpu_>);
   m.impl("shift", &at::native::shift_cpu_symint);
 }

@@ -31,6 +31,6 @@ at::Tensor wrapper_CompositeExplicitAutograd_shift(const at::Tensor & self, cons
 }  // namespace
 
 ATENGEN_LIBRARY_IMPL(myops, CompositeExplicitAutograd, m) {
-  m.impl("scale.out", &wrapper_CompositeExplicitAutograd_scale_out);
+  m.impl_boxed("scale.out", &::atengen::boxed<&wrapper_CompositeExplicitAutograd_scale_out>);
   m.impl("shift", &wrapper_CompositeExplicitAutograd_shift);
 }

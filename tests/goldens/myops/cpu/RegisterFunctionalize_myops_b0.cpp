@@ -61,6 +61,6 @@ at::Tensor & wrapper_Functionalize_scale_(at::Tensor & self, double factor) {
 }  // namespace
 
 ATENGEN_LIBRARY_IMPL(myops, Functionalize, m) {
-  m.impl("scale.out", &wrapper_Functionalize_scale_out);
-  m.impl("scale_", &wrapper_Functionalize_scale_);
+  m.impl_boxed("scale.out", &::atengen::boxed<&wrapper_Functionalize_scale_out>);
+  m.impl_boxed("scale_", &::atengen::boxed<&wrapper_Functionalize_scale_>);
 }

@@ -19,5 +19,5 @@ at::Tensor & wrapper_Meta_scale_(at::Tensor & self, double factor) {
 }  // namespace
 
 ATENGEN_LIBRARY_IMPL(myops, Meta, m) {
-  m.impl("scale_", &wrapper_Meta_scale_);
+  m.impl_boxed("scale_", &::atengen::boxed<&wrapper_Meta_scale_>);
 }

@@ -9,19 +9,23 @@
 #include <torch/library.h>
 #include "atengen/runtime.h"
 #include "atengen/kernel_signatures.h"
+#include "atengen/boxed_kernels.h"
+#include "atengen/shim_library.h"
 
 template class atengen::LibraryImplT<void>;
 template class atengen::LibraryFragmentT<void>;
+template void atengen::LibraryRef::def<void>(const char*);
+template void atengen::LibraryRef::impl_boxed<void>(const char*, atengen::BoxedKernel*);
 template void atengen::LibraryRef::def<void>(const char*, std::initializer_list<at::Tag>);
 
-using atg_signature_0 = at::Tensor & (at::Tensor &, double);
+using atg_signature_0 = at::Tensor (const at::Tensor &, const at::Scalar &, c10::SymInt);
 template void atengen::LibraryRef::impl<atg_signature_0>(const char*, atg_signature_0*);
 
-using atg_signature_1 = at::Tensor & (const at::Tensor &, double, at::Tensor &);
-template void atengen::LibraryRef::impl<atg_signature_1>(const char*, atg_signature_1*);
+using atg_boxed_0 = at::Tensor & (at::Tensor &, double);
+template void atengen::call_boxed<atg_boxed_0>(atg_boxed_0*, uint64_t*, uint64_t, uint64_t);
 
-using atg_signature_2 = at::Tensor (const at::Tensor &, const at::Scalar &, c10::SymInt);
-template void atengen::LibraryRef::impl<atg_signature_2>(const char*, atg_signature_2*);
+using atg_boxed_1 = at::Tensor & (const at::Tensor &, double, at::Tensor &);
+template void atengen::call_boxed<atg_boxed_1>(atg_boxed_1*, uint64_t*, uint64_t, uint64_t);
 
-using atg_signature_3 = at::Tensor (const at::Tensor &, double);
-template void atengen::LibraryRef::impl<atg_signature_3>(const char*, atg_signature_3*);
+using atg_boxed_2 = at::Tensor (const at::Tensor &, double);
+template void atengen::call_boxed<atg_boxed_2>(atg_boxed_2*, uint64_t*, uint64_t, uint64_t);
