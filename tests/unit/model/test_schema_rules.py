@@ -15,6 +15,7 @@ from atengen.model.schema import (
     parse_schema,
     parse_type,
 )
+from atengen.model.schema_names import SCHEMA_KEYWORDS
 from tests.support.model_helpers import error_of, run_cli, write_yamls
 
 
@@ -317,3 +318,41 @@ def test_deeply_nested_type_is_a_file_line_error_in_every_command(tmp_path, t, c
     assert line.startswith(f"{op_yaml}:2: error: bad schema 'f(")
     assert "nests more than 32" in line
     assert not (tmp_path / "out").exists()
+
+
+# Every word torch's schema lexer keeps as a keyword, in each place a schema names something:
+# torch's parser (the installed wheel's) refuses them all, and so do we, at the YAML line, where
+# the library would otherwise build and fail as it loads.
+KEYWORD_PLACES = {
+    "an operator": "ns::{k}(Tensor self) -> Tensor",
+    "an overload": "ns::f.{k}(Tensor self) -> Tensor",
+    "an argument": "ns::f(Tensor {k}) -> Tensor",
+    "a return": "ns::f(Tensor self) -> Tensor {k}",
+}
+
+
+@pytest.mark.parametrize("place", sorted(KEYWORD_PLACES))
+def test_keywords_of_torchs_schema_parser_are_refused_as_names(place):
+    import torch
+
+    for keyword in sorted(SCHEMA_KEYWORDS):
+        schema = KEYWORD_PLACES[place].format(k=keyword)
+        with pytest.raises(RuntimeError):
+            torch._C.parse_schema(schema)
+        with pytest.raises(SchemaError, match=f"'{keyword}' cannot be {place} name"):
+            parse_schema(schema.removeprefix("ns::"), custom=True)
+    # A name that only starts with one is a name to both.
+    schema = KEYWORD_PLACES[place].format(k="passthrough")
+    torch._C.parse_schema(schema)
+    parse_schema(schema.removeprefix("ns::"), custom=True)
+
+
+def test_the_keywords_are_those_of_every_installed_wheels_lexer():
+    from tests.unit.stable.test_stable_releases import installed_torch_dirs
+
+    token = re.compile(r'_\(TK_\w+, "[^"]*", "([A-Za-z_]\w*)"\)')
+    dirs = installed_torch_dirs()
+    assert dirs, "no installed wheel"
+    for release, torch_dir in dirs.items():
+        header = torch_dir / "include/torch/csrc/jit/frontend/lexer.h"
+        assert set(token.findall(header.read_text())) == SCHEMA_KEYWORDS, release

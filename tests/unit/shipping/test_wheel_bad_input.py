@@ -215,8 +215,8 @@ def test_keyword_namespace(tmp_path: Path) -> None:
     ops = tmp_path / "ops.yaml"
     ops.write_text(
         "- func: lambda::f(Tensor self, float lo=0) -> Tensor\n"
-        # `class` is a C++ keyword too: its kernel needs a name of its own.
-        "- func: lambda::class(Tensor self) -> Tensor\n  dispatch:\n    CPU: class_cpu\n"
+        # `try` is a C++ keyword too: its kernel needs a name of its own.
+        "- func: lambda::try(Tensor self) -> Tensor\n  dispatch:\n    CPU: try_cpu\n"
         "- func: lambda::Tensor(Tensor self) -> Tensor\n"
     )
     result, out = _run(tmp_path, op_yaml=ops)
@@ -235,8 +235,8 @@ def test_keyword_namespace(tmp_path: Path) -> None:
     exec(compile(ops_py, "ops.py", "exec"), namespace)
     with pytest.raises(AttributeError):  # torch.ops.lambda, which has no operator f here
         namespace["__getattr__"]("f")  # type: ignore[operator]
-    assert "def f(" in stub and "def class(" not in stub and "def Tensor(" not in stub
-    assert "# class: not typed here, its name is a Python keyword" in stub
+    assert "def f(" in stub and "def try(" not in stub and "def Tensor(" not in stub
+    assert "# try: not typed here, its name is a Python keyword" in stub
     assert "# Tensor: not typed here" in stub
 
 
@@ -248,7 +248,7 @@ def test_stub_of_keyword_arguments(tmp_path: Path) -> None:
 
     ops = tmp_path / "ops.yaml"
     ops.write_text(
-        "- func: t::u(Tensor self, float from=0, float to=1, *, bool if=False) -> Tensor\n"
+        "- func: t::u(Tensor self, float from=0, float to=1, *, bool lambda=False) -> Tensor\n"
     )
     result, out = _run(tmp_path, op_yaml=ops)
     assert result.returncode == 0, result.stderr
@@ -257,7 +257,7 @@ def test_stub_of_keyword_arguments(tmp_path: Path) -> None:
     compile(stub, "ops.pyi", "exec")
     assert (
         "    self: Tensor,\n    from_: float = ...,\n    /,\n    to: float = ...,\n"
-        '    # if: Python keywords, passed as **{"if": ...}\n    **kwargs: Any,\n' in stub
+        '    # lambda: Python keywords, passed as **{"lambda": ...}\n    **kwargs: Any,\n' in stub
     )
 
 

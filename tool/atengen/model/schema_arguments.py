@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from atengen.cached import cached_property, interned
 from atengen.errors import SchemaError
 from atengen.model.schema_defaults import check_default
-from atengen.model.schema_names import IDENT_RE, check_not_constant
+from atengen.model.schema_names import IDENT_RE, check_not_keyword
 from atengen.model.schema_types import (
     PRECOMPUTED_ONLY_TYPES,
     TENSOR,
@@ -179,7 +179,7 @@ def parse_argument(s: str) -> Argument:
     name, eq, default = rest.partition("=")
     if not IDENT_RE.fullmatch(name):
         raise SchemaError(f"illegal argument name in '{s}'")
-    check_not_constant(name, "an argument", s)
+    check_not_keyword(name, "an argument", s)
     if eq and not default:
         raise SchemaError(f"empty default value in argument '{s}'")
     if eq:
@@ -196,7 +196,7 @@ def parse_return(s: str) -> Return:
     if name is not None and not IDENT_RE.fullmatch(name):
         raise SchemaError(f"illegal return name in '{s}'")
     if name is not None:
-        check_not_constant(name, "a return", s)
+        check_not_keyword(name, "a return", s)
     return Return(name, t, annotation)
 
 

@@ -26,14 +26,26 @@ CPP_KEYWORDS = frozenset(
 )
 # Words torch's schema lexer reads as constants, never as names: it rejects them as operator,
 # overload, argument and return names ("expected ident but found 'True'").
-CONSTANT_WORDS = frozenset({"True", "False", "None"})
+# The words torch's schema lexer reads as keywords (torch/csrc/jit/frontend/lexer.h's tokens
+# spelled as words, the same in 2.11 to 2.15): it refuses each as an operator, overload, argument
+# or return name, so a library defining one would fail as it loads. Checked against every
+# installed wheel's header and parser by tests/unit/model/test_schema_rules.py.
+SCHEMA_KEYWORDS = frozenset(
+    {
+        *("True", "False", "None", "NoneType", "Ellipsis"),
+        *("and", "as", "assert", "break", "class", "continue", "def", "del", "elif", "else"),
+        *("for", "global", "if", "import", "in", "is", "not", "or", "pass", "raise", "return"),
+        *("while", "with"),
+    }
+)
+_CONSTANT_WORDS = frozenset({"True", "False", "None"})
 
 
-def check_not_constant(name: str, what: str, s: str) -> None:
-    if name in CONSTANT_WORDS:
+def check_not_keyword(name: str, what: str, s: str) -> None:
+    if name in SCHEMA_KEYWORDS:
+        reads = "a constant" if name in _CONSTANT_WORDS else "a keyword"
         raise SchemaError(
-            f"'{name}' cannot be {what} name (in '{s}'): torch's schema parser reads it as a "
-            "constant"
+            f"'{name}' cannot be {what} name (in '{s}'): torch's schema parser reads it as {reads}"
         )
 
 
@@ -122,9 +134,9 @@ def parse_operator_name(s: str) -> OperatorName:
         raise SchemaError(f"illegal overload name in '{s}'")
     if overload == "default":  # torch names an op's unnamed overload `default`
         raise SchemaError(f"'default' is not a legal overload name (in '{s}')")
-    if base in CONSTANT_WORDS or overload in CONSTANT_WORDS:
-        check_not_constant(base, "an operator", s)
-        check_not_constant(overload, "an overload", s)
+    if base in SCHEMA_KEYWORDS or overload in SCHEMA_KEYWORDS:
+        check_not_keyword(base, "an operator", s)
+        check_not_keyword(overload, "an overload", s)
     return OperatorName(parse_base_name(base), overload)
 
 
@@ -140,8 +152,8 @@ def parse_custom_operator_name(s: str, *, inplace: bool) -> OperatorName:
         raise SchemaError(f"illegal overload name in '{s}'")
     if overload == "default":
         raise SchemaError(f"'default' is not a legal overload name (in '{s}')")
-    check_not_constant(base, "an operator", s)
-    check_not_constant(overload, "an overload", s)
+    check_not_keyword(base, "an operator", s)
+    check_not_keyword(overload, "an overload", s)
     if inplace and base.endswith("_") and len(base) > 1 and not _DUNDER_RE.fullmatch(base):
         return OperatorName(BaseOperatorName(base[:-1], True), overload)
     return OperatorName(BaseOperatorName(base), overload)
