@@ -59,7 +59,10 @@ TARGETS = {
     "functionalization_full": Target("functionalization, full compile: CPU s", None),
     "P10": Target("P10 kernel edit to loadable library: Bazel/cpp_extension.load(), wall", 0.5),
     "P13": Target("P13 cold quickstart: Bazel/cpp_extension.load(), wall", 2.0),
-    "stable_call": Target("stable-ABI op per call (boxed) / release-bound (unboxed)", None),
+    "release_call": Target(
+        "release-bound custom op per call (boxed through the shim) / TORCH_LIBRARY typed", None
+    ),
+    "stable_call": Target("stable-ABI op per call (TORCH_BOX) / release-bound", None),
 }
 
 # In run order, with the targets each prints (the full-compile ones are left out by --tiny).
@@ -75,7 +78,7 @@ BENCHMARKS = {
     "bench_functionalization": ["functionalization_edit", "functionalization_full"],
     "bench_edit_loop": ["P10"],
     "bench_cold_build": ["P13"],
-    "bench_stable_call": ["stable_call"],
+    "bench_stable_call": ["release_call", "stable_call"],
 }
 NOT_IN_TINY = {
     "P2_add",

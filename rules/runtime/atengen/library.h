@@ -7,6 +7,7 @@
 #pragma once
 
 #include <ATen/core/enum_tag.h>
+#include <c10/core/DispatchKey.h>
 #include <c10/macros/Macros.h>
 
 #include <cstdint>
@@ -114,6 +115,24 @@ class __attribute__((visibility("hidden"))) LibraryImplT {
 };
 using LibraryImpl = LibraryImplT<>;
 
+// The same for the keys whose names torch's C shim cannot parse (QuantizedMeta):
+// the torch::Library is made through torch/library.h, by the key's value.
+// Defined in "atengen/kernel_signatures.h".
+template <typename Unused = void>
+class __attribute__((visibility("hidden"))) TypedLibraryImplT {
+ public:
+  using InitFn = void(LibraryRef&);
+  TypedLibraryImplT(
+      const char* ns, c10::DispatchKey key, InitFn* init, const char* file, uint32_t line);
+  ~TypedLibraryImplT();
+  TypedLibraryImplT(const TypedLibraryImplT&) = delete;
+  TypedLibraryImplT& operator=(const TypedLibraryImplT&) = delete;
+
+ private:
+  TorchLibraryOpaque* library_ = nullptr;  // owned; none when the guard refused
+};
+using TypedLibraryImpl = TypedLibraryImplT<>;
+
 // The same for TORCH_LIBRARY_FRAGMENT: a torch::Library of kind FRAGMENT, made
 // only when the torch release guard lets the library register.
 template <typename Unused = void>
@@ -143,6 +162,17 @@ using LibraryFragment = LibraryFragmentT<>;
       ATENGEN_LIBRARY_IMPL_static_init_##ns##_##k##_, uid)(                               \
       #ns, #k, &C10_CONCATENATE(ATENGEN_LIBRARY_IMPL_init_##ns##_##k##_, uid), __FILE__,  \
       __LINE__);                                                                          \
+  void C10_CONCATENATE(ATENGEN_LIBRARY_IMPL_init_##ns##_##k##_, uid)(::atengen::LibraryRef & m)
+
+// ATENGEN_LIBRARY_IMPL for a key torch's C shim cannot name (TypedLibraryImplT).
+#define ATENGEN_TYPED_LIBRARY_IMPL(ns, k, m) ATENGEN_TYPED_LIBRARY_IMPL_(ns, k, m, C10_UID)
+#define ATENGEN_TYPED_LIBRARY_IMPL_(ns, k, m, uid)                                          \
+  static void C10_CONCATENATE(ATENGEN_LIBRARY_IMPL_init_##ns##_##k##_, uid)(                \
+      ::atengen::LibraryRef&);                                                              \
+  static const ::atengen::TypedLibraryImpl C10_CONCATENATE(                                 \
+      ATENGEN_LIBRARY_IMPL_static_init_##ns##_##k##_, uid)(                                 \
+      #ns, ::c10::DispatchKey::k,                                                           \
+      &C10_CONCATENATE(ATENGEN_LIBRARY_IMPL_init_##ns##_##k##_, uid), __FILE__, __LINE__);  \
   void C10_CONCATENATE(ATENGEN_LIBRARY_IMPL_init_##ns##_##k##_, uid)(::atengen::LibraryRef & m)
 
 // TORCH_LIBRARY_FRAGMENT(ns, m) without torch/library.h: the body defines

@@ -258,6 +258,12 @@ def test_every_named_dispatch_key_is_a_c10_key():
     assert not unknown, f"not dispatch keys of this torch: {unknown}"
 
 
+def test_the_keys_the_shim_cannot_name_are_those_torchs_parser_does_not_know():
+    # torch's C shim registers under a key it parses from the key's name.
+    unnamed = {k for k in tf.SERVABLE_KEYS if torch._C._parse_dispatch_key(k) is None}
+    assert unnamed == tf.SHIM_UNNAMED_KEYS
+
+
 def test_the_wheels_op_yaml_names_only_known_keys_and_each_is_served_or_not():
     used = set()
     for entry in _torch_yaml("native_functions.yaml"):

@@ -22,7 +22,8 @@ needs ATen/core/Tensor.h and torch's stable conversions, not torch/library.h
 (4 s of a small library's 5 s source; atengen/library.h says what it costs a
 call). A file includes torch/library.h only for the typed signatures it
 instantiates, and, on the CPU side, for schema definitions with tags, which
-not every release's shim takes.
+not every release's shim takes, and for the library objects of the keys the
+shim cannot name.
 
 A signature goes to a bucket by a stable hash of its text, so a file depends
 only on the signatures in it; the bucket count is the fewest power of two that
@@ -92,18 +93,21 @@ def signature_files(
     templates: Templates,
     required: bool = False,
     tagged: bool = False,
+    typed_library: bool = False,
 ) -> list[GeneratedFile]:
     """`KernelSignatures_b<i>.cpp` files instantiating LibraryRef::impl for the `typed`
     signatures and atengen::call_boxed for the `boxed` ones (for the CUDA library's tree when
     `cuda`). None for no signatures, unless `required`: then one without signatures, for the
     library's other weak symbols (LibraryRef::def and LibraryFragmentT, that its schema sources
-    need). `tagged`: the schema sources define operators with tags."""
+    need). `tagged`: the schema sources define operators with tags; `typed_library`: a
+    registration source registers under a key torch's C shim cannot name (TypedLibraryImplT).
+    Either makes every file include torch/library.h, as a typed signature makes its own."""
     unique = sorted({(s, False) for s in typed} | {(s, True) for s in boxed})
     sharding = Sharding(auto_bucket_count(len(unique), AUTO_SIGNATURES_PER_BUCKET))
     by_bucket: dict[str, list[tuple[str, bool]]] = {}
     for s, is_boxed in unique:
         by_bucket.setdefault(sharding.shard_of(s), []).append((s, is_boxed))
-    if required and not by_bucket:
+    if (required or typed_library) and not by_bucket:
         by_bucket[sharding.shard_of("")] = []
     return [
         GeneratedFile(
@@ -113,6 +117,7 @@ def signature_files(
                 signatures=[s for s, is_boxed in sigs if not is_boxed],
                 boxed=[s for s, is_boxed in sigs if is_boxed],
                 tagged=tagged,
+                typed_library=typed_library,
             ),
             cuda,
         )

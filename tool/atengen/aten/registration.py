@@ -189,12 +189,25 @@ def registration_files(
         if left_out is not None:
             left_out += key_left_out
         signatures[key in tf.CUDA_KEYS].update(key_signatures)
+    # The keys whose library objects torch/library.h makes (ATENGEN_TYPED_LIBRARY_IMPL), by side.
+    typed_library = {
+        cuda: any(
+            by_key[k][0] and (k in tf.CUDA_KEYS) == cuda for k in tf.SHIM_UNNAMED_KEYS & set(keys)
+        )
+        for cuda in (False, True)
+    }
     for cuda in (False, True):
         typed = [s for s, boxed in signatures[cuda] if not boxed]
         boxed = [s for s, boxed in signatures[cuda] if boxed]
         required = schemas and not cuda
         files += signature_files(
-            typed, boxed, cuda, templates, required, tagged_schemas and required
+            typed,
+            boxed,
+            cuda,
+            templates,
+            required,
+            tagged_schemas and required,
+            typed_library[cuda],
         )
     return files
 
@@ -312,6 +325,7 @@ def _shard_text(
         kernel_declarations=_kernel_declarations(wrappers),
         class_declarations=class_decls,
         wrappers=wrappers,
+        typed_library=key in tf.SHIM_UNNAMED_KEYS,
     )
 
 

@@ -592,6 +592,10 @@ SERVABLE_KEYS = (
     FUNCTIONALIZE_KEY,
     BACKEND_SELECT_KEY,
 )
+# Servable keys that c10::parseDispatchKey does not know by name, so torch's C shim, which takes
+# a key's name (aoti_torch_library_init_impl), cannot register under them: their registration
+# sources make their torch::Library through torch/library.h (ATENGEN_TYPED_LIBRARY_IMPL).
+SHIM_UNNAMED_KEYS = frozenset({"QuantizedMeta"})
 # MPS, XPU, MTIA, HPU and the like need a torch built for them, so their kernels are left out.
 UNSERVABLE_KEYS = frozenset(
     {
