@@ -106,7 +106,9 @@ def test_an_unwritable_cache_is_no_error(tmp_path):
     blocker = tmp_path / "file"
     blocker.write_text("")
     tpl = t.Templates(t.TemplateOptions(write_dir=str(blocker / "code")))
-    assert tpl.render("kernel_signatures.cpp.j2", signatures=[], boxed=[], tagged=False, typed_library=False)
+    assert tpl.render(
+        "kernel_signatures.cpp.j2", signatures=[], boxed=[], tagged=False, typed_library=False
+    )
     assert not (blocker / "code").exists()
 
 
