@@ -12,19 +12,19 @@ whose `torchgen` beside it is the oracle (pure Python: it runs in a subprocess w
 directory first on PYTHONPATH), and whose facts tool/torch_probe.py reads without importing it.
 
 torchgen (the oracle, installed with the wheel) runs as `python -m torchgen.gen --generate
-sources` over its packaged ATen; atengen as `atengen generate --ops=all --keys=auto` (CPU-side
-and CUDA keys, and Functionalize) with the facts tool/torch_probe.py reads of the wheel
+sources` over its packaged ATen; atengen as `atengen generate --ops=all --keys=auto` (CPU-side and
+CUDA keys, and Functionalize) with the facts tool/torch_probe.py reads of the wheel
 (`--torch_facts`, as the @torch repository passes them). Each side's `m.impl("<op>", ...)` calls
-are read from its Register*.cpp files, per `TORCH_LIBRARY_IMPL(aten, <Key>, m)` block
-(atengen's `ATENGEN_LIBRARY_IMPL`, its equivalent). For every key the script
-prints how many registrations each side has, the ones torchgen has and atengen lacks (missing)
-and the reverse (extra). A registration atengen leaves out on purpose is listed as left out,
-with its reason, not counted as missing: its kernel is an at::native function the wheel does
-not export (read from the wheel's libraries by the probe; it could not be loaded), or it is the
-no-op Meta kernel of an in-place op that torch serves a Python meta kernel instead
-(torch_facts.INPLACE_OPS_WITH_PYTHON_META). A key for which atengen registers nothing, and leaves out on purpose
-(it needs a torch built for that device: torch_facts.UNSERVABLE_KEYS), is reported as such,
-with its count, not as missing.
+are read from its Register*.cpp files, per `TORCH_LIBRARY_IMPL(aten, <Key>, m)` block (atengen's
+`ATENGEN_LIBRARY_IMPL` or `ATENGEN_TYPED_LIBRARY_IMPL`, its equivalents). For every key the script
+prints how many registrations each side has, the ones torchgen has and atengen lacks (missing) and
+the reverse (extra). A registration atengen leaves out on purpose is listed as left out, with its
+reason, not counted as missing: its kernel is an at::native function the wheel does not export
+(read from the wheel's libraries by the probe; it could not be loaded), or it is the no-op Meta
+kernel of an in-place op that torch serves a Python meta kernel instead
+(torch_facts.INPLACE_OPS_WITH_PYTHON_META). A key for which atengen registers nothing, and leaves
+out on purpose (it needs a torch built for that device: torch_facts.UNSERVABLE_KEYS), is reported
+as such, with its count, not as missing.
 
 `--library` (a `lib<name>.so` of every op: `bazel build //:libaten_generated.so
 --//:aten_ops=all`, with that interpreter as RULES_ATEN_PYTHON) is then loaded into a fresh
@@ -63,7 +63,9 @@ from shared import (  # noqa: E402
     wheel_facts_file,
 )
 
-BLOCK = re.compile(r"(?:TORCH|ATENGEN)_LIBRARY_IMPL\(\s*aten\s*,\s*(\w+)\s*,\s*m\s*\)\s*\{")
+BLOCK = re.compile(
+    r"(?:TORCH|ATENGEN|ATENGEN_TYPED)_LIBRARY_IMPL\(\s*aten\s*,\s*(\w+)\s*,\s*m\s*\)\s*\{"
+)
 IMPL = re.compile(r'm\.impl\(\s*"([^"]+)"')
 
 

@@ -35,7 +35,7 @@ INCREMENTAL = REPO / "tests" / "incremental"
 CUSTOM_OPS = REPO / "tests" / "data" / "custom_ops"
 
 IMPL_BLOCK = re.compile(
-    r"^(?:TORCH|ATENGEN)_LIBRARY_IMPL\((\w+), (\w+), m\) \{\n(.*?)^\}", re.M | re.S
+    r"^(?:TORCH|ATENGEN|ATENGEN_TYPED)_LIBRARY_IMPL\((\w+), (\w+), m\) \{\n(.*?)^\}", re.M | re.S
 )
 IMPL_LINE = re.compile(r'm\.impl(?:_boxed)?\("([^"]+)"')
 QUOTED_INCLUDE = re.compile(r'^#include "([^"]+)"', re.M)

@@ -82,7 +82,7 @@ class __attribute__((visibility("hidden"))) LibraryRef {
   // precompiled header); templates only so that every KernelSignatures_*.cpp
   // can instantiate them as weak symbols. impl_boxed and def(schema) go
   // through torch's C shim ("atengen/shim_library.h"); def(schema, tags)
-  // through torch/library.h, which every release's shim does not have.
+  // through torch/library.h, since 2.11's shim takes no tags.
   template <typename Unused = void>
   void impl_boxed(const char* name, BoxedKernel* kernel);
 

@@ -114,7 +114,9 @@ def _registrations(tree: Path) -> set[tuple[str, str]]:
     found = set()
     for path in tree.glob("Register*.cpp"):
         text = path.read_text()
-        blocks = list(re.finditer(r"ATENGEN_LIBRARY_IMPL\(\s*aten\s*,\s*(\w+)\s*,\s*m\s*\)", text))
+        blocks = list(
+            re.finditer(r"ATENGEN(?:_TYPED)?_LIBRARY_IMPL\(\s*aten\s*,\s*(\w+)\s*,\s*m\s*\)", text)
+        )
         for i, block in enumerate(blocks):
             end = blocks[i + 1].start() if i + 1 < len(blocks) else len(text)
             for op in re.findall(r'm\.impl\(\s*"([^"]+)"', text[block.end() : end]):
