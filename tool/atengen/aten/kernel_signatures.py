@@ -44,12 +44,14 @@ _PREFIX = "KernelSignatures_"
 
 
 # The schema types atengen/boxed_kernels.h converts, in their C++ spellings of
-# api/cpp_types.py: base types, the optionals of some, and lists (any size) of some.
+# api/cpp_types.py: as arguments, base types, the optionals of some and lists (any size) of
+# some; as results, base types and lists of tensors.
 # SymInt is not among them: its kernels take c10::SymInt, which the shim cannot carry.
 _BOXED_BASES = frozenset({"Tensor", "int", "float", "bool", "str", "ScalarType"})
 _BOXED_OPTIONALS = frozenset({"Tensor", "int", "float", "bool", "ScalarType"})
 _BOXED_LISTS = frozenset({"Tensor", "int", "float"})
 _BOXED_RESULTS = frozenset({"Tensor", "int", "float", "bool"})
+_BOXED_RESULT_LISTS = frozenset({"Tensor"})
 
 
 def registers_boxed(f: NativeFunction) -> bool:
@@ -77,7 +79,7 @@ def _boxed_argument(t: Type) -> bool:
 
 def _boxed_result(t: Type) -> bool:
     if isinstance(t, ListType):
-        return _named(t.elem, frozenset({"Tensor"}))
+        return _named(t.elem, _BOXED_RESULT_LISTS)
     return _named(t, _BOXED_RESULTS)
 
 

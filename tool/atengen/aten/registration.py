@@ -189,7 +189,8 @@ def registration_files(
         if left_out is not None:
             left_out += key_left_out
         signatures[key in tf.CUDA_KEYS].update(key_signatures)
-    # The keys whose library objects torch/library.h makes (ATENGEN_TYPED_LIBRARY_IMPL), by side.
+    # Whether a side registers under a key whose library object torch/library.h makes
+    # (ATENGEN_TYPED_LIBRARY_IMPL: torch's C shim cannot name the key).
     typed_library = {
         cuda: any(
             by_key[k][0] and (k in tf.CUDA_KEYS) == cuda for k in tf.SHIM_UNNAMED_KEYS & set(keys)
