@@ -2,16 +2,27 @@
 operators get them, that a library of only those compiles its kernel-signature source without
 torch/library.h, and, end to end, that every type they take and return reaches the kernel and
 comes back: the sources compiled with g++ against the wheel, loaded in a fresh interpreter and
-called from Python, with opcheck, torch.compile and the tensors' reference counts."""
+called from Python, with opcheck, torch.compile and the tensors' reference counts. The same
+library is also built against torch 2.11.0 and 2.15.0 and loaded into them (their release venvs;
+skipped, saying so, without them: `./dev test-releases` runs it after installing them)."""
 
 from __future__ import annotations
 
 import re
+import subprocess
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 import pytest
 
-from tests.support.compile_helpers import build_library, run_with_library
+from tests.support.compile_helpers import (
+    RUNTIME_INCLUDE,
+    RUNTIME_SOURCES,
+    build_library,
+    run_with_library,
+)
 from tests.support.model_helpers import TAGS_YAML, generate_into
+from tests.support.release_venvs import installed_venv
 
 BOXED_SCHEMAS = [
     "(Tensor self, float factor) -> Tensor",
@@ -217,8 +228,8 @@ print("ok")
 """
 
 
-@pytest.mark.slow  # g++ over torch's headers
-def test_boxed_kernels_take_and_return_every_carried_type(tmp_path) -> None:
+def _generate_library(tmp_path: Path) -> list[Path]:
+    """The sources of OPS' library (generated, and KERNELS)."""
     (tmp_path / "ops.yaml").write_text(OPS)
     (tmp_path / "tags.yaml").write_text(TAGS_YAML)
     r = generate_into(
@@ -240,5 +251,50 @@ def test_boxed_kernels_take_and_return_every_carried_type(tmp_path) -> None:
     quantized = (out / "RegisterQuantizedMeta_bx_scale.cpp").read_text()
     assert "ATENGEN_TYPED_LIBRARY_IMPL(bx, QuantizedMeta, m)" in quantized, quantized
     (tmp_path / "kernels.cpp").write_text(KERNELS)
-    sources = [*sorted(out.iterdir()), tmp_path / "kernels.cpp"]
+    return [*sorted(out.iterdir()), tmp_path / "kernels.cpp"]
+
+
+@pytest.mark.slow  # g++ over torch's headers
+def test_boxed_kernels_take_and_return_every_carried_type(tmp_path) -> None:
+    sources = _generate_library(tmp_path)
     run_with_library(build_library(sources, tmp_path / "inc", tmp_path / "libbx.so"), CHECK)
+
+
+_WHEEL_FLAGS = """import os, torch, torch.utils.cpp_extension as c
+print(int(torch._C._GLIBCXX_USE_CXX11_ABI))
+print(os.path.join(os.path.dirname(torch.__file__), "lib"))
+print("\\n".join(c.include_paths()))
+"""
+
+
+@pytest.mark.slow  # g++ over each release's headers
+@pytest.mark.parametrize("version", ["2.11.0", "2.15.0"])
+def test_boxed_kernels_in_other_releases(tmp_path, version) -> None:
+    """The library built against another release's headers, in that release's encoding of the
+    stack, and loaded into it: the same checks."""
+    venv = installed_venv(version)
+    if venv is None:
+        pytest.skip(f"no release venv of torch {version}: `./dev test-releases` installs it")
+    python = str(venv / "bin" / "python")
+    abi, lib_dir, *includes = subprocess.run(
+        [python, "-c", _WHEEL_FLAGS], capture_output=True, text=True, check=True
+    ).stdout.split()
+    sources = [*_generate_library(tmp_path), *RUNTIME_SOURCES]
+    flags = ["-std=c++20", "-fPIC", f"-D_GLIBCXX_USE_CXX11_ABI={abi}"]
+    flags += [*(f"-I{i}" for i in includes), f"-I{RUNTIME_INCLUDE}", f"-I{tmp_path / 'inc'}"]
+
+    def compile_one(src: Path) -> subprocess.CompletedProcess[str]:
+        obj = ["-c", str(src), "-o", str(tmp_path / f"{src.stem}.o")]
+        return subprocess.run(["g++", *flags, *obj], capture_output=True, text=True)
+
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        for proc in pool.map(compile_one, sources):
+            assert proc.returncode == 0, proc.stderr[-4000:]
+    lib = tmp_path / "libbx.so"
+    objects = [str(tmp_path / f"{s.stem}.o") for s in sources]
+    link = ["g++", "-shared", "-o", str(lib), *objects, f"-L{lib_dir}", "-lc10", "-ltorch_cpu"]
+    link += [f"-Wl,-rpath,{lib_dir}", "-Wl,--no-undefined"]
+    proc = subprocess.run(link, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    run = subprocess.run([python, "-c", CHECK, str(lib)], capture_output=True, text=True)
+    assert run.returncode == 0 and run.stdout.strip().endswith("ok"), run.stderr[-4000:]
