@@ -39,10 +39,11 @@ change with every operator edit, and would rebuild the .gch, and with it every s
 
 GCC's dependency file (.d) does not name the .gch, nor any header inside it, and Bazel's action
 cache only looks at the inputs a compile's .d names: a new torch wheel would rebuild the .gch but
-not the sources compiled with the old one. So the action also writes a stamp per kind, `<name>_<kind>_stamp.h`, a
-comment with the .gch's SHA-256, which the sources include right after it (read as text, so named in
-their .d): when the .gch changes, so does the stamp, and they recompile. (GCC does not write the
-same .gch bytes twice, so a rebuilt .gch always recompiles the sources.)
+not the sources compiled with the old one. So the action also writes a stamp per kind,
+`<name>_<kind>_stamp.h`, a comment with the .gch's SHA-256, which the sources include right after
+it (read as text, so named in their .d): when the .gch changes, so does the stamp, and they
+recompile. (GCC does not write the same .gch bytes twice, so a rebuilt .gch always recompiles the
+sources.)
 """
 
 load("@bazel_tools//tools/build_defs/cc:action_names.bzl", "CPP_COMPILE_ACTION_NAME")

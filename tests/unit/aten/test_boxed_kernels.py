@@ -10,17 +10,11 @@ from __future__ import annotations
 
 import re
 import subprocess
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 
-from tests.support.compile_helpers import (
-    RUNTIME_INCLUDE,
-    RUNTIME_SOURCES,
-    build_library,
-    run_with_library,
-)
+from tests.support.compile_helpers import build_library, cxxflags, run_with_library
 from tests.support.model_helpers import TAGS_YAML, generate_into
 from tests.support.release_venvs import installed_venv
 
@@ -260,7 +254,8 @@ def test_boxed_kernels_take_and_return_every_carried_type(tmp_path) -> None:
     run_with_library(build_library(sources, tmp_path / "inc", tmp_path / "libbx.so"), CHECK)
 
 
-_WHEEL_FLAGS = """import os, torch, torch.utils.cpp_extension as c
+_WHEEL_FLAGS = """\
+import os, torch, torch.utils.cpp_extension as c
 print(int(torch._C._GLIBCXX_USE_CXX11_ABI))
 print(os.path.join(os.path.dirname(torch.__file__), "lib"))
 print("\\n".join(c.include_paths()))
@@ -279,22 +274,8 @@ def test_boxed_kernels_in_other_releases(tmp_path, version) -> None:
     abi, lib_dir, *includes = subprocess.run(
         [python, "-c", _WHEEL_FLAGS], capture_output=True, text=True, check=True
     ).stdout.split()
-    sources = [*_generate_library(tmp_path), *RUNTIME_SOURCES]
-    flags = ["-std=c++20", "-fPIC", f"-D_GLIBCXX_USE_CXX11_ABI={abi}"]
-    flags += [*(f"-I{i}" for i in includes), f"-I{RUNTIME_INCLUDE}", f"-I{tmp_path / 'inc'}"]
-
-    def compile_one(src: Path) -> subprocess.CompletedProcess[str]:
-        obj = ["-c", str(src), "-o", str(tmp_path / f"{src.stem}.o")]
-        return subprocess.run(["g++", *flags, *obj], capture_output=True, text=True)
-
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        for proc in pool.map(compile_one, sources):
-            assert proc.returncode == 0, proc.stderr[-4000:]
-    lib = tmp_path / "libbx.so"
-    objects = [str(tmp_path / f"{s.stem}.o") for s in sources]
-    link = ["g++", "-shared", "-o", str(lib), *objects, f"-L{lib_dir}", "-lc10", "-ltorch_cpu"]
-    link += [f"-Wl,-rpath,{lib_dir}", "-Wl,--no-undefined"]
-    proc = subprocess.run(link, capture_output=True, text=True)
-    assert proc.returncode == 0, proc.stderr[-4000:]
-    run = subprocess.run([python, "-c", CHECK, str(lib)], capture_output=True, text=True)
-    assert run.returncode == 0 and run.stdout.strip().endswith("ok"), run.stderr[-4000:]
+    flags = cxxflags(int(abi), [Path(i) for i in includes])
+    lib = build_library(
+        _generate_library(tmp_path), tmp_path / "inc", tmp_path / "libbx.so", flags, Path(lib_dir)
+    )
+    run_with_library(lib, CHECK, python)

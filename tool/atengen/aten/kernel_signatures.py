@@ -109,7 +109,7 @@ def signature_files(
     by_bucket: dict[str, list[tuple[str, bool]]] = {}
     for s, is_boxed in unique:
         by_bucket.setdefault(sharding.shard_of(s), []).append((s, is_boxed))
-    if (required or typed_library) and not by_bucket:
+    if required and not by_bucket:
         by_bucket[sharding.shard_of("")] = []
     return [
         GeneratedFile(
