@@ -22,6 +22,8 @@ P14 is the median warm-engine build over the median local one; the goal is 1.2x 
 
 `--staging copy-or-link,fuse` measures the remote builds with each of buildbox-casd's ways of
 making an action's input root (hard links, or a FUSE view of the tree), in turn in each rep.
+`--assignment-interval 1,0.05` does the same for the scheduler's job-assignment interval (1 s is
+BuildGrid's default; the engine's is ASSIGNMENT_INTERVAL_S).
 
 `--tiny` (what CI runs): a one-source cc_binary instead of the quickstart, one rep, nothing
 written.
@@ -53,7 +55,7 @@ from common import (
 )
 
 sys.path.insert(0, str(REPO))
-from tests.remote.engine import TOOLCHAINS, Engine, default_staging  # noqa: E402
+from tests.remote.engine import ASSIGNMENT_INTERVAL_S, TOOLCHAINS, Engine, default_staging  # noqa: E402
 from tests.support.quickstart_helpers import VENV, write_workspace  # noqa: E402
 
 # Bazel's profile events of a remote spawn, client side, and what the table calls them.
@@ -181,6 +183,17 @@ def phase_rows(local: list[Build], remote: list[Build], label: str) -> list[str]
     return rows
 
 
+def parse_intervals(p: argparse.ArgumentParser, text: str) -> list[float]:
+    """--assignment-interval's seconds, each positive and given once."""
+    try:
+        intervals = [float(part) for part in text.split(",")]
+    except ValueError:
+        intervals = []
+    if not intervals or min(intervals) <= 0 or len(set(intervals)) != len(intervals):
+        p.error(f"--assignment-interval: {text!r}: give seconds above 0, comma-separated")
+    return intervals
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--reps", type=int, default=3)
@@ -193,16 +206,31 @@ def main(argv: list[str] | None = None) -> int:
         "fuse, or both comma-separated, each on an engine of its own in turn (the first one's "
         "warm build gives RATIO P14); default: the remote tests' (fuse where /dev/fuse opens)",
     )
+    p.add_argument(
+        "--assignment-interval",
+        default=str(ASSIGNMENT_INTERVAL_S),
+        help="the scheduler's job-assignment interval in seconds, or several comma-separated, "
+        f"each on an engine of its own in turn; default: the tests' ({ASSIGNMENT_INTERVAL_S})",
+    )
     args = p.parse_args(argv)
     reject_tiny_write(p, args)
-    modes = args.staging.split(",")
-    if not set(modes) <= {"copy-or-link", "fuse"} or len(set(modes)) != len(modes):
+    staging = args.staging.split(",")
+    if not set(staging) <= {"copy-or-link", "fuse"} or len(set(staging)) != len(staging):
         p.error(f"--staging: {args.staging!r}: give copy-or-link, fuse, or both")
+    intervals = parse_intervals(p, args.assignment_interval)
+    # Each engine configuration: (staging, assignment interval).
+    modes = [(mode, interval) for mode in staging for interval in intervals]
     reps = 1 if args.tiny else args.reps
+
+    def label(mode: tuple[str, float]) -> str:
+        parts = [f"{mode[0]} staging"] if len(staging) > 1 else []
+        parts += [f"assignment every {mode[1]:g} s"] if len(intervals) > 1 else []
+        return f"remote ({', '.join(parts)})" if parts else "remote"
+
     env = user_env(RULES_ATEN_CUDA_DIR="none")
     local: list[Build] = []
-    # {(mode, "fresh" or "warm"): builds}
-    remote: dict[tuple[str, str], list[Build]] = defaultdict(list)
+    # {((staging, interval), "fresh" or "warm"): builds}
+    remote: dict[tuple[tuple[str, float], str], list[Build]] = defaultdict(list)
     work = Path(tempfile.mkdtemp(prefix="rules_aten_bench_remote_"))
     try:
         ws, target = workspace_for(work / "workspace", args.tiny)
@@ -210,20 +238,16 @@ def main(argv: list[str] | None = None) -> int:
             local.append(build(ws, target, work / "ob_local", env))
             print(f"local: {local[-1].wall:.1f} s", file=sys.stderr)
             for mode in modes:
-                with Engine(staging=mode) as engine:
+                staging_mode, interval = mode
+                with Engine(staging=staging_mode, assignment_interval=interval) as engine:
                     for engine_state in ("fresh", "warm"):
-                        salt = f"{i}-{mode}-{engine_state}"
+                        salt = f"{i}-{staging_mode}-{interval}-{engine_state}"
                         flags = remote_flags(engine, salt)
                         done = build(ws, target, work / f"ob_{engine_state}", env, *flags)
                         remote[mode, engine_state].append(done)
-                        print(
-                            f"remote ({mode}), {engine_state}: {done.wall:.1f} s", file=sys.stderr
-                        )
+                        print(f"{label(mode)}, {engine_state}: {done.wall:.1f} s", file=sys.stderr)
     finally:
         shutil.rmtree(work, ignore_errors=True)
-
-    def label(mode: str) -> str:
-        return "remote" if len(modes) == 1 else f"remote ({mode} staging)"
 
     m = statistics.median
     table = [
@@ -255,7 +279,8 @@ def main(argv: list[str] | None = None) -> int:
             table,
             note="Bazel 4.2.3, the README quickstart, fresh output bases, no disk cache; "
             "BuildGrid 0.4.4 and one buildbox 1.4.30 worker host (2 jobs, staging "
-            f"{' and '.join(modes)}) on the same 2 cores",
+            f"{' and '.join(staging)}, job assignment every "
+            f"{' and '.join(f'{i:g}' for i in intervals)} s) on the same 2 cores",
         )
     return 0
 

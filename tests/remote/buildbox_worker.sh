@@ -4,6 +4,9 @@
 #
 #   buildbox_worker.sh IMAGE STATE URL JOBS BOT_ID [STAGING]
 #
+# JOBS buildbox-workers of one action each, named BOT_ID/bot0 to BOT_ID/bot<JOBS-1>, share one
+# buildbox-casd.
+#
 # The engine runs it as `ip netns exec NETNS unshare --mount --pid --fork --kill-child ...`: in
 # a network namespace of its own (a veth to the engine: URL is the engine's address on it) and a
 # mount and PID namespace that go with it. It makes IMAGE, read-only, the root of that namespace
@@ -66,17 +69,32 @@ while [ ! -S "$var/casd.sock" ]; do
   fi
   sleep 0.1
 done
-# shellcheck disable=SC2046
-exec buildbox-worker \
-  --bots-remote="$url" \
-  --cas-remote="unix:$var/casd.sock" \
-  --buildbox-run=/opt/rules_aten/output_paths_runner.pl \
-  --runner-arg=--staging-mode="$staging" \
-  $(tree_args bookworm /opt/toolchains/bookworm) \
-  $(tree_args sid "") \
-  --platform OSFamily=linux \
-  --platform inject=bookworm \
-  --platform inject=sid \
-  --concurrent-jobs="$jobs" \
-  --max-wait-time=5 \
-  "$bot"
+# worker BOT [exec]: one buildbox-worker, named BOT, running one action at a time.
+worker() {
+  name="$1"
+  shift
+  # shellcheck disable=SC2046
+  "$@" buildbox-worker \
+    --bots-remote="$url" \
+    --cas-remote="unix:$var/casd.sock" \
+    --buildbox-run=/opt/rules_aten/output_paths_runner.pl \
+    --runner-arg=--staging-mode="$staging" \
+    $(tree_args bookworm /opt/toolchains/bookworm) \
+    $(tree_args sid "") \
+    --platform OSFamily=linux \
+    --platform inject=bookworm \
+    --platform inject=sid \
+    --concurrent-jobs=1 \
+    --max-wait-time=5 \
+    "$name"
+}
+# One buildbox-worker per job, each running one action at a time, all on the same casd: a worker
+# waits a quarter of a second after each UpdateBotSession, so one worker of JOBS actions holds a
+# finished action's slot that long before it asks for the next, while an idle worker of its own
+# is already asking. Bot I is BOT_ID/botI; the last one is this script's process.
+i=1
+while [ "$i" -lt "$jobs" ]; do
+  worker "$bot/bot$i" >"$var/worker$i.log" 2>&1 &
+  i=$((i + 1))
+done
+worker "$bot/bot0" exec

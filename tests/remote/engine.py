@@ -20,9 +20,9 @@ as a context manager (a session fixture), which stops everything even when a tes
   for the scheduler's periodic poll.
 - **Workers**: buildbox (buildbox-casd, buildbox-worker, buildbox-run-bubblewrap), Debian's
   packages in the worker image of devtools/remote/worker_image.sh (Debian sid, not this machine's
-  bookworm). WORKERS hosts of JOBS concurrent actions each, every host in a network namespace of
-  its own, reaching the server over a veth pair, with the image as its root file system
-  (tests/remote/buildbox_worker.sh). Each action runs under bubblewrap in the toolchain tree its
+  bookworm). WORKERS hosts of JOBS concurrent actions each (a buildbox-worker per action, on one
+  buildbox-casd), every host in a network namespace of its own, reaching the server over a veth
+  pair, with the image as its root file system (tests/remote/buildbox_worker.sh). Each action runs under bubblewrap in the toolchain tree its
   platform property `inject` names (TOOLCHAINS): nothing of this machine's file system. The
   scheduler matches `inject` between actions and workers and lets a property `salt` through
   unmatched (benchmarks/bench_remote.py gives every action a new key with it).
@@ -70,6 +70,10 @@ THREAD_POOL_SIZE = 200
 # How long a bot session lives without an UpdateBotSession: a worker reports only between two
 # actions, and a compile that declares the ~9,400 torch headers can run minutes on 2 loaded cores.
 KEEPALIVE_S = 900
+# How often the scheduler looks for a queued action to give a worker, in seconds, while it finds
+# none (a random share of it again is added). Every action waits for the next look: BuildGrid's
+# default, 1 s and up to 1 s more, was most of a worker's wait for an action.
+ASSIGNMENT_INTERVAL_S = 0.05
 START_TIMEOUT_S = 120
 # What buildbox-worker logs once its runner's parameters are checked and it starts leasing.
 WORKER_STARTED = "Starting buildbox-worker with BotID"
@@ -104,6 +108,10 @@ schedulers:
     action-cache: *ac
     bot-session-keepalive-timeout: {keepalive}
     poll-interval: 0.5
+    assigners:
+      - !priority-age-assigner
+        interval: {assignment_interval}
+        jitter-factor: {assignment_interval}
     property-set: !dynamic-property-set
       match-property-keys: [inject]
       wildcard-property-keys: [salt]
@@ -210,6 +218,8 @@ class Engine:
     workers: int = WORKERS
     # How the worker stages an action's input root (buildbox_worker.sh's STAGING).
     staging: str = field(default_factory=default_staging)
+    # The scheduler's job-assignment interval (ASSIGNMENT_INTERVAL_S).
+    assignment_interval: float = ASSIGNMENT_INTERVAL_S
     state: Path = field(default_factory=lambda: Path(tempfile.mkdtemp(prefix="rules_aten_remote_")))
     port: int = 0
     pg_port: int = 0
@@ -230,8 +240,8 @@ class Engine:
         return f"rules_aten_{self.port}"
 
     def bot_id(self, host: int) -> str:
-        """The name worker host `host` gives the engine, which records it with each action it
-        runs: it names the host's network namespace."""
+        """The name of worker host `host`, after its network namespace. Its JOBS workers give the
+        engine this name and their own (`/bot0`, ...), which it records with each action."""
         return f"{self.netns}/worker{host}"
 
     def workers_by_action(self) -> dict[str, str]:
@@ -247,8 +257,8 @@ class Engine:
         if done.returncode != 0:
             raise EngineError(f"psql exited {done.returncode}: {done.stderr.strip()}")
         rows = (line.split("\t") for line in done.stdout.splitlines() if line)
-        # (BuildGrid writes a digest as HASH/SIZE.)
-        return {digest.split("/")[0]: worker for digest, worker in rows}
+        # (BuildGrid writes a digest as HASH/SIZE, and the bot ID as the worker gave it.)
+        return {digest.split("/")[0]: worker.rsplit("/", 1)[0] for digest, worker in rows}
 
     def __enter__(self) -> Engine:
         try:
@@ -283,6 +293,7 @@ class Engine:
                 pool=THREAD_POOL_SIZE,
                 db_url=self.db_url,
                 keepalive=KEEPALIVE_S,
+                assignment_interval=self.assignment_interval,
             )
         )
         server_log = self.state / "buildgrid.log"
