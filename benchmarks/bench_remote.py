@@ -1,8 +1,10 @@
 """P14: a cold build on a remote-execution engine against the same build local, on one machine.
 
-    .venv/bin/python benchmarks/bench_remote.py [--reps 3] [--staging MODES] [--write] [--tiny]
+    .venv/bin/python benchmarks/bench_remote.py [--reps 3] [--build quickstart|core]
+        [--staging MODES] [--scheduling WAYS] [--write] [--tiny]
 
-The README quickstart (`//:libmyops.so`, Bazel 4.2.3), each build from a fresh output base with
+The README quickstart (`//:libmyops.so`, Bazel 4.2.3), or with `--build core` this checkout's
+core build (`//:aten_generated`, its sixty operators, and `//:libaten_generated.so`), each build from a fresh output base with
 no disk cache, three ways in turn:
 
 - local: Bazel's own sandboxes and worker, as a user builds;
@@ -22,8 +24,9 @@ P14 is the median warm-engine build over the median local one; the goal is 1.2x 
 
 `--staging copy-or-link,fuse` measures the remote builds with each of buildbox-casd's ways of
 making an action's input root (hard links, or a FUSE view of the tree), in turn in each rep.
-`--assignment-interval 1,0.05` does the same for the scheduler's job-assignment interval (1 s is
-BuildGrid's default; the engine's is ASSIGNMENT_INTERVAL_S).
+`--scheduling tests,defaults` does the same for how actions reach the worker: the tests' engine
+(the scheduler looks for queued actions every ASSIGNMENT_INTERVAL_S, a buildbox-worker per job)
+against BuildGrid's and buildbox's defaults (every 1 to 2 s, one buildbox-worker for both jobs).
 
 `--tiny` (what CI runs): a one-source cc_binary instead of the quickstart, one rep, nothing
 written.
@@ -55,7 +58,7 @@ from common import (
 )
 
 sys.path.insert(0, str(REPO))
-from tests.remote.engine import ASSIGNMENT_INTERVAL_S, TOOLCHAINS, Engine, default_staging  # noqa: E402
+from tests.remote.engine import ASSIGNMENT_INTERVAL_S, JOBS, TOOLCHAINS, Engine, default_staging  # noqa: E402
 from tests.support.quickstart_helpers import VENV, write_workspace  # noqa: E402
 
 # Bazel's profile events of a remote spawn, client side, and what the table calls them.
@@ -73,6 +76,10 @@ KINDS = (
     ("Linking", "link"),
     ("Generating", "generate"),
 )
+# --scheduling: each way actions reach the worker, as Engine's (assignment_interval, bots).
+SCHEDULING = {"tests": (ASSIGNMENT_INTERVAL_S, JOBS), "defaults": (1.0, 1)}
+# --build core: a PyTorch-style core build of this checkout (its default sixty operators).
+CORE_BUILD = ("//:aten_generated", "//:libaten_generated.so")
 TINY_BUILD = 'cc_binary(name = "hello", srcs = ["hello.cc"])\n'
 TINY_SOURCE = '#include <cstdio>\nint main() { std::puts("hello"); }\n'
 
@@ -115,7 +122,7 @@ def action_phases(profile: Path) -> dict[str, dict[str, list[float]]]:
 
 
 def build(
-    workspace: Path, target: str, output_base: Path, env: dict[str, str], *flags: str
+    workspace: Path, target: tuple[str, ...], output_base: Path, env: dict[str, str], *flags: str
 ) -> Build:
     """`bazel build` of the workspace's target from a fresh output base, then a shutdown."""
     shutil.rmtree(output_base, ignore_errors=True)
@@ -124,7 +131,7 @@ def build(
     load = os.getloadavg()[0]
     start = time.perf_counter()
     run_bazel(
-        workspace, startup, env, "build", "--disk_cache=", f"--profile={profile}", *flags, target
+        workspace, startup, env, "build", "--disk_cache=", f"--profile={profile}", *flags, *target
     )
     wall = time.perf_counter() - start
     run_bazel(workspace, startup, env, "shutdown")
@@ -143,8 +150,11 @@ def remote_flags(engine: Engine, salt: str) -> tuple[str, ...]:
     )
 
 
-def workspace_for(root: Path, tiny: bool) -> tuple[Path, str]:
-    """The workspace built, and its target."""
+def workspace_for(root: Path, tiny: bool, what: str) -> tuple[Path, tuple[str, ...]]:
+    """The workspace built, and the arguments of `bazel build` there."""
+    if what == "core":
+        # This checkout, as its own workspace; no bazel-* links into the output bases.
+        return REPO, ("--symlink_prefix=/", *CORE_BUILD)
     if tiny:
         root.mkdir(parents=True)
         # (Debian's Bazel has rules_cc only through rules_aten's Debian dependencies.)
@@ -155,9 +165,9 @@ def workspace_for(root: Path, tiny: bool) -> tuple[Path, str]:
         )
         (root / "BUILD.bazel").write_text(TINY_BUILD)
         (root / "hello.cc").write_text(TINY_SOURCE)
-        return root, "//:hello"
+        return root, ("//:hello",)
     ws = write_workspace(root, VENV)
-    return ws, "//:libmyops.so"
+    return ws, ("//:libmyops.so",)
 
 
 def row(label: str, builds: list[Build], local: list[Build]) -> str:
@@ -183,17 +193,6 @@ def phase_rows(local: list[Build], remote: list[Build], label: str) -> list[str]
     return rows
 
 
-def parse_intervals(p: argparse.ArgumentParser, text: str) -> list[float]:
-    """--assignment-interval's seconds, each positive and given once."""
-    try:
-        intervals = [float(part) for part in text.split(",")]
-    except ValueError:
-        intervals = []
-    if not intervals or min(intervals) <= 0 or len(set(intervals)) != len(intervals):
-        p.error(f"--assignment-interval: {text!r}: give seconds above 0, comma-separated")
-    return intervals
-
-
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--reps", type=int, default=3)
@@ -207,41 +206,53 @@ def main(argv: list[str] | None = None) -> int:
         "warm build gives RATIO P14); default: the remote tests' (fuse where /dev/fuse opens)",
     )
     p.add_argument(
-        "--assignment-interval",
-        default=str(ASSIGNMENT_INTERVAL_S),
-        help="the scheduler's job-assignment interval in seconds, or several comma-separated, "
-        f"each on an engine of its own in turn; default: the tests' ({ASSIGNMENT_INTERVAL_S})",
+        "--scheduling",
+        default="tests",
+        help="how actions reach the worker: tests (the tests' engine), defaults (BuildGrid's and "
+        "buildbox's), or both comma-separated, each on an engine of its own in turn",
+    )
+    p.add_argument(
+        "--build",
+        choices=("quickstart", "core"),
+        default="quickstart",
+        help="what is built: the README quickstart (RATIO P14), or this checkout's "
+        f"{' '.join(CORE_BUILD)} (a larger build, its ratio in the table only)",
     )
     args = p.parse_args(argv)
     reject_tiny_write(p, args)
     staging = args.staging.split(",")
     if not set(staging) <= {"copy-or-link", "fuse"} or len(set(staging)) != len(staging):
         p.error(f"--staging: {args.staging!r}: give copy-or-link, fuse, or both")
-    intervals = parse_intervals(p, args.assignment_interval)
-    # Each engine configuration: (staging, assignment interval).
-    modes = [(mode, interval) for mode in staging for interval in intervals]
+    scheduling = args.scheduling.split(",")
+    if not set(scheduling) <= set(SCHEDULING) or len(set(scheduling)) != len(scheduling):
+        p.error(f"--scheduling: {args.scheduling!r}: give tests, defaults, or both")
+    # Each engine configuration: (staging, scheduling).
+    modes = [(mode, way) for mode in staging for way in scheduling]
     reps = 1 if args.tiny else args.reps
 
-    def label(mode: tuple[str, float]) -> str:
+    def label(mode: tuple[str, str]) -> str:
         parts = [f"{mode[0]} staging"] if len(staging) > 1 else []
-        parts += [f"assignment every {mode[1]:g} s"] if len(intervals) > 1 else []
+        parts += [f"{mode[1]}' scheduling"] if len(scheduling) > 1 else []
         return f"remote ({', '.join(parts)})" if parts else "remote"
 
     env = user_env(RULES_ATEN_CUDA_DIR="none")
     local: list[Build] = []
-    # {((staging, interval), "fresh" or "warm"): builds}
-    remote: dict[tuple[tuple[str, float], str], list[Build]] = defaultdict(list)
+    # {((staging, scheduling), "fresh" or "warm"): builds}
+    remote: dict[tuple[tuple[str, str], str], list[Build]] = defaultdict(list)
     work = Path(tempfile.mkdtemp(prefix="rules_aten_bench_remote_"))
     try:
-        ws, target = workspace_for(work / "workspace", args.tiny)
+        ws, target = workspace_for(work / "workspace", args.tiny, args.build)
         for i in range(reps):
             local.append(build(ws, target, work / "ob_local", env))
             print(f"local: {local[-1].wall:.1f} s", file=sys.stderr)
             for mode in modes:
-                staging_mode, interval = mode
-                with Engine(staging=staging_mode, assignment_interval=interval) as engine:
+                staging_mode, way = mode
+                interval, bots = SCHEDULING[way]
+                with Engine(
+                    staging=staging_mode, assignment_interval=interval, bots=bots
+                ) as engine:
                     for engine_state in ("fresh", "warm"):
-                        salt = f"{i}-{staging_mode}-{interval}-{engine_state}"
+                        salt = f"{i}-{staging_mode}-{way}-{engine_state}"
                         flags = remote_flags(engine, salt)
                         done = build(ws, target, work / f"ob_{engine_state}", env, *flags)
                         remote[mode, engine_state].append(done)
@@ -271,16 +282,18 @@ def main(argv: list[str] | None = None) -> int:
         ],
     ]
     print("\n".join(table))
-    print_ratio("P14", m(b.wall for b in remote[modes[0], "warm"]) / m(b.wall for b in local))
+    if args.build == "quickstart":
+        print_ratio("P14", m(b.wall for b in remote[modes[0], "warm"]) / m(b.wall for b in local))
+    built = {"quickstart": "the README quickstart", "core": " ".join(CORE_BUILD)}[args.build]
     if args.write:
         append_results(
-            "P14 cold build on a remote-execution engine against local",
+            "P14 cold build on a remote-execution engine against local"
+            + ("" if args.build == "quickstart" else f", {built}"),
             "bench_remote.py",
             table,
-            note="Bazel 4.2.3, the README quickstart, fresh output bases, no disk cache; "
+            note=f"Bazel 4.2.3, {built}, fresh output bases, no disk cache; "
             "BuildGrid 0.4.4 and one buildbox 1.4.30 worker host (2 jobs, staging "
-            f"{' and '.join(staging)}, job assignment every "
-            f"{' and '.join(f'{i:g}' for i in intervals)} s) on the same 2 cores",
+            f"{' and '.join(staging)}; {' and '.join(scheduling)}' scheduling) on the same 2 cores",
         )
     return 0
 

@@ -2,10 +2,10 @@
 # One stock worker host for tests/remote/engine.py: buildbox-casd and buildbox-worker, with
 # buildbox-run-bubblewrap as the runner, in the worker image of devtools/remote/worker_image.sh.
 #
-#   buildbox_worker.sh IMAGE STATE URL JOBS BOT_ID [STAGING]
+#   buildbox_worker.sh IMAGE STATE URL JOBS BOT_ID [STAGING [BOTS]]
 #
-# JOBS buildbox-workers of one action each, named BOT_ID/bot0 to BOT_ID/bot<JOBS-1>, share one
-# buildbox-casd.
+# BOTS buildbox-workers (JOBS unless given) share JOBS concurrent actions and one buildbox-casd;
+# they are named BOT_ID/bot0, BOT_ID/bot1, ...
 #
 # The engine runs it as `ip netns exec NETNS unshare --mount --pid --fork --kill-child ...`: in
 # a network namespace of its own (a veth to the engine: URL is the engine's address on it) and a
@@ -24,7 +24,7 @@
 # C++ toolchain needs with --remote_default_exec_properties=inject=...; an action without it sees
 # no compiler and no shell.
 set -eu
-image="$1" state="$2" url="$3" jobs="$4" bot="$5"
+image="$1" state="$2" url="$3" jobs="$4" bot="$5" bots="${7:-$4}"
 # How buildbox-casd makes an action's input root: copy-or-link (hard links into its blob cache,
 # a file at a time) or fuse (buildbox-fuse, which shows the tree without making it).
 staging="${6:-copy-or-link}"
@@ -69,7 +69,7 @@ while [ ! -S "$var/casd.sock" ]; do
   fi
   sleep 0.1
 done
-# worker BOT [exec]: one buildbox-worker, named BOT, running one action at a time.
+# worker BOT [exec]: one buildbox-worker, named BOT, running JOBS/BOTS actions at a time.
 worker() {
   name="$1"
   shift
@@ -84,16 +84,16 @@ worker() {
     --platform OSFamily=linux \
     --platform inject=bookworm \
     --platform inject=sid \
-    --concurrent-jobs=1 \
+    --concurrent-jobs=$((jobs / bots)) \
     --max-wait-time=5 \
     "$name"
 }
-# One buildbox-worker per job, each running one action at a time, all on the same casd: a worker
-# waits a quarter of a second after each UpdateBotSession, so one worker of JOBS actions holds a
-# finished action's slot that long before it asks for the next, while an idle worker of its own
-# is already asking. Bot I is BOT_ID/botI; the last one is this script's process.
+# (The engine gives each job a worker of its own: a worker waits a quarter of a second after each
+# UpdateBotSession, so a worker of JOBS actions holds a finished action's slot that long before
+# it asks for the next, while an idle worker of its own is already asking.) The last worker is
+# this script's process.
 i=1
-while [ "$i" -lt "$jobs" ]; do
+while [ "$i" -lt "$bots" ]; do
   worker "$bot/bot$i" >"$var/worker$i.log" 2>&1 &
   i=$((i + 1))
 done

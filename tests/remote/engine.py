@@ -21,7 +21,7 @@ as a context manager (a session fixture), which stops everything even when a tes
 - **Workers**: buildbox (buildbox-casd, buildbox-worker, buildbox-run-bubblewrap), Debian's
   packages in the worker image of devtools/remote/worker_image.sh (Debian sid, not this machine's
   bookworm). WORKERS hosts of JOBS concurrent actions each (a buildbox-worker per action, on one
-  buildbox-casd), every host in a network namespace of its own, reaching the server over a veth
+  buildbox-casd: Engine.bots), every host in a network namespace of its own, reaching the server over a veth
   pair, with the image as its root file system (tests/remote/buildbox_worker.sh). Each action runs under bubblewrap in the toolchain tree its
   platform property `inject` names (TOOLCHAINS): nothing of this machine's file system. The
   scheduler matches `inject` between actions and workers and lets a property `salt` through
@@ -220,6 +220,8 @@ class Engine:
     staging: str = field(default_factory=default_staging)
     # The scheduler's job-assignment interval (ASSIGNMENT_INTERVAL_S).
     assignment_interval: float = ASSIGNMENT_INTERVAL_S
+    # buildbox-workers per host, sharing its JOBS actions: one per action (buildbox_worker.sh).
+    bots: int = JOBS
     state: Path = field(default_factory=lambda: Path(tempfile.mkdtemp(prefix="rules_aten_remote_")))
     port: int = 0
     pg_port: int = 0
@@ -322,6 +324,7 @@ class Engine:
                     str(JOBS),
                     self.bot_id(i),
                     self.staging,
+                    str(self.bots),
                 ],
                 self.state / f"worker{i}.log",
             )
