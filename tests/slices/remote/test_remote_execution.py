@@ -583,24 +583,35 @@ def test_bazel7_stable_example_builds_remotely_and_loads(
 # --- benchmarks/bench_remote.py --------------------------------------------------------------
 
 BENCH_ROW = re.compile(
-    r"^\| (local|remote, fresh engine|remote, warm engine), median of 1 \(s\) \| ([\d.]+) \|", re.M
+    r"^\| (local|remote \(.*?\), (?:fresh|warm) engine), median of 1 \(s\) \| ([\d.]+) \|", re.M
 )
 PHASE_ROW = re.compile(
-    r"^\| remote, (fresh|warm) engine: (compile|link) \(1 actions\) \| ([\d.]+) \|", re.M
+    r"^\| remote \((.*?)\), (fresh|warm) engine: (compile|link) \(1 actions\) \| ([\d.]+) \|", re.M
 )
+WAYS = ("tests' scheduling", "defaults' scheduling")
 
 
 def test_bench_remote_tiny_mode(summary: list[str]) -> None:
-    """The tiny mode runs: a one-source cc_binary local, on a fresh engine of its own and on it
-    again warm, with the per-action phases of Bazel's profile."""
-    stdout = run_benchmark_tiny("bench_remote.py", timeout=900)
+    """The tiny mode runs: a one-source cc_binary local, then on a fresh engine of its own and on
+    it again warm, for the tests' way of scheduling actions and for BuildGrid's and buildbox's
+    defaults, with the per-action phases of Bazel's profile."""
+    stdout = run_benchmark_tiny("bench_remote.py", "--scheduling=tests,defaults", timeout=900)
     walls = {label: float(wall) for label, wall in BENCH_ROW.findall(stdout)}
-    assert set(walls) == {"local", "remote, fresh engine", "remote, warm engine"}, stdout
+    assert set(walls) == {"local"} | {
+        f"remote ({way}), {state} engine" for way in WAYS for state in ("fresh", "warm")
+    }, stdout
     assert all(wall > 0 for wall in walls.values()), stdout
     # Each engine's compile and link, with the local run of the same action beside them.
-    assert {(engine, kind) for engine, kind, _ in PHASE_ROW.findall(stdout)} == {
-        (engine, kind) for engine in ("fresh", "warm") for kind in ("compile", "link")
+    assert {(way, state, kind) for way, state, kind, _ in PHASE_ROW.findall(stdout)} == {
+        (way, state, kind)
+        for way in WAYS
+        for state in ("fresh", "warm")
+        for kind in ("compile", "link")
     }, stdout
-    ratio = walls["remote, warm engine"] / walls["local"]
+    ratio = walls["remote (tests' scheduling), warm engine"] / walls["local"]
     assert printed_ratio(stdout, "P14") == pytest.approx(ratio, rel=0.02)
-    summary.append(f"bench_remote --tiny: local {walls['local']:.1f} s, warm engine {ratio:.2f}x")
+    defaults = walls["remote (defaults' scheduling), warm engine"] / walls["local"]
+    summary.append(
+        f"bench_remote --tiny: local {walls['local']:.1f} s, warm engine {ratio:.2f}x "
+        f"(with BuildGrid's and buildbox's default scheduling {defaults:.2f}x)"
+    )
