@@ -15,7 +15,10 @@ from tests.support.model_helpers import REPO
     ("args", "message"),
     [
         (["--scheduling=fast"], "--scheduling: 'fast': give tests, defaults, or both"),
-        (["--scheduling=tests,tests"], "--scheduling: 'tests,tests': give tests, defaults, or both"),
+        (
+            ["--scheduling=tests,tests"],
+            "--scheduling: 'tests,tests': give tests, defaults, or both",
+        ),
         (["--staging=overlay"], "--staging: 'overlay': give copy-or-link, fuse, or both"),
         (["--build=everything"], "argument --build: invalid choice: 'everything'"),
         (["--tiny", "--write"], "--tiny never writes RESULTS.md"),
