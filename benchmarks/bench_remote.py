@@ -4,8 +4,8 @@
         [--staging MODES] [--scheduling WAYS] [--write] [--tiny]
 
 The README quickstart (`//:libmyops.so`, Bazel 4.2.3), or with `--build core` this checkout's
-core build (`//:aten_generated`, its sixty operators, and `//:libaten_generated.so`), each build from a fresh output base with
-no disk cache, three ways in turn:
+core build (`//:aten_generated`, its sixty operators, and `//:libaten_generated.so`), each build
+from a fresh output base with no disk cache, three ways in turn:
 
 - local: Bazel's own sandboxes and worker, as a user builds;
 - remote, fresh engine: a new engine (tests/remote/engine.py: BuildGrid, buildbox's stock

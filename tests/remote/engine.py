@@ -21,11 +21,13 @@ as a context manager (a session fixture), which stops everything even when a tes
 - **Workers**: buildbox (buildbox-casd, buildbox-worker, buildbox-run-bubblewrap), Debian's
   packages in the worker image of devtools/remote/worker_image.sh (Debian sid, not this machine's
   bookworm). WORKERS hosts of JOBS concurrent actions each (a buildbox-worker per action, on one
-  buildbox-casd: Engine.bots), every host in a network namespace of its own, reaching the server over a veth
-  pair, with the image as its root file system (tests/remote/buildbox_worker.sh). Each action runs under bubblewrap in the toolchain tree its
-  platform property `inject` names (TOOLCHAINS): nothing of this machine's file system. The
-  scheduler matches `inject` between actions and workers and lets a property `salt` through
-  unmatched (benchmarks/bench_remote.py gives every action a new key with it).
+  buildbox-casd: Engine.bots), every host in a network namespace of its own, reaching the server
+  over a veth pair, with the image as its root file system (tests/remote/buildbox_worker.sh).
+  Each action runs under bubblewrap in the toolchain tree its platform property `inject` names
+  (TOOLCHAINS): nothing of this machine's file system. The scheduler matches `inject` between
+  actions and workers and lets a property `salt` through unmatched (benchmarks/bench_remote.py
+  gives every action a new key with it). It looks for queued actions every
+  ASSIGNMENT_INTERVAL_S.
 
 The server's `thread-pool-size` is also its limit of concurrent RPCs: Bazel 4.2.3 opens up to 100
 connections (--remote_max_connections) to upload the torch headers, and a pool of 40 answered

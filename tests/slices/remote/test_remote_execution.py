@@ -527,7 +527,8 @@ def test_the_execution_log_says_where_each_action_ran(
     """Bazel 7's execution log gives each remote action's digest, and the engine's job table the
     worker host that ran it: every action the quickstart executed ran on the engine's worker
     host, whose name says its network namespace. The log's metrics also give the worker's time
-    per action: staging its inputs (setupTime) against running it (executionWallTime)."""
+    per action: setting it up (setupTime: from the worker's taking the action to the command's
+    start, the staging of its inputs among it) against running it (executionWallTime)."""
     executed = [
         s
         for s in read_execution_log(scratch / "ob_bazel7_quickstart.exec.json")
@@ -544,7 +545,7 @@ def test_the_execution_log_says_where_each_action_ran(
             (seconds(metrics.get("setupTime", "0s")), seconds(metrics["executionWallTime"]))
         )
     per_mnemonic = "; ".join(
-        f"{mnemonic} x{len(runs)} {sum(s for s, _ in runs):.1f} s staging, "
+        f"{mnemonic} x{len(runs)} {sum(s for s, _ in runs):.1f} s setting up, "
         f"{sum(e for _, e in runs):.1f} s running"
         for mnemonic, runs in sorted(phases.items())
     )
