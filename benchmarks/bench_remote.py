@@ -151,7 +151,7 @@ def remote_flags(engine: Engine, salt: str) -> tuple[str, ...]:
 
 
 def workspace_for(root: Path, tiny: bool, what: str) -> tuple[Path, tuple[str, ...]]:
-    """The workspace built, and the arguments of `bazel build` there."""
+    """The workspace built, and the arguments of `bazel build` there (`what`: --build)."""
     if what == "core":
         # This checkout, as its own workspace; no bazel-* links into the output bases.
         return REPO, ("--symlink_prefix=/", *CORE_BUILD)
@@ -220,6 +220,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = p.parse_args(argv)
     reject_tiny_write(p, args)
+    if args.tiny and args.build != "quickstart":
+        p.error(f"--tiny builds a one-source cc_binary; drop --build {args.build} (or --tiny)")
     staging = args.staging.split(",")
     if not set(staging) <= {"copy-or-link", "fuse"} or len(set(staging)) != len(staging):
         p.error(f"--staging: {args.staging!r}: give copy-or-link, fuse, or both")

@@ -22,6 +22,7 @@ from tests.support.model_helpers import REPO
         (["--staging=overlay"], "--staging: 'overlay': give copy-or-link, fuse, or both"),
         (["--build=everything"], "argument --build: invalid choice: 'everything'"),
         (["--tiny", "--write"], "--tiny never writes RESULTS.md"),
+        (["--tiny", "--build=core"], "--tiny builds a one-source cc_binary; drop --build core"),
     ],
 )
 def test_a_bad_choice_is_one_line(args: list[str], message: str) -> None:
